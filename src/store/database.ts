@@ -1,0 +1,43 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+/**
+ * Opens (creating when needed) the SQLite file, sets WAL and a busy timeout —
+ * the daemon and project-cli processes share the file — and applies pending
+ * migrations. Safe to call concurrently from several processes: migrations run
+ * under BEGIN IMMEDIATE and re-check the version inside the lock.
+ */
+export function openDatabase(file: string): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.pragma('busy_timeout = 5000');
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const current = () => db.pragma('user_version', { simple: true }) as number;
+  if (current() >= MIGRATIONS.length) return;
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    for (let v = current(); v < MIGRATIONS.length; v++) {
+      db.exec(MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,106 @@
+/**
+ * Versioned schema migrations. Each entry moves the database from version
+ * `index` to `index + 1`; `PRAGMA user_version` records where a file stands.
+ * Append only: a migration that has shipped is never edited.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: the walking skeleton's tables.
+  `
+  CREATE TABLE users (
+    id          TEXT PRIMARY KEY,
+    name        TEXT,
+    phone       TEXT,
+    role        TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX users_phone ON users(phone) WHERE phone IS NOT NULL;
+
+  CREATE TABLE threads (
+    id          TEXT PRIMARY KEY,
+    user_id     TEXT NOT NULL REFERENCES users(id),
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+  );
+  CREATE INDEX threads_user ON threads(user_id, updated_at);
+
+  -- content is the text the model saw (never JSON-typed); metadata is JSON text.
+  CREATE TABLE messages (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            TEXT NOT NULL UNIQUE,
+    thread_id     TEXT NOT NULL REFERENCES threads(id),
+    role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    content       TEXT NOT NULL CHECK (typeof(content) = 'text'),
+    metadata      TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+    tool_call_id  TEXT,
+    status        TEXT,
+    created_at    TEXT NOT NULL
+  );
+  CREATE INDEX messages_thread ON messages(thread_id, seq);
+  -- One tool message per call: the idempotency key of contract section 3.
+  CREATE UNIQUE INDEX messages_tool_call ON messages(thread_id, tool_call_id) WHERE tool_call_id IS NOT NULL;
+
+  CREATE TABLE events (
+    id           TEXT PRIMARY KEY,
+    owner_id     TEXT NOT NULL REFERENCES users(id),
+    title        TEXT NOT NULL,
+    start_at     TEXT NOT NULL,
+    end_at       TEXT NOT NULL,
+    start_ms     INTEGER NOT NULL,
+    end_ms       INTEGER NOT NULL CHECK (end_ms > start_ms),
+    location     TEXT,
+    description  TEXT,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
+  );
+  CREATE INDEX events_owner_time ON events(owner_id, start_ms);
+
+  CREATE TABLE invites (
+    id          TEXT PRIMARY KEY,
+    event_id    TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    inviter_id  TEXT NOT NULL REFERENCES users(id),
+    invitee_id  TEXT NOT NULL REFERENCES users(id),
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected')),
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    UNIQUE (event_id, invitee_id)
+  );
+  CREATE INDEX invites_invitee ON invites(invitee_id, status);
+
+  CREATE TABLE memories (
+    user_id     TEXT NOT NULL REFERENCES users(id),
+    key         TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (user_id, key)
+  );
+
+  -- The record that a tool call ran, written by project-cli in the same
+  -- transaction as the action's own writes (exactly-once across processes).
+  CREATE TABLE tool_calls (
+    thread_id     TEXT NOT NULL,
+    tool_call_id  TEXT NOT NULL,
+    user_id       TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    args_sha256   TEXT NOT NULL,
+    outcome       TEXT NOT NULL CHECK (json_valid(outcome)),
+    exit_code     INTEGER NOT NULL,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (thread_id, tool_call_id)
+  );
+
+  -- One row per controlled credential issued. Never the token itself.
+  CREATE TABLE credential_audit (
+    jti         TEXT PRIMARY KEY,
+    subject     TEXT NOT NULL,
+    source      TEXT NOT NULL CHECK (source IN ('session', 'automation')),
+    job_id      TEXT,
+    actions     TEXT NOT NULL,
+    thread_id   TEXT,
+    tool_call_id TEXT,
+    issued_at   TEXT NOT NULL,
+    expires_at  TEXT NOT NULL
+  );
+  `,
+];
