@@ -1,0 +1,27 @@
+import type { z } from 'zod';
+import type { Db } from '../store/database.js';
+
+/** What a handler may use: the store, scoped by the credential's user. */
+export interface ActionContext {
+  db: Db;
+  userId: string;
+  jobId: string | null;
+}
+
+/**
+ * One whitelisted `module.method`: a zod input schema and a handler. The
+ * handler runs inside the call's transaction and returns JSON-native `data`.
+ */
+export interface ActionDefinition<S extends z.ZodType = z.ZodType> {
+  module: string;
+  method: string;
+  /** Parses the input; on failure the caller answers INVALID_ACTION_INPUT. */
+  input: S;
+  /** The schema shown to the model in `error.input_schema`; defaults to `input`. */
+  describedBy?: z.ZodType;
+  run(ctx: ActionContext, input: z.output<S>): unknown;
+}
+
+export function defineAction<S extends z.ZodType>(def: ActionDefinition<S>): ActionDefinition {
+  return def as unknown as ActionDefinition;
+}

@@ -1,0 +1,59 @@
+import { importJWK, jwtVerify, errors as joseErrors, type JWK } from 'jose';
+import { z } from 'zod';
+
+export const CREDENTIAL_ISSUER = 'toolgate';
+export const CREDENTIAL_AUDIENCE = 'project_cli';
+export const CREDENTIAL_ALGORITHMS = ['EdDSA', 'ES256'];
+/** Contract section 7: a lifetime of 5–10 minutes. */
+export const MIN_LIFETIME_S = 5 * 60;
+export const MAX_LIFETIME_S = 10 * 60;
+
+const ActionName = z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'exact module.method, no wildcards');
+
+/** The claims of a controlled credential. */
+export const CredentialClaims = z.object({
+  iss: z.literal(CREDENTIAL_ISSUER),
+  aud: z.union([z.literal(CREDENTIAL_AUDIENCE), z.array(z.string()).refine((a) => a.includes(CREDENTIAL_AUDIENCE))]),
+  sub: z.string().min(1),
+  jti: z.string().min(1),
+  iat: z.number().int(),
+  exp: z.number().int(),
+  actions: z.array(ActionName),
+  job_id: z.string().min(1).optional(),
+  /** Binds the credential to one tool call (the idempotency key). */
+  call: z
+    .object({ thread_id: z.string().min(1), tool_call_id: z.string().min(1), args_sha256: z.string().regex(/^[0-9a-f]{64}$/) })
+    .optional(),
+});
+export type CredentialClaims = z.infer<typeof CredentialClaims>;
+
+export class CredentialError extends Error {
+  override name = 'CredentialError';
+}
+
+/**
+ * Verifies a controlled credential with the daemon's public key. Every claim
+ * is checked; the reason for a refusal never includes the token.
+ */
+export async function verifyCredential(token: string, verifyKey: JWK): Promise<CredentialClaims> {
+  let payload: unknown;
+  try {
+    const alg = verifyKey.alg ?? (verifyKey.kty === 'OKP' ? 'EdDSA' : 'ES256');
+    const key = await importJWK(verifyKey, alg);
+    ({ payload } = await jwtVerify(token, key, {
+      issuer: CREDENTIAL_ISSUER,
+      audience: CREDENTIAL_AUDIENCE,
+      algorithms: CREDENTIAL_ALGORITHMS,
+      requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+    }));
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw new CredentialError('credential expired');
+    if (err instanceof joseErrors.JWTClaimValidationFailed) throw new CredentialError(`credential claim "${err.claim}" is not valid`);
+    throw new CredentialError('credential signature or format is not valid');
+  }
+  const parsed = CredentialClaims.safeParse(payload);
+  if (!parsed.success) throw new CredentialError('credential claims are not valid');
+  const lifetime = parsed.data.exp - parsed.data.iat;
+  if (lifetime < MIN_LIFETIME_S || lifetime > MAX_LIFETIME_S) throw new CredentialError('credential lifetime is out of bounds');
+  return parsed.data;
+}

@@ -1,0 +1,61 @@
+/**
+ * Tool-level error codes (contract section 3) and the project-cli exit code
+ * each maps to (contract section 6). These cross the wire inside a
+ * `status: "failure"` tool result — they are not JSON-RPC errors.
+ */
+export const TOOL_ERROR_CODES = [
+  'INVALID_ACTION_INPUT',
+  'UNKNOWN_ACTION',
+  'ACTION_NOT_ALLOWED',
+  'NOT_FOUND',
+  'FORBIDDEN',
+  'CONFLICT',
+  'UNAUTHENTICATED',
+  'TIMEOUT',
+  'INTERNAL',
+  'DUPLICATE_TOOL_CALL_ID',
+] as const;
+export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
+
+export const EXIT_OK = 0;
+
+const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
+  INVALID_ACTION_INPUT: 2,
+  UNKNOWN_ACTION: 2,
+  UNAUTHENTICATED: 3,
+  ACTION_NOT_ALLOWED: 4,
+  FORBIDDEN: 4,
+  NOT_FOUND: 5,
+  CONFLICT: 6,
+  DUPLICATE_TOOL_CALL_ID: 6,
+  TIMEOUT: 1,
+  INTERNAL: 1,
+};
+
+export function exitCodeFor(code: ToolErrorCode): number {
+  return EXIT_CODE_BY_ERROR[code];
+}
+
+/** The structured error of a failed action: `{code, message, module, method, …}`. */
+export interface ToolError {
+  code: ToolErrorCode;
+  message: string;
+  module: string;
+  method: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * Thrown by handlers for expected failures (not found, conflict…). Anything
+ * else a handler throws is a bug and becomes INTERNAL with a generic message.
+ */
+export class ActionError extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'ActionError';
+  }
+}

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { ActionError, type ToolError } from '../errors.js';
+import { CalendarDate, Instant, TimeZone, dayBounds } from '../time.js';
+import { defineAction, type ActionContext } from '../action.js';
+import {
+  createEvent,
+  deleteOwnedEvent,
+  getOwnedEvent,
+  getVisibleEvent,
+  listVisibleEvents,
+  updateOwnedEvent,
+  type Event,
+  type EventFields,
+} from '../../store/events.js';
+import { getInviteFor, setInviteStatus, upsertInvite, type InviteRow } from '../../store/invites.js';
+import { userExists } from '../../store/users.js';
+import { describeIssues } from '../validation.js';
+
+const Id = z.string().min(1).max(200);
+const Title = z.string().trim().min(1).max(500);
+const OptionalText = z.string().max(5000).nullable().optional();
+
+const endAfterStart = (v: { start_at?: string | undefined; end_at?: string | undefined }) =>
+  v.start_at === undefined || v.end_at === undefined || Date.parse(v.end_at) > Date.parse(v.start_at);
+const END_AFTER_START = { message: 'end_at must be after start_at', path: ['end_at'] };
+
+export const EventInput = z
+  .strictObject({ title: Title, start_at: Instant, end_at: Instant, location: OptionalText, description: OptionalText })
+  .refine(endAfterStart, END_AFTER_START);
+
+export const MAX_BATCH_ITEMS = 50;
+
+const ReadInput = z.discriminatedUnion('mode', [
+  z.strictObject({ mode: z.literal('day'), date: CalendarDate, timezone: TimeZone.optional() }),
+  z.strictObject({ mode: z.literal('range'), start_at: Instant, end_at: Instant }).refine(endAfterStart, END_AFTER_START),
+  z.strictObject({ mode: z.literal('event'), event_id: Id }),
+]);
+
+/** Items are validated one by one so that a bad item fails alone. */
+const BatchInput = z.strictObject({ items: z.array(z.unknown()).min(1).max(MAX_BATCH_ITEMS) });
+const CreateInput = z.union([BatchInput, EventInput]);
+const CreateDescribed = z.union([EventInput, z.strictObject({ items: z.array(EventInput).min(1).max(MAX_BATCH_ITEMS) })]);
+
+const UpdateInput = z
+  .strictObject({
+    event_id: Id,
+    title: Title.optional(),
+    start_at: Instant.optional(),
+    end_at: Instant.optional(),
+    location: OptionalText,
+    description: OptionalText,
+  })
+  .refine(endAfterStart, END_AFTER_START);
+
+const notFound = (what: string) => new ActionError('NOT_FOUND', `${what} not found`);
+
+function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
+  let items: Event[];
+  if (input.mode === 'event') {
+    const event = getVisibleEvent(ctx.db, ctx.userId, input.event_id);
+    if (!event) throw notFound('event');
+    items = [event];
+  } else if (input.mode === 'day') {
+    const { startMs, endMs } = dayBounds(input.date, input.timezone ?? 'UTC');
+    items = listVisibleEvents(ctx.db, ctx.userId, startMs, endMs);
+  } else {
+    items = listVisibleEvents(ctx.db, ctx.userId, Date.parse(input.start_at), Date.parse(input.end_at));
+  }
+  return { items, count: items.length };
+}
+
+interface BatchItemOutcome {
+  index: number;
+  ok: boolean;
+  event?: Event;
+  error?: Pick<ToolError, 'code' | 'message'> & Record<string, unknown>;
+}
+
+function create(ctx: ActionContext, input: z.output<typeof CreateInput>) {
+  if (!('items' in input)) return { event: createEvent(ctx.db, ctx.userId, input) };
+  const items: BatchItemOutcome[] = input.items.map((raw, index) => {
+    const parsed = EventInput.safeParse(raw);
+    if (!parsed.success) {
+      return { index, ok: false, error: { code: 'INVALID_ACTION_INPUT', message: 'invalid item', issues: describeIssues(parsed.error) } };
+    }
+    // Each item is written on its own (a savepoint inside the call's transaction).
+    const event = ctx.db.transaction(() => createEvent(ctx.db, ctx.userId, parsed.data))();
+    return { index, ok: true, event };
+  });
+  const created = items.filter((i) => i.ok).length;
+  const data = { items, created, failed: items.length - created };
+  if (created === 0) {
+    throw new ActionError('INVALID_ACTION_INPUT', `all ${items.length} items failed`, data);
+  }
+  return data;
+}
+
+function update(ctx: ActionContext, input: z.output<typeof UpdateInput>) {
+  const existing = ownedOrThrow(ctx, input.event_id);
+  const next: EventFields = {
+    title: input.title ?? existing.title,
+    start_at: input.start_at ?? existing.start_at,
+    end_at: input.end_at ?? existing.end_at,
+    location: input.location === undefined ? existing.location : input.location,
+    description: input.description === undefined ? existing.description : input.description,
+  };
+  if (Date.parse(next.end_at) <= Date.parse(next.start_at)) {
+    throw new ActionError('INVALID_ACTION_INPUT', 'end_at must be after start_at');
+  }
+  return { event: updateOwnedEvent(ctx.db, ctx.userId, input.event_id, next)! };
+}
+
+/**
+ * Owner-only actions: an event the user cannot see at all is NOT_FOUND; one
+ * they see through an accepted invite but do not own is FORBIDDEN.
+ */
+function ownedOrThrow(ctx: ActionContext, eventId: string): Event {
+  const owned = getOwnedEvent(ctx.db, ctx.userId, eventId);
+  if (owned) return owned;
+  if (getVisibleEvent(ctx.db, ctx.userId, eventId)) throw new ActionError('FORBIDDEN', 'only the owner may change this event');
+  throw notFound('event');
+}
+
+function remove(ctx: ActionContext, input: { event_id: string }) {
+  ownedOrThrow(ctx, input.event_id);
+  deleteOwnedEvent(ctx.db, ctx.userId, input.event_id);
+  return { event_id: input.event_id, deleted: true as const };
+}
+
+function share(ctx: ActionContext, input: { event_id: string; user_ids: string[] }) {
+  ownedOrThrow(ctx, input.event_id);
+  const userIds = [...new Set(input.user_ids)];
+  if (userIds.includes(ctx.userId)) throw new ActionError('INVALID_ACTION_INPUT', 'cannot invite yourself');
+  const unknown = userIds.filter((id) => !userExists(ctx.db, id));
+  if (unknown.length > 0) throw new ActionError('NOT_FOUND', 'user not found', { user_ids: unknown });
+  const invites = userIds.map((id) => {
+    const inv = upsertInvite(ctx.db, input.event_id, ctx.userId, id);
+    return { invite_id: inv.invite_id, user_id: inv.invitee_id, status: inv.status };
+  });
+  return { event_id: input.event_id, invites };
+}
+
+function answerInvite(status: 'accepted' | 'rejected') {
+  return (ctx: ActionContext, input: { invite_id: string }) => {
+    const invite = getInviteFor(ctx.db, ctx.userId, input.invite_id);
+    if (!invite) throw notFound('invite');
+    if (invite.status !== 'pending' && invite.status !== status) {
+      throw new ActionError('CONFLICT', `invite already ${invite.status}`, { status: invite.status });
+    }
+    const updated = setInviteStatus(ctx.db, ctx.userId, input.invite_id, status) as InviteRow;
+    return { invite: { invite_id: updated.invite_id, event_id: updated.event_id, status: updated.status } };
+  };
+}
+
+export const calendarActions = [
+  defineAction({ module: 'calendar', method: 'read', input: ReadInput, run: read }),
+  defineAction({ module: 'calendar', method: 'create', input: CreateInput, describedBy: CreateDescribed, run: create }),
+  defineAction({ module: 'calendar', method: 'update', input: UpdateInput, run: update }),
+  defineAction({ module: 'calendar', method: 'delete', input: z.strictObject({ event_id: Id }), run: remove }),
+  defineAction({
+    module: 'calendar',
+    method: 'share',
+    input: z.strictObject({ event_id: Id, user_ids: z.array(Id).min(1).max(100) }),
+    run: share,
+  }),
+  defineAction({ module: 'calendar', method: 'accept_invite', input: z.strictObject({ invite_id: Id }), run: answerInvite('accepted') }),
+  defineAction({ module: 'calendar', method: 'reject_invite', input: z.strictObject({ invite_id: Id }), run: answerInvite('rejected') }),
+];

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { defineAction, type ActionContext } from '../action.js';
+import { listContacts, type Contact } from '../../store/contacts.js';
+import { findUserByPhone } from '../../store/users.js';
+
+const ReadInput = z.strictObject({
+  query: z.string().min(1).max(200).optional(),
+  phone: z.string().regex(/^\+?[0-9][0-9 ()-]{2,30}$/, 'a phone number').optional(),
+  limit: z.number().int().min(1).max(200).optional(),
+});
+
+/**
+ * Without `phone`: the people the user knows. With `phone`: exactly the one
+ * registered user holding that number (how you find someone to invite), or
+ * an empty list — never a fuzzy search over all users.
+ */
+function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
+  let items: Contact[];
+  if (input.phone !== undefined) {
+    const user = findUserByPhone(ctx.db, input.phone);
+    items = user && user.id !== ctx.userId ? [{ user_id: user.id, name: user.name, phone: user.phone }] : [];
+  } else {
+    items = listContacts(ctx.db, ctx.userId, input.query, input.limit ?? 50);
+  }
+  return { items, count: items.length };
+}
+
+export const contactsActions = [defineAction({ module: 'contacts', method: 'read', input: ReadInput, run: read })];

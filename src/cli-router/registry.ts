@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import type { ActionDefinition } from './action.js';
+import { calendarActions } from './modules/calendar.js';
+import { contactsActions } from './modules/contacts.js';
+import { memoryActions } from './modules/memory.js';
+
+const ALL: readonly ActionDefinition[] = [...calendarActions, ...contactsActions, ...memoryActions];
+
+/** The registry: the only actions that exist. Keyed `module.method`. */
+export const REGISTRY: ReadonlyMap<string, ActionDefinition> = new Map(ALL.map((a) => [`${a.module}.${a.method}`, a]));
+
+export const ACTION_NAMES: readonly string[] = [...REGISTRY.keys()].sort();
+
+export function lookupAction(module: string, method: string): ActionDefinition | undefined {
+  return REGISTRY.get(`${module}.${method}`);
+}
+
+const jsonSchemaCache = new Map<string, unknown>();
+
+/** JSON Schema of an action's input, derived from its zod schema (cached). */
+export function inputJsonSchema(action: ActionDefinition): unknown {
+  const name = `${action.module}.${action.method}`;
+  let schema = jsonSchemaCache.get(name);
+  if (!schema) {
+    schema = z.toJSONSchema(action.describedBy ?? action.input, { io: 'input', unrepresentable: 'any' });
+    jsonSchemaCache.set(name, schema);
+  }
+  return schema;
+}

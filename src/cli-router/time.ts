@@ -1,0 +1,72 @@
+import { z } from 'zod';
+
+/** A calendar date, `YYYY-MM-DD`, checked for a real day (no Feb 30). */
+export const CalendarDate = z.iso.date().describe('calendar date, YYYY-MM-DD');
+
+/** An instant: ISO-8601 date-time that states its offset (`Z` or `±hh:mm`). */
+export const Instant = z.iso
+  .datetime({ offset: true })
+  .describe('ISO-8601 date-time with an offset, e.g. 2026-04-21T10:00:00+08:00');
+
+/** An IANA time zone name the runtime knows (e.g. `Asia/Shanghai`). */
+export const TimeZone = z
+  .string()
+  .min(1)
+  .refine(isTimeZone, { message: 'unknown IANA time zone' })
+  .describe('IANA time zone, e.g. Europe/Berlin');
+
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The UTC instants bounding a calendar day in a time zone: [start, end) in
+ * epoch milliseconds. Days are not always 24 hours (DST), so both bounds are
+ * resolved separately.
+ */
+export function dayBounds(date: string, timeZone: string): { startMs: number; endMs: number } {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const next = new Date(Date.UTC(y, m - 1, d + 1));
+  return {
+    startMs: zonedMidnight(y, m, d, timeZone),
+    endMs: zonedMidnight(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone),
+  };
+}
+
+/** Epoch ms of local midnight of y-m-d in the zone (first instant of that day). */
+function zonedMidnight(y: number, m: number, d: number, timeZone: string): number {
+  const wallClock = Date.UTC(y, m - 1, d);
+  // Two passes converge for every real zone, including a DST switch at midnight.
+  let guess = wallClock - offsetMs(wallClock, timeZone);
+  guess = wallClock - offsetMs(guess, timeZone);
+  return guess;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's UTC offset at an instant, in ms (local wall clock minus UTC). */
+function offsetMs(instant: number, timeZone: string): number {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(timeZone, f);
+  }
+  const parts: Record<string, number> = {};
+  for (const p of f.formatToParts(new Date(instant))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  return asUtc - Math.floor(instant / 1000) * 1000;
+}
