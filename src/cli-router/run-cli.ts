@@ -146,6 +146,7 @@ function execute(db: Db, action: ActionDefinition, claims: CredentialClaims, raw
         tool_call_id: call.tool_call_id,
         user_id: claims.sub,
         action: `${module}.${method}`,
+        args: JSON.stringify({ module, method, input: rawInput }),
         args_sha256: call.args_sha256,
         outcome: outcome.stdout,
         exit_code: outcome.exitCode,

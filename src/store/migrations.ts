@@ -83,6 +83,7 @@ export const MIGRATIONS: readonly string[] = [
     tool_call_id  TEXT NOT NULL,
     user_id       TEXT NOT NULL,
     action        TEXT NOT NULL,
+    args          TEXT NOT NULL CHECK (json_valid(args)),
     args_sha256   TEXT NOT NULL,
     outcome       TEXT NOT NULL CHECK (json_valid(outcome)),
     exit_code     INTEGER NOT NULL,

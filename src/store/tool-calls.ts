@@ -6,6 +6,8 @@ export interface ToolCallRecord {
   tool_call_id: string;
   user_id: string;
   action: string;
+  /** `{module, method, input}` as the model wrote them (JSON). */
+  args: string;
   args_sha256: string;
   outcome: string;
   exit_code: number;
@@ -24,9 +26,9 @@ export function recordToolCall(
   r: Omit<ToolCallRecord, 'created_at'>,
 ): void {
   db.prepare(
-    `INSERT INTO tool_calls (thread_id, tool_call_id, user_id, action, args_sha256, outcome, exit_code, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(r.thread_id, r.tool_call_id, r.user_id, r.action, r.args_sha256, r.outcome, r.exit_code, nowIso());
+    `INSERT INTO tool_calls (thread_id, tool_call_id, user_id, action, args, args_sha256, outcome, exit_code, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(r.thread_id, r.tool_call_id, r.user_id, r.action, r.args, r.args_sha256, r.outcome, r.exit_code, nowIso());
 }
 
 /** Calls that committed their effect but whose tool message was never stored. */

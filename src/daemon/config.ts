@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { ACTION_NAMES } from '../cli-router/registry.js';
+import { ConfigError } from './bearer-auth.js';
+
+/** An agent profile: what it may see (skills) and, independently, what it may run. */
+export interface AgentProfile {
+  enabledSkills: string[];
+  /** Exact `module.method` names, wildcards already expanded against the registry. */
+  allowedActions: string[];
+}
+
+export interface DaemonConfig {
+  agents: Map<string, AgentProfile>;
+}
+
+const ProfileSchema = z.strictObject({
+  enabled_skills: z.array(z.string().min(1)),
+  allowed_actions: z.array(z.string().min(1)),
+});
+const ConfigSchema = z.strictObject({
+  agents: z.record(z.string().min(1), ProfileSchema).refine((a) => Object.keys(a).length > 0, 'at least one agent profile'),
+});
+
+export const DEFAULT_CONFIG = {
+  agents: {
+    default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
+  },
+};
+
+/**
+ * Loads `--config FILE` (JSON), or the default single profile. Every
+ * problem is a ConfigError that names the file and the field.
+ */
+export function loadConfig(file: string | undefined, knownSkills: readonly string[]): DaemonConfig {
+  let raw: unknown = DEFAULT_CONFIG;
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`config ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError(`config ${file}: not valid JSON (${(err as Error).message})`);
+    }
+  }
+  const where = file ?? 'default config';
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0]!;
+    throw new ConfigError(`config ${where}: ${first.path.join('.') || '(root)'}: ${first.message}`);
+  }
+  const agents = new Map<string, AgentProfile>();
+  for (const [name, p] of Object.entries(parsed.data.agents)) {
+    for (const skill of p.enabled_skills) {
+      if (!knownSkills.includes(skill)) throw new ConfigError(`config ${where}: agents.${name}.enabled_skills: unknown skill "${skill}"`);
+    }
+    agents.set(name, {
+      enabledSkills: [...new Set(p.enabled_skills)],
+      allowedActions: expandActions(p.allowed_actions, `config ${where}: agents.${name}.allowed_actions`),
+    });
+  }
+  return { agents };
+}
+
+/** `calendar.*` → every calendar action of the registry; an exact name must exist. */
+export function expandActions(patterns: readonly string[], where: string): string[] {
+  const out = new Set<string>();
+  for (const pattern of patterns) {
+    const matches = pattern.endsWith('.*')
+      ? ACTION_NAMES.filter((a) => a.startsWith(pattern.slice(0, -1)))
+      : ACTION_NAMES.filter((a) => a === pattern);
+    if (matches.length === 0) throw new ConfigError(`${where}: "${pattern}" matches no action`);
+    matches.forEach((m) => out.add(m));
+  }
+  return [...out].sort();
+}

@@ -1,0 +1,94 @@
+import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Db } from '../store/database.js';
+import { auditCredential } from '../store/credential-audit.js';
+import { CREDENTIAL_AUDIENCE, CREDENTIAL_ISSUER } from '../cli-router/credential.js';
+import { readOrCreateSecretFile } from './data-dir.js';
+import { ConfigError } from './bearer-auth.js';
+
+export const SIGNING_KEY_FILE = 'credential-signing-key.jwk';
+/** Five minutes: inside the contract's 5–10 minute window, and long enough for the per-call timeout. */
+export const CREDENTIAL_LIFETIME_S = 300;
+
+export interface SigningKey {
+  privateKey: CryptoKey;
+  /** The public half as a JWK: the only key project-cli ever sees. */
+  publicJwk: JWK;
+  alg: 'EdDSA' | 'ES256';
+}
+
+/**
+ * Loads the daemon's asymmetric signing key: TOOLGATE_CREDENTIAL_KEY_FILE
+ * (a private JWK), else `credential-signing-key.jwk` in the data folder,
+ * generated as Ed25519 with 0600 permissions on first run.
+ */
+export async function loadSigningKey(env: NodeJS.ProcessEnv, dataDir: string): Promise<SigningKey> {
+  let text: string;
+  if (env.TOOLGATE_CREDENTIAL_KEY_FILE) {
+    try {
+      text = readFileSync(env.TOOLGATE_CREDENTIAL_KEY_FILE, 'utf8');
+    } catch {
+      throw new ConfigError(`TOOLGATE_CREDENTIAL_KEY_FILE: cannot read ${env.TOOLGATE_CREDENTIAL_KEY_FILE}`);
+    }
+  } else {
+    const fresh = await freshKeyJwk();
+    text = readOrCreateSecretFile(join(dataDir, SIGNING_KEY_FILE), () => fresh);
+  }
+  let jwk: JWK;
+  try {
+    jwk = JSON.parse(text) as JWK;
+  } catch {
+    throw new ConfigError('the credential signing key is not JWK JSON');
+  }
+  const alg = jwk.kty === 'OKP' && jwk.crv === 'Ed25519' ? 'EdDSA' : jwk.kty === 'EC' && jwk.crv === 'P-256' ? 'ES256' : null;
+  if (!alg || !jwk.d) throw new ConfigError('the credential signing key must be a private Ed25519 or P-256 JWK');
+  const privateKey = (await importJWK(jwk, alg)) as CryptoKey;
+  const { d: _private, ...publicJwk } = jwk;
+  return { privateKey, publicJwk: { ...publicJwk, alg, use: 'sig' }, alg };
+}
+
+async function freshKeyJwk(): Promise<string> {
+  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  return JSON.stringify(await exportJWK(privateKey));
+}
+
+export interface CredentialRequest {
+  userId: string;
+  actions: readonly string[];
+  source: 'session' | 'automation';
+  jobId: string | null;
+  call: { thread_id: string; tool_call_id: string; args_sha256: string } | null;
+}
+
+/** Signs a short-lived controlled credential and audits its issuance (never the token). */
+export async function issueCredential(db: Db, key: SigningKey, req: CredentialRequest): Promise<string> {
+  const jti = randomUUID();
+  const iat = Math.floor(Date.now() / 1000);
+  const exp = iat + CREDENTIAL_LIFETIME_S;
+  const claims: Record<string, unknown> = { actions: [...req.actions] };
+  if (req.jobId) claims.job_id = req.jobId;
+  if (req.call) claims.call = req.call;
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, typ: 'JWT' })
+    .setIssuer(CREDENTIAL_ISSUER)
+    .setAudience(CREDENTIAL_AUDIENCE)
+    .setSubject(req.userId)
+    .setJti(jti)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(key.privateKey);
+  auditCredential(db, {
+    jti,
+    subject: req.userId,
+    source: req.source,
+    jobId: req.jobId,
+    actions: req.actions,
+    threadId: req.call?.thread_id ?? null,
+    toolCallId: req.call?.tool_call_id ?? null,
+    issuedAt: new Date(iat * 1000).toISOString(),
+    expiresAt: new Date(exp * 1000).toISOString(),
+  });
+  return token;
+}

@@ -1,0 +1,36 @@
+import type { Db } from '../store/database.js';
+import type { BearerKeySource } from './bearer-auth.js';
+import type { DaemonConfig } from './config.js';
+import type { SigningKey } from './credential-issuer.js';
+import type { Executor } from './executor.js';
+import type { Logger } from './logger.js';
+import { SessionRegistry } from './sessions.js';
+
+/** The runtime every handler works with; one per process, shared by all connections. */
+export interface Daemon {
+  db: Db;
+  dbPath: string;
+  config: DaemonConfig;
+  signingKey: SigningKey;
+  bearerKeys: BearerKeySource;
+  executor: Executor;
+  log: Logger;
+  env: NodeJS.ProcessEnv;
+  sessions: SessionRegistry;
+  /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
+  callTimeoutMs: number;
+  version: string;
+}
+
+/** The daemon's view of one client connection (stdio, or one WebSocket). */
+export interface Connection {
+  id: string;
+  transport: 'stdio' | 'ws';
+  /** Trusted connections may open automation sessions (stdio always is). */
+  trusted: boolean;
+  notify(method: string, params: unknown): void;
+}
+
+export function newSessionRegistry(): SessionRegistry {
+  return new SessionRegistry();
+}

@@ -1,0 +1,3 @@
+export async function runDemo(_args: string[]): Promise<number> {
+  return 0;
+}

@@ -1,0 +1,17 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository/package root (where package.json, skills/ and bin/ live), found from this file. */
+export const PACKAGE_ROOT: string = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('package root not found');
+    dir = parent;
+  }
+  return dir;
+})();
+
+export const SKILLS_DIR = join(PACKAGE_ROOT, 'skills');
+export const PROJECT_CLI_BIN = join(PACKAGE_ROOT, 'bin', 'project-cli.mjs');

@@ -1,0 +1,103 @@
+/**
+ * The one dispatch layer both transports share: method name → params schema
+ * → handler. It owns the connection-level rules (initialize first, shutdown
+ * last, sessions bound to their connection) and turns unexpected errors
+ * into -32603 without leaking their text.
+ */
+import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
+import type { z } from 'zod';
+import * as M from './methods.js';
+import { RpcErrorCode, invalidParams, unauthorized } from './errors.js';
+import type { Connection, Daemon } from '../daemon/daemon.js';
+import type { Session } from '../daemon/sessions.js';
+import { openSession } from '../daemon/session-open.js';
+import { invokeTool } from '../daemon/tool-invoke.js';
+import { appendMessage, getHistory, threadList } from '../daemon/history.js';
+import { listSkills, readSkill } from '../daemon/skills.js';
+import { initializeResult } from '../daemon/initialize.js';
+import { constantTimeEqual } from '../daemon/constant-time.js';
+
+export interface ConnectionState {
+  initialized: boolean;
+  shutdownRequested: boolean;
+}
+
+type Handler<S extends z.ZodType> = (ctx: {
+  daemon: Daemon;
+  conn: Connection;
+  state: ConnectionState;
+  params: z.infer<S>;
+  token: CancellationToken;
+  session: () => Session;
+}) => unknown;
+
+interface MethodSpec<S extends z.ZodType = z.ZodType> {
+  params: S;
+  handler: Handler<S>;
+}
+
+const method = <S extends z.ZodType>(params: S, handler: Handler<S>): MethodSpec => ({ params, handler }) as unknown as MethodSpec;
+
+export const METHODS: Readonly<Record<string, MethodSpec>> = {
+  initialize: method(M.InitializeParams, ({ daemon, conn, state, params }) => {
+    if (state.initialized) throw new ResponseError(RpcErrorCode.InvalidRequest, 'already initialized');
+    const serviceKey = daemon.env.TOOLGATE_SERVICE_KEY;
+    if (params.service_key !== undefined) {
+      if (!serviceKey || !constantTimeEqual(params.service_key, serviceKey)) throw unauthorized('invalid service key');
+      conn.trusted = true;
+    }
+    state.initialized = true;
+    return initializeResult(daemon);
+  }),
+  'session/open': method(M.SessionOpenParams, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
+  'tool/invoke': method(M.ToolInvokeParams, ({ daemon, conn, params, token, session }) =>
+    invokeTool(daemon, conn, session(), params, token),
+  ),
+  'message/append': method(M.MessageAppendParams, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),
+  'history/get': method(M.HistoryGetParams, ({ daemon, params, session }) => getHistory(daemon, session(), params)),
+  'thread/list': method(M.ThreadListParams, ({ daemon, params, session }) => threadList(daemon, session(), params)),
+  'skills/list': method(M.SkillsListParams, ({ session }) => listSkills(session())),
+  'skills/read': method(M.SkillsReadParams, ({ params, session }) => readSkill(session(), params.name, params.path)),
+  shutdown: method(M.ShutdownParams, ({ state }) => {
+    state.shutdownRequested = true;
+    return null;
+  }),
+};
+
+/**
+ * Handles one request. Params must be an object (by-name); positional
+ * params are rejected as invalid. Returns the result or throws a
+ * ResponseError, which the transport sends as the JSON-RPC error.
+ */
+export async function dispatch(
+  daemon: Daemon,
+  conn: Connection,
+  state: ConnectionState,
+  name: string,
+  rawParams: unknown,
+  token: CancellationToken,
+): Promise<unknown> {
+  const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
+  if (!spec) throw new ResponseError(RpcErrorCode.MethodNotFound, `unknown method ${name}`);
+  if (!state.initialized && name !== 'initialize') throw new ResponseError(RpcErrorCode.NotInitialized, 'initialize first');
+  if (state.shutdownRequested) throw new ResponseError(RpcErrorCode.InvalidRequest, 'shutdown was requested');
+  const parsed = spec.params.safeParse(rawParams ?? (name === 'shutdown' ? {} : undefined));
+  if (!parsed.success) {
+    throw invalidParams(`invalid params for ${name}`, {
+      issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+    });
+  }
+  const params = parsed.data as { session_id?: string };
+  const session = () => {
+    const s = params.session_id === undefined ? undefined : daemon.sessions.get(params.session_id, conn.id);
+    if (!s) throw unauthorized('unknown session');
+    return s;
+  };
+  try {
+    return await spec.handler({ daemon, conn, state, params, token, session });
+  } catch (err) {
+    if (err instanceof ResponseError) throw err;
+    daemon.log.log('error', 'handler failed', { method: name, err });
+    throw new ResponseError(RpcErrorCode.InternalError, 'internal error');
+  }
+}
