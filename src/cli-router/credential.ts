@@ -7,6 +7,7 @@ export const CREDENTIAL_ALGORITHMS = ['EdDSA', 'ES256'];
 /** Contract section 7: a lifetime of 5–10 minutes. */
 export const MIN_LIFETIME_S = 5 * 60;
 export const MAX_LIFETIME_S = 10 * 60;
+export const CLOCK_SKEW_S = 30;
 
 const ActionName = z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'exact module.method, no wildcards');
 
@@ -55,5 +56,7 @@ export async function verifyCredential(token: string, verifyKey: JWK): Promise<C
   if (!parsed.success) throw new CredentialError('credential claims are not valid');
   const lifetime = parsed.data.exp - parsed.data.iat;
   if (lifetime < MIN_LIFETIME_S || lifetime > MAX_LIFETIME_S) throw new CredentialError('credential lifetime is out of bounds');
+  // A credential "issued" in the future would outlive its lifetime: refuse it (small clock skew allowed).
+  if (parsed.data.iat > Math.floor(Date.now() / 1000) + CLOCK_SKEW_S) throw new CredentialError('credential issued in the future');
   return parsed.data;
 }

@@ -38,13 +38,24 @@ export function dayBounds(date: string, timeZone: string): { startMs: number; en
   };
 }
 
-/** Epoch ms of local midnight of y-m-d in the zone (first instant of that day). */
+/**
+ * Epoch ms of the first instant of y-m-d in the zone: local midnight, or —
+ * where a DST jump skips midnight (America/Havana, America/Santiago) — the
+ * instant of the jump. Candidates come from the offsets around the guess; the
+ * earliest one that falls on the wanted local date wins.
+ */
 function zonedMidnight(y: number, m: number, d: number, timeZone: string): number {
   const wallClock = Date.UTC(y, m - 1, d);
-  // Two passes converge for every real zone, including a DST switch at midnight.
-  let guess = wallClock - offsetMs(wallClock, timeZone);
-  guess = wallClock - offsetMs(guess, timeZone);
-  return guess;
+  const first = wallClock - offsetMs(wallClock, timeZone);
+  const second = wallClock - offsetMs(first, timeZone);
+  const wanted = wallClock / 86_400_000;
+  const onDay = [first, second].filter((t) => localDay(t, timeZone) === wanted);
+  return onDay.length > 0 ? Math.min(...onDay) : second;
+}
+
+/** The local calendar day of an instant, as days since the epoch. */
+function localDay(instant: number, timeZone: string): number {
+  return Math.floor((instant + offsetMs(instant, timeZone)) / 86_400_000);
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -10,6 +10,8 @@ const USAGE = `toolgate ${VERSION}
 
 usage:
   toolgate serve --stdio [--db FILE] [--config FILE] [--executor subprocess|inprocess] [--dev]
+  toolgate serve --ws --port N [--host 127.0.0.1] [--db FILE] [--config FILE] [--executor …] [--dev]
+        limits: [--call-timeout-ms N] [--max-message-bytes N] [--max-in-flight N] [--ping-interval-ms N] [--shutdown-grace-ms N]
   toolgate dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]
   toolgate demo [--db FILE]
 
@@ -57,21 +59,53 @@ async function serveCommand(args: string[]): Promise<number> {
     options: {
       stdio: { type: 'boolean' },
       ws: { type: 'boolean' },
+      host: { type: 'string' },
+      port: { type: 'string' },
       db: { type: 'string' },
       config: { type: 'string' },
       executor: { type: 'string' },
       dev: { type: 'boolean' },
       'call-timeout-ms': { type: 'string' },
+      'max-message-bytes': { type: 'string' },
+      'max-in-flight': { type: 'string' },
+      'ping-interval-ms': { type: 'string' },
+      'shutdown-grace-ms': { type: 'string' },
     },
     strict: true,
   });
-  if (values.ws) throw new UsageError('serve --ws is not available in this build yet; use --stdio');
-  if (!values.stdio) throw new UsageError('serve needs a transport: --stdio');
+  if (values.stdio === values.ws) throw new UsageError('serve needs exactly one transport: --stdio or --ws');
+  if (values.stdio && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host belong to --ws');
+  if (values.ws && values.port === undefined) throw new UsageError('serve --ws needs --port N (0 picks a free port)');
   const executor = values.executor ?? 'subprocess';
   if (executor !== 'subprocess' && executor !== 'inprocess') throw new UsageError('--executor must be subprocess or inprocess');
-  const timeout = values['call-timeout-ms'] === undefined ? undefined : Number(values['call-timeout-ms']);
-  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout > 0)) throw new UsageError('--call-timeout-ms must be a positive integer');
-  return serve({ transport: 'stdio', db: values.db, config: values.config, dev: values.dev ?? false, executor, callTimeoutMs: timeout, env: process.env });
+  const port = values.port === undefined ? undefined : integer('--port', values.port, 0, 65535);
+  return serve({
+    transport: values.ws ? 'ws' : 'stdio',
+    host: values.host,
+    port,
+    db: values.db,
+    config: values.config,
+    dev: values.dev ?? false,
+    executor,
+    limits: {
+      callTimeoutMs: optionalInteger('--call-timeout-ms', values['call-timeout-ms']),
+      maxMessageBytes: optionalInteger('--max-message-bytes', values['max-message-bytes']),
+      maxInFlight: optionalInteger('--max-in-flight', values['max-in-flight']),
+      pingIntervalMs: optionalInteger('--ping-interval-ms', values['ping-interval-ms']),
+      shutdownGraceMs: optionalInteger('--shutdown-grace-ms', values['shutdown-grace-ms']),
+    },
+    env: process.env,
+  });
+}
+
+function integer(flag: string, raw: string, min: number, max: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+function optionalInteger(flag: string, raw: string | undefined): number | undefined {
+  return raw === undefined ? undefined : integer(flag, raw, 1, Number.MAX_SAFE_INTEGER);
 }
 
 async function devTokenCommand(args: string[]): Promise<number> {

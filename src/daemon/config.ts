@@ -12,14 +12,24 @@ export interface AgentProfile {
 
 export interface DaemonConfig {
   agents: Map<string, AgentProfile>;
+  limits: Partial<{ callTimeoutMs: number; maxMessageBytes: number; maxInFlight: number; pingIntervalMs: number; shutdownGraceMs: number }>;
 }
 
 const ProfileSchema = z.strictObject({
   enabled_skills: z.array(z.string().min(1)),
   allowed_actions: z.array(z.string().min(1)),
 });
+const Positive = z.number().int().positive();
+const LimitsSchema = z.strictObject({
+  call_timeout_ms: Positive.optional(),
+  max_message_bytes: Positive.optional(),
+  max_in_flight: Positive.optional(),
+  ping_interval_ms: Positive.optional(),
+  shutdown_grace_ms: Positive.optional(),
+});
 const ConfigSchema = z.strictObject({
   agents: z.record(z.string().min(1), ProfileSchema).refine((a) => Object.keys(a).length > 0, 'at least one agent profile'),
+  limits: LimitsSchema.optional(),
 });
 
 export const DEFAULT_CONFIG = {
@@ -63,7 +73,14 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
       allowedActions: expandActions(p.allowed_actions, `config ${where}: agents.${name}.allowed_actions`),
     });
   }
-  return { agents };
+  const l = parsed.data.limits ?? {};
+  const limits: DaemonConfig['limits'] = {};
+  if (l.call_timeout_ms) limits.callTimeoutMs = l.call_timeout_ms;
+  if (l.max_message_bytes) limits.maxMessageBytes = l.max_message_bytes;
+  if (l.max_in_flight) limits.maxInFlight = l.max_in_flight;
+  if (l.ping_interval_ms) limits.pingIntervalMs = l.ping_interval_ms;
+  if (l.shutdown_grace_ms) limits.shutdownGraceMs = l.shutdown_grace_ms;
+  return { agents, limits };
 }
 
 /** `calendar.*` → every calendar action of the registry; an exact name must exist. */

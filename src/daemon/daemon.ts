@@ -5,6 +5,7 @@ import type { SigningKey } from './credential-issuer.js';
 import type { Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { SessionRegistry } from './sessions.js';
+import type { SubscriptionRegistry } from './subscriptions.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -17,6 +18,7 @@ export interface Daemon {
   log: Logger;
   env: NodeJS.ProcessEnv;
   sessions: SessionRegistry;
+  subscriptions: SubscriptionRegistry;
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;
@@ -31,6 +33,3 @@ export interface Connection {
   notify(method: string, params: unknown): void;
 }
 
-export function newSessionRegistry(): SessionRegistry {
-  return new SessionRegistry();
-}

@@ -13,17 +13,41 @@ import { createLogger, type Logger } from './logger.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { recoverToolCalls } from './recovery.js';
 import { SessionRegistry } from './sessions.js';
+import { SubscriptionRegistry } from './subscriptions.js';
+import { createHttpServer } from './http-server.js';
+import { attachWebSocketRpc } from '../rpc/ws-transport.js';
+import type { DaemonConfig } from './config.js';
 import { discoverSkills } from './skills.js';
 
 export interface ServeOptions {
-  transport: 'stdio';
+  transport: 'stdio' | 'ws';
+  host?: string | undefined;
+  port?: number | undefined;
   db?: string | undefined;
   config?: string | undefined;
   dev: boolean;
   executor: 'subprocess' | 'inprocess';
-  callTimeoutMs?: number | undefined;
+  limits?: Partial<Limits>;
   env: NodeJS.ProcessEnv;
 }
+
+/** Configurable limits (flags win over the config file's `limits`). */
+export interface Limits {
+  callTimeoutMs: number;
+  maxMessageBytes: number;
+  maxInFlight: number;
+  pingIntervalMs: number;
+  /** How long shutdown waits for in-flight calls. */
+  shutdownGraceMs: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  callTimeoutMs: 30_000,
+  maxMessageBytes: 1024 * 1024,
+  maxInFlight: 64,
+  pingIntervalMs: 30_000,
+  shutdownGraceMs: 10_000,
+};
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -54,7 +78,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       log,
       env: opts.env,
       sessions: new SessionRegistry(),
-      callTimeoutMs: opts.callTimeoutMs ?? 30_000,
+      subscriptions: new SubscriptionRegistry(),
+      callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
     };
   } catch (err) {
@@ -63,24 +88,35 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   }
 }
 
+export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
+  return { ...DEFAULT_LIMITS, ...config.limits, ...stripUndefined(opts.limits ?? {}) };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
 /**
- * Runs the daemon until the host says `exit`, stdin ends, or a signal
- * arrives; then stops taking calls, lets in-flight ones finish (bounded),
- * closes the database and returns the exit code.
+ * Runs the daemon until the host says `exit`, stdin ends (stdio), or a
+ * signal arrives; then stops taking calls, lets in-flight ones finish
+ * (bounded by the grace period), closes the database and returns the exit code.
  */
 export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
   const daemon = await createDaemon(opts, log);
+  const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
+  let accepting = true;
   const track = <T>(work: Promise<T>): Promise<T> => {
     inflight.add(work);
     const done = () => inflight.delete(work);
     work.then(done, done);
     return work;
   };
-  log.log('info', 'serving', { transport: opts.transport, db: daemon.dbPath, executor: daemon.executor.kind, version: VERSION });
+  const shared = { track, accepting: () => accepting };
 
-  const stdio = serveStdio(daemon, process.stdin, process.stdout, track);
   const signalled = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       log.log('info', 'signal received', { signal });
@@ -89,12 +125,47 @@ export async function serve(opts: ServeOptions): Promise<number> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   });
-  const code = await Promise.race([stdio.finished, signalled]);
 
-  const deadline = new Promise((r) => setTimeout(r, daemon.callTimeoutMs + 1000).unref());
-  await Promise.race([Promise.allSettled([...inflight]), deadline]);
+  let stop: () => Promise<void>;
+  let finished: Promise<number>;
+  if (opts.transport === 'stdio') {
+    const stdio = serveStdio(daemon, process.stdin, process.stdout, { ...shared, maxInFlight: limits.maxInFlight });
+    finished = stdio.finished;
+    stop = async () => stdio.close();
+  } else {
+    const host = opts.host ?? '127.0.0.1';
+    if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
+    const http = createHttpServer(daemon);
+    const ws = attachWebSocketRpc(daemon, http, { ...limits, highWaterBytes: 8 * 1024 * 1024, maxBufferedBytes: 64 * 1024 * 1024 }, shared);
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(opts.port ?? 0, host, () => resolve());
+    });
+    const address = http.address();
+    const port = typeof address === 'object' && address ? address.port : opts.port;
+    // The one line a launcher waits for (contract section 1).
+    process.stderr.write(`${JSON.stringify({ listening: { host, port } })}\n`);
+    finished = new Promise<number>(() => {});
+    stop = async () => {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeIdleConnections();
+        setTimeout(resolve, 1000).unref();
+      });
+      ws.closeAll();
+      http.closeAllConnections();
+    };
+  }
+  log.log('info', 'serving', { transport: opts.transport, db: daemon.dbPath, executor: daemon.executor.kind, version: VERSION });
+
+  const code = await Promise.race([finished, signalled]);
+  accepting = false;
+  const pending = inflight.size;
+  const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
+  await Promise.race([Promise.allSettled([...inflight]), grace]);
+  await stop();
   closeCliDatabases();
   daemon.db.close();
-  log.log('info', 'stopped', { exit_code: code });
+  log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
 }

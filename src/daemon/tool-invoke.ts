@@ -24,6 +24,7 @@ import { RpcErrorCode, threadNotFound } from '../rpc/errors.js';
 import type { Session } from './sessions.js';
 import type { Connection, Daemon } from './daemon.js';
 import { issueCredential } from './credential-issuer.js';
+import type { Logger } from './logger.js';
 
 export interface ToolResponse {
   tool_call_id: string;
@@ -44,11 +45,12 @@ export async function invokeTool(
   session: Session,
   params: Params,
   token: CancellationToken,
+  requestLog: Logger,
 ): Promise<ToolResponse> {
   const { db } = daemon;
   const { thread_id: threadId, tool_call_id: toolCallId } = params;
   const args: ToolCallArgs = params.args;
-  const log = daemon.log.child({ thread_id: threadId, tool_call_id: toolCallId, action: `${args.module}.${args.method}` });
+  const log = requestLog.child({ thread_id: threadId, tool_call_id: toolCallId, action: `${args.module}.${args.method}` });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
   if (token.isCancellationRequested) throw new ResponseError(RpcErrorCode.RequestCancelled, 'request cancelled');
@@ -86,7 +88,7 @@ async function runAction(
   threadId: string,
   toolCallId: string,
   args: ToolCallArgs,
-  log: ReturnType<Daemon['log']['child']>,
+  log: Logger,
 ): Promise<CliDocument> {
   const action = `${args.module}.${args.method}`;
   const fail = (code: ToolErrorCode, message: string): CliDocument => ({
@@ -142,9 +144,16 @@ function replay(daemon: Daemon, conn: Connection, threadId: string, row: Message
   return respond(daemon, conn, threadId, output, row.content);
 }
 
-/** Sends the notifications (partials, then final) and returns the response; notifications go out first. */
+/**
+ * Sends the notifications (partials, then final) to the invoking connection
+ * and to every connection subscribed to the thread — each once — and returns
+ * the response, which the transport writes after them.
+ */
 function respond(daemon: Daemon, conn: Connection, threadId: string, output: ToolAgentOutput, text: string): ToolResponse {
-  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);
-  void daemon;
+  const targets = new Map<string, Connection>([[conn.id, conn]]);
+  for (const c of daemon.subscriptions.connectionsFor(threadId)) targets.set(c.id, c);
+  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) {
+    for (const target of targets.values()) target.notify('tool/result', n);
+  }
   return { tool_call_id: output.tool_call_id, status: output.status, content: [{ type: 'text', text }] };
 }

@@ -16,6 +16,9 @@ import { appendMessage, getHistory, threadList } from '../daemon/history.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
 import { initializeResult } from '../daemon/initialize.js';
 import { constantTimeEqual } from '../daemon/constant-time.js';
+import type { Logger } from '../daemon/logger.js';
+import { ownsThread, claimThread } from '../store/threads.js';
+import { threadNotFound } from './errors.js';
 
 export interface ConnectionState {
   initialized: boolean;
@@ -28,6 +31,7 @@ type Handler<S extends z.ZodType> = (ctx: {
   state: ConnectionState;
   params: z.infer<S>;
   token: CancellationToken;
+  log: Logger;
   session: () => Session;
 }) => unknown;
 
@@ -50,9 +54,22 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
     return initializeResult(daemon);
   }),
   'session/open': method(M.SessionOpenParams, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
-  'tool/invoke': method(M.ToolInvokeParams, ({ daemon, conn, params, token, session }) =>
-    invokeTool(daemon, conn, session(), params, token),
+  'tool/invoke': method(M.ToolInvokeParams, ({ daemon, conn, params, token, session, log }) =>
+    invokeTool(daemon, conn, session(), params, token, log),
   ),
+  'thread/subscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
+    const s = session();
+    // Subscribing claims a new thread, as appending would: only its owner can watch it.
+    if (!claimThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
+    daemon.subscriptions.subscribe(params.thread_id, conn, s.id);
+    return { thread_id: params.thread_id, subscribed: true };
+  }),
+  'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
+    const s = session();
+    if (!ownsThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
+    daemon.subscriptions.unsubscribe(params.thread_id, conn.id, s.id);
+    return { thread_id: params.thread_id, subscribed: false };
+  }),
   'message/append': method(M.MessageAppendParams, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),
   'history/get': method(M.HistoryGetParams, ({ daemon, params, session }) => getHistory(daemon, session(), params)),
   'thread/list': method(M.ThreadListParams, ({ daemon, params, session }) => threadList(daemon, session(), params)),
@@ -76,6 +93,7 @@ export async function dispatch(
   name: string,
   rawParams: unknown,
   token: CancellationToken,
+  log: Logger,
 ): Promise<unknown> {
   const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
   if (!spec) throw new ResponseError(RpcErrorCode.MethodNotFound, `unknown method ${name}`);
@@ -94,10 +112,10 @@ export async function dispatch(
     return s;
   };
   try {
-    return await spec.handler({ daemon, conn, state, params, token, session });
+    return await spec.handler({ daemon, conn, state, params, token, session, log });
   } catch (err) {
     if (err instanceof ResponseError) throw err;
-    daemon.log.log('error', 'handler failed', { method: name, err });
+    log.log('error', 'handler failed', { err });
     throw new ResponseError(RpcErrorCode.InternalError, 'internal error');
   }
 }

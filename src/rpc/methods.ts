@@ -76,3 +76,5 @@ export const SessionOnlyParams = z.object({ session_id: Id });
 
 /** LSP's shutdown takes no params; whatever a client sends along is ignored. */
 export const ShutdownParams = z.unknown();
+
+export const ThreadSubscribeParams = z.strictObject({ session_id: Id, thread_id: Id });

@@ -1,10 +1,11 @@
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import type { Connection, Daemon } from '../daemon/daemon.js';
-import { dispatch, type ConnectionState } from './dispatcher.js';
+import type { Daemon } from '../daemon/daemon.js';
+import { bindConnection } from './bind-connection.js';
 
 export interface StdioHandle {
   /** Resolves with the exit code once the peer sent `exit` or closed stdin. */
   finished: Promise<number>;
+  close(): void;
 }
 
 /**
@@ -16,26 +17,25 @@ export function serveStdio(
   daemon: Daemon,
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
-  track: <T>(work: Promise<T>) => Promise<T>,
+  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number },
 ): StdioHandle {
   const rpc = createMessageConnection(new StreamMessageReader(input), new StreamMessageWriter(output));
-  const conn: Connection = {
-    id: 'stdio',
-    transport: 'stdio',
-    trusted: true, // the host started this process: trusted by construction
-    notify: (method, params) => void rpc.sendNotification(method, params),
-  };
-  const state: ConnectionState = { initialized: false, shutdownRequested: false };
+  // The host started this process: the connection is trusted by construction.
+  const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, ...opts });
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
 
-  rpc.onRequest((method, params, token) => track(dispatch(daemon, conn, state, method, params, token)));
   rpc.onNotification((method) => {
-    if (method === 'exit') resolveFinished(state.shutdownRequested ? 0 : 1);
+    if (method === 'exit') resolveFinished(bound.state.shutdownRequested ? 0 : 1);
   });
   rpc.onError(([err]) => daemon.log.log('warn', 'stdio protocol error', { err: err.message }));
   rpc.onClose(() => resolveFinished(0));
   input.on('end', () => resolveFinished(0));
   rpc.listen();
-  return { finished };
+  return {
+    finished,
+    close() {
+      bound.release();
+    },
+  };
 }

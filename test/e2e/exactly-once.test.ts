@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SignJWT, importJWK, type JWK } from 'jose';
-import { startStdioHost, openSession } from '../helpers/stdio-host.js';
+import { startHost, openSession } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
@@ -49,7 +49,7 @@ function count(dbPath: string, sql: string): number {
 }
 
 test('a retry after the daemon lost the result returns the committed outcome without running again', async () => {
-  const host = await startStdioHost();
+  const host = await startHost();
   try {
     const s = await openSession(host, await mintBearer('alice'));
     await host.request('message/append', { session_id: s.session_id, thread_id: 'crash-1', role: 'user', content: 'book it' });
@@ -67,14 +67,14 @@ test('a retry after the daemon lost the result returns the committed outcome wit
 
 test('on restart the daemon turns a committed call without a message into its tool message', async () => {
   const dataDir = tempDir();
-  const first = await startStdioHost({ dataDir });
+  const first = await startHost({ dataDir });
   const s = await openSession(first, await mintBearer('alice'));
   await first.request('message/append', { session_id: s.session_id, thread_id: 'crash-2', role: 'user', content: 'book it' });
   assert.equal(await first.stop(), 0);
 
   const committed = await runCliAsDaemonWouldHave(dataDir, 'alice', 'crash-2', 'call-y', args);
 
-  const second = await startStdioHost({ dataDir });
+  const second = await startHost({ dataDir });
   try {
     const s2 = await openSession(second, await mintBearer('alice'));
     const history = await second.request<{ messages: Array<{ role: string; content: string; tool_call_id?: string }> }>('history/get', {

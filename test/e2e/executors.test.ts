@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startStdioHost, openSession, type StdioHost } from '../helpers/stdio-host.js';
+import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 
@@ -26,7 +26,7 @@ const CALLS: Array<{ module: string; method: string; input: Record<string, unkno
   { module: 'contacts', method: 'read', input: { phone: '+15550009' } },
 ];
 
-async function runAll(host: StdioHost, sessionId: string, thread: string): Promise<string[]> {
+async function runAll(host: Host, sessionId: string, thread: string): Promise<string[]> {
   const out: string[] = [];
   for (const [i, args] of CALLS.entries()) {
     const r = await host.request<ToolResponse>('tool/invoke', { session_id: sessionId, thread_id: thread, tool_call_id: `c${i}`, args });
@@ -38,7 +38,7 @@ async function runAll(host: StdioHost, sessionId: string, thread: string): Promi
 test('subprocess and in-process executors return byte-identical results on the same data', async () => {
   const dataDir = tempDir();
   const token = await mintBearer('alice', { phone: '+15550001' });
-  const seed = await startStdioHost({ dataDir });
+  const seed = await startHost({ dataDir });
   const s = await openSession(seed, token);
   await seed.request('tool/invoke', {
     session_id: s.session_id, thread_id: 'seed', tool_call_id: 'seed-1',
@@ -52,7 +52,7 @@ test('subprocess and in-process executors return byte-identical results on the s
 
   const results: Record<string, string[]> = {};
   for (const executor of ['subprocess', 'inprocess']) {
-    const host = await startStdioHost({ dataDir, args: ['--executor', executor] });
+    const host = await startHost({ dataDir, args: ['--executor', executor] });
     try {
       const init = await host.request<{ capabilities: { executor: string } }>('initialize', { protocol_version: '1' });
       assert.equal(init.capabilities.executor, executor);
@@ -68,7 +68,7 @@ test('subprocess and in-process executors return byte-identical results on the s
 });
 
 test('writes through the in-process executor are stored like any other', async () => {
-  const host = await startStdioHost({ args: ['--executor', 'inprocess'] });
+  const host = await startHost({ args: ['--executor', 'inprocess'] });
   try {
     const session = await openSession(host, await mintBearer('alice'));
     const r = await host.request<ToolResponse>('tool/invoke', {

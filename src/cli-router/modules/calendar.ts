@@ -17,11 +17,15 @@ import { userExists } from '../../store/users.js';
 import { describeIssues } from '../validation.js';
 
 const Id = z.string().min(1).max(200);
-const Title = z.string().trim().min(1).max(500);
+const Title = z.string().min(1).max(500).refine((t) => t.trim().length > 0, 'title must not be blank');
 const OptionalText = z.string().max(5000).nullable().optional();
 
-const endAfterStart = (v: { start_at?: string | undefined; end_at?: string | undefined }) =>
-  v.start_at === undefined || v.end_at === undefined || Date.parse(v.end_at) > Date.parse(v.start_at);
+/** Only judged when both instants parsed: a bad instant reports itself, not a bogus order. */
+const endAfterStart = (v: { start_at?: string | undefined; end_at?: string | undefined }) => {
+  const start = v.start_at === undefined ? NaN : Date.parse(v.start_at);
+  const end = v.end_at === undefined ? NaN : Date.parse(v.end_at);
+  return Number.isNaN(start) || Number.isNaN(end) || end > start;
+};
 const END_AFTER_START = { message: 'end_at must be after start_at', path: ['end_at'] };
 
 export const EventInput = z

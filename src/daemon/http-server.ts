@@ -1,0 +1,25 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Daemon } from './daemon.js';
+import { serveInspectorFile } from './inspector-files.js';
+
+/**
+ * The HTTP side of `serve --ws`: the inspector's static files at `/`, the
+ * AG-UI event stream per thread, and the `/rpc` upgrade (attached by the
+ * WebSocket transport). Everything else is 404.
+ */
+export function createHttpServer(daemon: Daemon, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
+  return createServer((req, res) => {
+    try {
+      for (const route of routes) if (route(req, res)) return;
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+        if (serveInspectorFile(path, req, res)) return;
+      }
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
+    } catch (err) {
+      daemon.log.log('error', 'http handler failed', { err });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'internal error' }));
+    }
+  });
+}

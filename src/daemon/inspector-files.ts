@@ -1,0 +1,42 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PACKAGE_ROOT } from './package-root.js';
+
+const INSPECTOR_DIR = join(PACKAGE_ROOT, 'src', 'inspector');
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+};
+
+/** The inspector's files, read once: a fixed set of names, so no path from a request touches the disk. */
+const FILES: Map<string, { body: Buffer; type: string }> = (() => {
+  const files = new Map<string, { body: Buffer; type: string }>();
+  try {
+    for (const name of readdirSync(INSPECTOR_DIR)) {
+      const type = TYPES[extname(name)];
+      if (type) files.set(`/${name}`, { body: readFileSync(join(INSPECTOR_DIR, name)), type });
+    }
+  } catch {
+    /* no inspector shipped: every path is 404 */
+  }
+  return files;
+})();
+
+export function serveInspectorFile(path: string, req: IncomingMessage, res: ServerResponse): boolean {
+  const file = FILES.get(path === '/' ? '/index.html' : path);
+  if (!file) return false;
+  res.writeHead(200, {
+    'content-type': file.type,
+    'content-length': file.body.length,
+    'cache-control': 'no-cache',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'",
+  });
+  res.end(req.method === 'HEAD' ? undefined : file.body);
+  return true;
+}

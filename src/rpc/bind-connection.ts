@@ -1,0 +1,82 @@
+/**
+ * Binds one vscode-jsonrpc MessageConnection (any transport) to the shared
+ * dispatcher: per-connection state, an in-flight limit, a request id and a
+ * log line per call, and notifications that never throw on a closed peer.
+ */
+import { ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
+import type { Connection, Daemon } from '../daemon/daemon.js';
+import { dispatch, type ConnectionState } from './dispatcher.js';
+import { RpcErrorCode } from './errors.js';
+
+export interface BindOptions {
+  id: string;
+  transport: 'stdio' | 'ws';
+  trusted: boolean;
+  maxInFlight: number;
+  /** Registers the call with the daemon so shutdown can wait for it. */
+  track: <T>(work: Promise<T>) => Promise<T>;
+  /** False once the daemon stops taking calls. */
+  accepting: () => boolean;
+}
+
+export interface BoundConnection {
+  conn: Connection;
+  state: ConnectionState;
+  inFlight: () => number;
+  /** Forgets the connection's sessions and subscriptions. */
+  release(): void;
+}
+
+let requestCounter = 0;
+
+export function bindConnection(daemon: Daemon, rpc: MessageConnection, opts: BindOptions): BoundConnection {
+  let closed = false;
+  const conn: Connection = {
+    id: opts.id,
+    transport: opts.transport,
+    trusted: opts.trusted,
+    notify(method, params) {
+      if (closed) return;
+      rpc.sendNotification(method, params).catch(() => {
+        /* the peer went away; the call's outcome is stored regardless */
+      });
+    },
+  };
+  const state: ConnectionState = { initialized: false, shutdownRequested: false };
+  let inFlight = 0;
+
+  rpc.onRequest(async (method, params, token) => {
+    if (!opts.accepting()) throw new ResponseError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
+    if (inFlight >= opts.maxInFlight) {
+      throw new ResponseError(RpcErrorCode.Overloaded, `too many requests in flight on this connection (limit ${opts.maxInFlight})`);
+    }
+    inFlight++;
+    const requestId = `req_${(++requestCounter).toString(36)}`;
+    const log = daemon.log.child({ request_id: requestId, connection: conn.id, method });
+    const started = performance.now();
+    try {
+      const result = await opts.track(dispatch(daemon, conn, state, method, params, token, log));
+      log.log('debug', 'request done', { ms: round(performance.now() - started) });
+      return result;
+    } catch (err) {
+      const code = err instanceof ResponseError ? err.code : RpcErrorCode.InternalError;
+      log.log(code === RpcErrorCode.InternalError ? 'error' : 'info', 'request failed', { ms: round(performance.now() - started), code });
+      throw err;
+    } finally {
+      inFlight--;
+    }
+  });
+
+  return {
+    conn,
+    state,
+    inFlight: () => inFlight,
+    release() {
+      closed = true;
+      daemon.sessions.closeConnection(conn.id);
+      daemon.subscriptions.dropConnection(conn.id);
+    },
+  };
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10;

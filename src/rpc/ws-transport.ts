@@ -1,0 +1,111 @@
+/**
+ * JSON-RPC over WebSocket at `/rpc`: one message per text frame, the same
+ * dispatcher as stdio. Each socket is one connection with its own sessions,
+ * limits, heartbeat and backpressure.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { createMessageConnection } from 'vscode-jsonrpc/node';
+import type { Daemon } from '../daemon/daemon.js';
+import { bindConnection } from './bind-connection.js';
+import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
+
+export interface WsLimits {
+  /** Larger frames get a JSON-RPC error; the connection is kept. */
+  maxMessageBytes: number;
+  maxInFlight: number;
+  /** Interval of pings; a peer that misses one pong is dropped. */
+  pingIntervalMs: number;
+  /** Above this many unsent bytes the socket stops reading new requests... */
+  highWaterBytes: number;
+  /** ...and above this one the slow reader is disconnected. */
+  maxBufferedBytes: number;
+}
+
+export interface WsRpcServer {
+  connectionCount(): number;
+  /** Closes every socket (1001 going away). */
+  closeAll(): void;
+}
+
+export const RPC_PATH = '/rpc';
+
+export function attachWebSocketRpc(
+  daemon: Daemon,
+  http: Server,
+  limits: WsLimits,
+  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean },
+): WsRpcServer {
+  // ws closes a connection past maxPayload; keep that hard cap well above our
+  // soft limit so an oversized message gets an error instead of a hang-up.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(limits.maxMessageBytes * 4, 1024 * 1024) });
+  const sockets = new Set<WebSocket>();
+
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== RPC_PATH || !opts.accepting()) {
+      socket.end(`HTTP/1.1 ${opts.accepting() ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws, req));
+  });
+
+  function onConnection(ws: WebSocket, req: IncomingMessage): void {
+    sockets.add(ws);
+    const id = `ws_${randomUUID().slice(0, 8)}`;
+    const log = daemon.log.child({ connection: id });
+    log.log('info', 'connection opened', { remote: req.socket.remoteAddress });
+
+    let paused = false;
+    const onBuffered = (buffered: number) => {
+      if (buffered > limits.maxBufferedBytes) {
+        log.log('warn', 'dropping a connection that does not read its messages', { buffered });
+        ws.terminate();
+      } else if (!paused && buffered > limits.highWaterBytes) {
+        paused = true;
+        ws.pause();
+      } else if (paused && buffered < limits.highWaterBytes / 2) {
+        paused = false;
+        ws.resume();
+      }
+    };
+    const reader = new WebSocketMessageReader(ws, { maxMessageBytes: limits.maxMessageBytes }, (reason) =>
+      log.log('info', 'frame rejected', { reason }),
+    );
+    const rpc = createMessageConnection(reader, new WebSocketMessageWriter(ws, { onBuffered }));
+    const bound = bindConnection(daemon, rpc, { id, transport: 'ws', trusted: false, maxInFlight: limits.maxInFlight, ...opts });
+    rpc.onError(([err]) => log.log('warn', 'connection error', { err: err.message }));
+
+    let alive = true;
+    ws.on('pong', () => (alive = true));
+    const heartbeat = setInterval(() => {
+      if (!alive) {
+        log.log('info', 'peer missed a heartbeat; dropping it');
+        ws.terminate();
+        return;
+      }
+      alive = false;
+      ws.ping();
+    }, limits.pingIntervalMs);
+    heartbeat.unref();
+
+    ws.on('close', (code: number) => {
+      clearInterval(heartbeat);
+      sockets.delete(ws);
+      bound.release();
+      rpc.dispose();
+      log.log('info', 'connection closed', { code, in_flight: bound.inFlight() });
+    });
+    rpc.listen();
+  }
+
+  return {
+    connectionCount: () => sockets.size,
+    closeAll() {
+      for (const ws of sockets) ws.close(1001, 'daemon shutting down');
+      wss.close();
+    },
+  };
+}

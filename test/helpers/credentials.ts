@@ -1,0 +1,91 @@
+/**
+ * Controlled credentials for tests: an asymmetric key pair and a minter that
+ * signs claims the way src/daemon/credential-issuer.ts does — but lets a test
+ * bend any claim (lifetime, iss, aud, call binding…) to probe the CLI.
+ */
+import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { randomUUID } from 'node:crypto';
+
+export interface TestKeyPair {
+  alg: 'EdDSA' | 'ES256';
+  privateKey: CryptoKey;
+  /** The private half as a JWK (what must never be accepted as a verify key). */
+  privateJwk: JWK;
+  /** The public half, shaped like the daemon's: `{kty, crv, x, alg, use}`. */
+  publicJwk: JWK;
+}
+
+/** A fresh key pair: Ed25519 by default, P-256 for `ES256`. */
+export async function generateTestKeyPair(alg: 'EdDSA' | 'ES256' = 'EdDSA'): Promise<TestKeyPair> {
+  const { privateKey, publicKey } =
+    alg === 'EdDSA'
+      ? await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true })
+      : await generateKeyPair('ES256', { extractable: true });
+  const privateJwk = await exportJWK(privateKey);
+  const publicJwk: JWK = { ...(await exportJWK(publicKey)), alg, use: 'sig' };
+  return { alg, privateKey, privateJwk, publicJwk };
+}
+
+/** The key pair every test trusts unless it says otherwise. */
+export const TEST_KEY_PAIR: TestKeyPair = await generateTestKeyPair();
+/** The public JWK the CLI verifies with (PROJECT_CLI_VERIFY_KEY). */
+export const TEST_VERIFY_JWK: JWK = TEST_KEY_PAIR.publicJwk;
+export const TEST_VERIFY_KEY_JSON: string = JSON.stringify(TEST_VERIFY_JWK);
+
+export interface CallBinding {
+  thread_id: string;
+  tool_call_id: string;
+  args_sha256: string;
+}
+
+export interface MintOptions {
+  sub: string;
+  actions: readonly string[];
+  /** exp − iat when neither is given explicitly. Default 300 s, as the daemon issues. */
+  lifetimeS?: number;
+  /** Seconds since the epoch; default now. */
+  iat?: number;
+  /** Seconds since the epoch; default iat + lifetimeS. */
+  exp?: number;
+  iss?: string;
+  aud?: string | string[];
+  jti?: string;
+  call?: CallBinding;
+  job_id?: string;
+  /** The signing key; default TEST_KEY_PAIR. */
+  key?: TestKeyPair;
+}
+
+/** Signs a controlled credential (a JWT) like the daemon's issuer does. */
+export async function mintCredential(opts: MintOptions): Promise<string> {
+  const key = opts.key ?? TEST_KEY_PAIR;
+  const iat = opts.iat ?? Math.floor(Date.now() / 1000);
+  const exp = opts.exp ?? iat + (opts.lifetimeS ?? 300);
+  const claims: Record<string, unknown> = { actions: [...opts.actions] };
+  if (opts.job_id !== undefined) claims.job_id = opts.job_id;
+  if (opts.call !== undefined) claims.call = opts.call;
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, typ: 'JWT' })
+    .setIssuer(opts.iss ?? 'toolgate')
+    .setAudience(opts.aud ?? 'project_cli')
+    .setSubject(opts.sub)
+    .setJti(opts.jti ?? randomUUID())
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .sign(key.privateKey);
+}
+
+/** Every action the registry knows, for credentials that should not be the limiting factor. */
+export const ALL_ACTIONS: readonly string[] = [
+  'calendar.read',
+  'calendar.create',
+  'calendar.update',
+  'calendar.delete',
+  'calendar.share',
+  'calendar.accept_invite',
+  'calendar.reject_invite',
+  'contacts.read',
+  'memory.update',
+  'memory.forget',
+  'memory.read',
+];

@@ -1,0 +1,181 @@
+/**
+ * A host as an integrator would write one: spawns the real daemon and speaks
+ * JSON-RPC to it over stdio (LSP framing) or WebSocket (/rpc). Tests take a
+ * Transport and run the same cases over both.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import {
+  createMessageConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
+import { WebSocketMessageReader, WebSocketMessageWriter } from '../../src/rpc/ws-message-stream.js';
+import { TOOLGATE_BIN, tempDir } from './repo.js';
+import { TEST_BEARER_SECRET } from './tokens.js';
+
+export type Transport = 'stdio' | 'ws';
+export const TRANSPORTS: readonly Transport[] = ['stdio', 'ws'];
+
+export interface WireEvent {
+  kind: 'notification' | 'response' | 'error';
+  method?: string;
+  payload: unknown;
+}
+
+export interface Client {
+  rpc: MessageConnection;
+  /** Every notification and response on this client, in arrival order. */
+  wire: WireEvent[];
+  request<T = unknown>(method: string, params?: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface Host extends Client {
+  transport: Transport;
+  proc: ChildProcessWithoutNullStreams;
+  dbPath: string;
+  dataDir: string;
+  /** ws only: the listening address. */
+  port?: number;
+  stderr(): string;
+  /** Another WebSocket connection to the same daemon (ws only). */
+  connect(): Promise<Client>;
+  /** Ends the daemon the polite way (shutdown/exit on stdio, SIGTERM on ws); resolves with its exit code. */
+  stop(): Promise<number | null>;
+  exited: Promise<number | null>;
+}
+
+export interface StartOptions {
+  transport?: Transport;
+  args?: string[];
+  env?: Record<string, string>;
+  dataDir?: string;
+}
+
+function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client {
+  const wire: WireEvent[] = [];
+  rpc.onNotification((method, params) => {
+    wire.push({ kind: 'notification', method, payload: params });
+  });
+  rpc.onError(() => {});
+  rpc.listen();
+  return {
+    rpc,
+    wire,
+    async request<T>(method: string, params?: unknown): Promise<T> {
+      try {
+        const result = (await (params === undefined ? rpc.sendRequest(method) : rpc.sendRequest(method, params))) as T;
+        wire.push({ kind: 'response', method, payload: result });
+        return result;
+      } catch (err) {
+        wire.push({ kind: 'error', method, payload: err });
+        throw err;
+      }
+    },
+    close,
+  };
+}
+
+export async function connectWs(port: number): Promise<Client> {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/rpc`);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const rpc = createMessageConnection(new WebSocketMessageReader(socket), new WebSocketMessageWriter(socket));
+  return makeClient(rpc, async () => {
+    rpc.dispose();
+    if (socket.readyState === socket.OPEN) {
+      const closed = new Promise((r) => socket.once('close', r));
+      socket.close();
+      await closed;
+    }
+  });
+}
+
+export async function startHost(opts: StartOptions = {}): Promise<Host> {
+  const transport = opts.transport ?? 'stdio';
+  const dataDir = opts.dataDir ?? tempDir();
+  const dbPath = join(dataDir, 'toolgate.db');
+  const transportArgs = transport === 'stdio' ? ['--stdio'] : ['--ws', '--port', '0'];
+  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', ...transportArgs, '--db', dbPath, ...(opts.args ?? [])], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let onListening: ((port: number) => void) | undefined;
+  proc.stderr.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+    const m = /^\{"listening":\{"host":"[^"]*","port":(\d+)\}\}$/m.exec(stderr);
+    if (m && onListening) onListening(Number(m[1]));
+  });
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+
+  let client: Client;
+  let port: number | undefined;
+  if (transport === 'stdio') {
+    const rpc = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+    client = makeClient(rpc, async () => rpc.dispose());
+  } else {
+    port = await new Promise<number>((resolve, reject) => {
+      onListening = resolve;
+      proc.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${stderr}`)));
+      setTimeout(() => reject(new Error(`daemon did not listen in time:\n${stderr}`)), 15_000).unref();
+    });
+    client = await connectWs(port);
+  }
+
+  const extra: Client[] = [];
+  const host: Host = {
+    ...client,
+    transport,
+    proc,
+    dbPath,
+    dataDir,
+    ...(port === undefined ? {} : { port }),
+    exited,
+    stderr: () => stderr,
+    async connect() {
+      if (port === undefined) throw new Error('connect() needs the ws transport');
+      const c = await connectWs(port);
+      extra.push(c);
+      return c;
+    },
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        if (transport === 'stdio') {
+          try {
+            await client.request('shutdown');
+            await client.rpc.sendNotification('exit');
+          } catch {
+            /* already gone */
+          }
+        } else {
+          for (const c of extra) await c.close().catch(() => {});
+          await client.close().catch(() => {});
+          proc.kill('SIGTERM');
+        }
+      }
+      const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      client.rpc.dispose();
+      return code;
+    },
+  };
+  return host;
+}
+
+/** `initialize` (once per client) then `session/open` with a bearer token. */
+export async function openSession(
+  client: Client,
+  token: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ session_id: string; user_id: string; enabled_skills: string[]; allowed_actions: string[] }> {
+  if (!client.wire.some((e) => e.method === 'initialize')) {
+    await client.request('initialize', { protocol_version: '1', client_info: { name: 'test-host', version: '0' } });
+  }
+  return client.request('session/open', { auth: { type: 'bearer', token }, ...extra });
+}
