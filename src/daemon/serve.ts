@@ -44,7 +44,7 @@ export interface Limits {
 export const DEFAULT_LIMITS: Limits = {
   callTimeoutMs: 30_000,
   maxMessageBytes: 1024 * 1024,
-  maxInFlight: 64,
+  maxInFlight: 256,
   pingIntervalMs: 30_000,
   shutdownGraceMs: 10_000,
 };

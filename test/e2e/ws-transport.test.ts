@@ -1,0 +1,242 @@
+/**
+ * What only the WebSocket transport has: many connections and users on one
+ * daemon, live subscriptions, frame limits, cancellation, disconnects,
+ * timeouts and a graceful SIGTERM.
+ */
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import WebSocket from 'ws';
+import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
+import { startHost, openSession, connectWs, type Host, type Client } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+
+interface ToolResponse {
+  status: string;
+  content: Array<{ text: string }>;
+}
+
+const createArgs = (title: string) => ({
+  module: 'calendar',
+  method: 'create',
+  input: { title, start_at: '2026-03-03T09:00:00Z', end_at: '2026-03-03T10:00:00Z' },
+});
+
+/** Sends raw text frames and collects raw replies. */
+async function rawSocket(port: number): Promise<{ ws: WebSocket; next(): Promise<any> }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/rpc`);
+  const inbox: unknown[] = [];
+  const waiters: Array<(m: unknown) => void> = [];
+  ws.on('message', (d) => {
+    const m = JSON.parse(d.toString());
+    const w = waiters.shift();
+    if (w) w(m);
+    else inbox.push(m);
+  });
+  await new Promise((r, j) => {
+    ws.once('open', r);
+    ws.once('error', j);
+  });
+  return { ws, next: () => (inbox.length ? Promise.resolve(inbox.shift()) : new Promise((r) => waiters.push(r))) };
+}
+
+function count(dbPath: string, sql: string, ...params: unknown[]): number {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return (db.prepare(sql).get(...params) as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('one daemon, many connections', () => {
+  let host: Host;
+  before(async () => {
+    host = await startHost({ transport: 'ws' });
+  });
+  after(async () => {
+    await host.stop();
+  });
+
+  test('prints the listening line and serves only loopback by default', () => {
+    assert.match(host.stderr(), /^\{"listening":\{"host":"127\.0\.0\.1","port":\d+\}\}$/m);
+  });
+
+  test('subscriptions deliver a thread’s tool/result to its owner’s subscribers only', async () => {
+    const aliceToken = await mintBearer('alice');
+    const a1 = await host.connect();
+    const a2 = await host.connect();
+    const b1 = await host.connect();
+    const s1 = await openSession(a1, aliceToken);
+    const s2 = await openSession(a2, aliceToken);
+    const sb = await openSession(b1, await mintBearer('bob'));
+
+    await a1.request('thread/subscribe', { session_id: s1.session_id, thread_id: 'shared-view' });
+    const refused = await b1.request('thread/subscribe', { session_id: sb.session_id, thread_id: 'shared-view' }).catch((e) => e);
+    assert.ok(refused instanceof ResponseError);
+    assert.deepEqual(refused.data, { code: 'THREAD_NOT_FOUND' });
+    await b1.request('thread/subscribe', { session_id: sb.session_id, thread_id: 'bobs-own' });
+
+    const r = await a2.request<ToolResponse>('tool/invoke', {
+      session_id: s2.session_id, thread_id: 'shared-view', tool_call_id: 'sub-1', args: createArgs('Watched'),
+    });
+    assert.equal(r.status, 'success');
+    await new Promise((res) => setTimeout(res, 200));
+    const notes = (c: Client) => c.wire.filter((e) => e.method === 'tool/result').map((e) => (e.payload as { tool_call_id: string }).tool_call_id);
+    assert.deepEqual(notes(a1), ['sub-1'], 'the subscriber on another connection sees the call');
+    assert.deepEqual(notes(a2), ['sub-1'], 'the invoking connection sees it once');
+    assert.deepEqual(notes(b1), [], 'another user sees nothing');
+
+    await a1.request('thread/unsubscribe', { session_id: s1.session_id, thread_id: 'shared-view' });
+    await a2.request('tool/invoke', { session_id: s2.session_id, thread_id: 'shared-view', tool_call_id: 'sub-2', args: createArgs('Unwatched') });
+    await new Promise((res) => setTimeout(res, 200));
+    assert.deepEqual(notes(a1), ['sub-1']);
+
+    // A session id belongs to its connection.
+    const foreign = (await a1.request('thread/list', { session_id: s2.session_id }).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(foreign.code, -32001);
+    for (const c of [a1, a2, b1]) await c.close();
+  });
+
+  test('invalid JSON is -32700 and an oversized frame is a JSON-RPC error; the connection stays usable', async () => {
+    const raw = await rawSocket(host.port!);
+    raw.ws.send('{"jsonrpc": "2.0", "id": 1, "method": ');
+    assert.equal((await raw.next()).error.code, -32700);
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { protocol_version: '1', pad: 'x'.repeat(1024 * 1024 + 10) } }));
+    const big = await raw.next();
+    assert.equal(big.id, 2);
+    assert.equal(big.error.code, -32600);
+    assert.match(big.error.message, /too large/);
+    raw.ws.send('[1,2]');
+    assert.equal((await raw.next()).error.code, -32600);
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocol_version: '1' } }));
+    const ok = await raw.next();
+    assert.equal(ok.id, 3);
+    assert.equal(ok.result.protocol_version, '1');
+    raw.ws.close();
+  });
+
+  test('a connection without the service key cannot open automation sessions', async () => {
+    const c = await connectWs(host.port!);
+    await c.request('initialize', { protocol_version: '1' });
+    const err = (await c.request('session/open', { auth: { type: 'automation', job_id: 'job_x' } }).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(err.code, -32001);
+    await c.close();
+  });
+
+  test('200 concurrent requests on one connection all complete and are stored once each', async () => {
+    const c = await connectWs(host.port!);
+    const s = await openSession(c, await mintBearer('dana'));
+    const calls = Array.from({ length: 200 }, (_, i) =>
+      i % 2 === 0
+        ? c.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'burst', tool_call_id: `b${i}`, args: createArgs(`Burst ${i}`) })
+        : c.request('thread/list', { session_id: s.session_id }),
+    );
+    const results = await Promise.allSettled(calls);
+    assert.equal(results.filter((r) => r.status === 'rejected').length, 0);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'burst'"), 100);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'dana'"), 100);
+    await c.close();
+  });
+
+  test('a client that disconnects mid-call leaves the daemon serving and the call stored whole', async () => {
+    const c = await connectWs(host.port!);
+    const s = await openSession(c, await mintBearer('erin'));
+    void c.request('tool/invoke', { session_id: s.session_id, thread_id: 'gone', tool_call_id: 'g1', args: createArgs('Left behind') }).catch(() => {});
+    await new Promise((r) => setTimeout(r, 20));
+    await c.close();
+    await new Promise((r) => setTimeout(r, 1500));
+    const events = count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'");
+    const messages = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'");
+    assert.equal(events, messages, 'either both the effect and its message exist, or neither');
+    const again = await connectWs(host.port!);
+    const s2 = await openSession(again, await mintBearer('erin'));
+    const h = await again.request<{ messages: unknown[] }>('history/get', { session_id: s2.session_id, thread_id: 'gone' });
+    assert.equal(h.messages.length, messages);
+    await again.close();
+  });
+
+  test('a cancelled call either completes or leaves no trace', async () => {
+    const c = await connectWs(host.port!);
+    const s = await openSession(c, await mintBearer('fay'));
+    const outcomes = await Promise.all(
+      Array.from({ length: 12 }, async (_, i) => {
+        const source = new CancellationTokenSource();
+        const work = c.rpc.sendRequest('tool/invoke', { session_id: s.session_id, thread_id: `cancel-${i}`, tool_call_id: 'c', args: createArgs(`Cancel ${i}`) }, source.token);
+        if (i % 3 !== 0) setTimeout(() => source.cancel(), i % 2 ? 0 : 30);
+        return work.then(() => 'completed', (e: ResponseError<unknown>) => `error ${e.code}`);
+      }),
+    );
+    for (const [i, outcome] of outcomes.entries()) {
+      const events = count(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', `Cancel ${i}`);
+      const messages = count(host.dbPath, 'SELECT count(*) AS n FROM messages WHERE thread_id = ?', `cancel-${i}`);
+      if (outcome === 'completed') assert.deepEqual([events, messages], [1, 1], `call ${i} completed`);
+      else {
+        assert.equal(outcome, 'error -32800');
+        assert.deepEqual([events, messages], [0, 0], `call ${i} was cancelled and left nothing`);
+      }
+    }
+    await c.close();
+  });
+
+  test('logs are JSON lines with a request id per call and no token', () => {
+    const lines = host.stderr().trim().split('\n');
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const toolLines = parsed.filter((l) => l.msg === 'tool call');
+    assert.ok(toolLines.length > 0);
+    for (const l of toolLines) assert.match(String(l.request_id), /^req_/);
+    assert.ok(!/eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}/.test(host.stderr()));
+  });
+});
+
+describe('limits', () => {
+  test('a per-call timeout fails the call with TIMEOUT and the daemon keeps serving', async () => {
+    const host = await startHost({ transport: 'ws', args: ['--call-timeout-ms', '5'] });
+    try {
+      const s = await openSession(host, await mintBearer('gus'));
+      const r = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'slow', args: createArgs('Too slow') });
+      assert.equal(r.status, 'failure');
+      assert.equal(JSON.parse(r.content[0]!.text).error.code, 'TIMEOUT');
+      assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Too slow'"), 0, 'the killed child committed nothing');
+      const list = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
+      assert.equal(list.threads.length, 1);
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test('more requests in flight than allowed get -32003, the rest complete', async () => {
+    const host = await startHost({ transport: 'ws', args: ['--max-in-flight', '2'] });
+    try {
+      const s = await openSession(host, await mintBearer('hal'));
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) =>
+          host.request('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: `x${i}`, args: createArgs(`Limit ${i}`) }),
+        ),
+      );
+      const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      assert.ok(rejected.length > 0);
+      for (const r of rejected) assert.equal((r.reason as ResponseError<unknown>).code, -32003);
+      const stored = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 't'");
+      assert.equal(stored, results.length - rejected.length);
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test('SIGTERM finishes in-flight calls, closes the database and exits 0', async () => {
+    const host = await startHost({ transport: 'ws' });
+    const s = await openSession(host, await mintBearer('ivy'));
+    const calls = Array.from({ length: 5 }, (_, i) =>
+      host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'term', tool_call_id: `t${i}`, args: createArgs(`Term ${i}`) }),
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    host.proc.kill('SIGTERM');
+    const results = await Promise.allSettled(calls);
+    assert.equal(await host.exited, 0);
+    const answered = results.filter((r) => r.status === 'fulfilled').length;
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'"), answered, 'every answered call is stored');
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'ivy'"), answered);
+    assert.match(host.stderr(), /"msg":"stopped"/);
+  });
+});
