@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from './bearer-auth.js';
 import { devToken } from './dev-token.js';
+import { addAutomationJob } from './automation.js';
 import { serve, VERSION } from './serve.js';
 
 const USAGE = `toolgate ${VERSION}
@@ -13,6 +14,7 @@ usage:
   toolgate serve --ws --port N [--host 127.0.0.1] [--db FILE] [--config FILE] [--executor …] [--dev]
         limits: [--call-timeout-ms N] [--max-message-bytes N] [--max-in-flight N] [--ping-interval-ms N] [--shutdown-grace-ms N]
   toolgate dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]
+  toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]
   toolgate demo [--db FILE]
 
 environment: TOOLGATE_DB, TOOLGATE_BEARER_SECRET, TOOLGATE_BEARER_JWKS, TOOLGATE_SERVICE_KEY
@@ -28,6 +30,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         return await serveCommand(rest);
       case 'dev-token':
         return await devTokenCommand(rest);
+      case 'automation':
+        return automationCommand(rest);
       case 'demo': {
         const { runDemo } = await import('./demo.js');
         return await runDemo(rest);
@@ -126,5 +130,21 @@ async function devTokenCommand(args: string[]): Promise<number> {
   if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive number of seconds');
   const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, db: values.db, env: process.env });
   process.stdout.write(`${token}\n`);
+  return 0;
+}
+
+function automationCommand(args: string[]): number {
+  const [sub, ...rest] = args;
+  if (sub !== 'add') throw new UsageError('usage: toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]');
+  const { values } = parseArgs({
+    args: rest,
+    options: { owner: { type: 'string' }, skills: { type: 'string' }, allow: { type: 'string' }, db: { type: 'string' } },
+    strict: true,
+  });
+  if (!values.owner) throw new UsageError('automation add needs --owner USER_ID');
+  if (values.allow === undefined) throw new UsageError('automation add needs --allow m.x,m.y');
+  const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const job = addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
+  process.stdout.write(`${JSON.stringify(job)}\n`);
   return 0;
 }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { SessionOpenParams } from '../rpc/methods.js';
 import { invalidParams, unauthorized } from '../rpc/errors.js';
 import { provisionUser } from '../store/users.js';
+import { getAutomationJob } from '../store/automation-jobs.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Connection, Daemon } from './daemon.js';
 
@@ -24,7 +25,19 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
 
   if (p.auth.type === 'automation') {
     if (!conn.trusted) throw unauthorized('automation sessions need a trusted connection');
-    throw invalidParams('automation job not found', { code: 'JOB_NOT_FOUND' });
+    const job = getAutomationJob(daemon.db, p.auth.job_id);
+    if (!job) throw invalidParams('automation job not found', { code: 'JOB_NOT_FOUND' });
+    const skills = narrowSkills(job.enabledSkills, p.enabled_skills, `job ${job.id}`);
+    const session = daemon.sessions.open({
+      userId: job.ownerId,
+      connectionId: conn.id,
+      source: 'automation',
+      jobId: job.id,
+      enabledSkills: skills,
+      allowedActions: job.allowedActions,
+    });
+    daemon.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
+    return { session_id: session.id, user_id: job.ownerId, enabled_skills: skills, allowed_actions: job.allowedActions };
   }
 
   let identity;
@@ -36,12 +49,7 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
   }
   const user = daemon.db.transaction(() => provisionUser(daemon.db, identity.userId, identity)).immediate();
 
-  let skills = profile.enabledSkills;
-  if (p.enabled_skills) {
-    const outside = p.enabled_skills.filter((s) => !profile.enabledSkills.includes(s));
-    if (outside.length > 0) throw invalidParams(`skills not enabled for agent "${profileName}": ${outside.join(', ')}`, { code: 'SKILL_NOT_ENABLED' });
-    skills = profile.enabledSkills.filter((s) => p.enabled_skills!.includes(s));
-  }
+  const skills = narrowSkills(profile.enabledSkills, p.enabled_skills, `agent "${profileName}"`);
   const session = daemon.sessions.open({
     userId: user.id,
     connectionId: conn.id,
@@ -52,4 +60,12 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
   });
   daemon.log.log('info', 'session opened', { session_id: session.id, user_id: user.id, agent: profileName, connection: conn.id });
   return { session_id: session.id, user_id: user.id, enabled_skills: skills, allowed_actions: session.allowedActions };
+}
+
+/** A host may narrow the visible skills, never widen them. */
+function narrowSkills(allowed: string[], requested: string[] | undefined, owner: string): string[] {
+  if (!requested) return allowed;
+  const outside = requested.filter((s) => !allowed.includes(s));
+  if (outside.length > 0) throw invalidParams(`skills not enabled for ${owner}: ${outside.join(', ')}`, { code: 'SKILL_NOT_ENABLED' });
+  return allowed.filter((s) => requested.includes(s));
 }

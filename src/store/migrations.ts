@@ -104,4 +104,14 @@ export const MIGRATIONS: readonly string[] = [
     expires_at  TEXT NOT NULL
   );
   `,
+  // 2: automation jobs — a trusted backend runs an agent for a user without their bearer token.
+  `
+  CREATE TABLE automation_jobs (
+    id               TEXT PRIMARY KEY,
+    owner_id         TEXT NOT NULL REFERENCES users(id),
+    enabled_skills   TEXT NOT NULL CHECK (json_valid(enabled_skills)),
+    allowed_actions  TEXT NOT NULL CHECK (json_valid(allowed_actions)),
+    created_at       TEXT NOT NULL
+  );
+  `,
 ];

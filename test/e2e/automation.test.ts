@@ -1,0 +1,89 @@
+/**
+ * Automation: a trusted backend runs a job for its owner without any user
+ * bearer token; the job alone decides the skills and the whitelist.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { ResponseError } from 'vscode-jsonrpc/node';
+import { startHost, connectWs } from '../helpers/host.js';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+
+const SERVICE_KEY = 'service-key-for-tests-0123456789';
+
+function addJob(dbPath: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('automation add validates its flags and prints a job id', () => {
+  const dbPath = join(tempDir(), 'toolgate.db');
+  const ok = addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create');
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.match((JSON.parse(ok.stdout) as { job_id: string }).job_id, /^job_/);
+  const badAction = addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.fly');
+  assert.equal(badAction.status, 2);
+  assert.match(badAction.stderr, /calendar\.fly/);
+  const badSkill = addJob(dbPath, '--owner', 'olga', '--skills', 'astrology', '--allow', 'calendar.read');
+  assert.equal(badSkill.status, 2);
+  assert.equal(addJob(dbPath, '--skills', 'calendar', '--allow', 'calendar.read').status, 2);
+});
+
+test('over stdio and over ws with the service key, a job acts as its owner within its own whitelist', async () => {
+  const dataDir = tempDir();
+  const dbPath = join(dataDir, 'toolgate.db');
+  const { job_id } = JSON.parse(addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create').stdout) as { job_id: string };
+
+  for (const transport of ['stdio', 'ws'] as const) {
+    const host = await startHost({ transport, dataDir, env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
+    try {
+      await host.request('initialize', { protocol_version: '1', ...(transport === 'ws' ? { service_key: SERVICE_KEY } : {}) });
+      const s = await host.request<{ session_id: string; user_id: string; enabled_skills: string[]; allowed_actions: string[] }>('session/open', {
+        auth: { type: 'automation', job_id },
+      });
+      assert.equal(s.user_id, 'olga');
+      assert.deepEqual(s.enabled_skills, ['calendar']);
+      assert.deepEqual(s.allowed_actions, ['calendar.create', 'calendar.read']);
+      const created = await host.request<{ status: string }>('tool/invoke', {
+        session_id: s.session_id, thread_id: `job-${transport}`, tool_call_id: 'c1',
+        args: { module: 'calendar', method: 'create', input: { title: `Job ${transport}`, start_at: '2026-02-02T08:00:00Z', end_at: '2026-02-02T09:00:00Z' } },
+      });
+      assert.equal(created.status, 'success');
+      const denied = await host.request<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
+        session_id: s.session_id, thread_id: `job-${transport}`, tool_call_id: 'c2', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } },
+      });
+      assert.equal(JSON.parse(denied.content[0]!.text).error.code, 'ACTION_NOT_ALLOWED');
+      const missing = (await host.request('session/open', { auth: { type: 'automation', job_id: 'job_nope' } }).catch((e: unknown) => e)) as ResponseError<unknown>;
+      assert.equal(missing.code, -32602);
+    } finally {
+      await host.stop();
+    }
+  }
+
+  const db = new Database(dbPath, { readonly: true });
+  const audit = db.prepare("SELECT subject, source, job_id FROM credential_audit WHERE source = 'automation'").all();
+  assert.deepEqual(audit, [
+    { subject: 'olga', source: 'automation', job_id },
+    { subject: 'olga', source: 'automation', job_id },
+  ]);
+  db.close();
+});
+
+test('a wrong service key is refused at initialize; without one, automation is refused', async () => {
+  const host = await startHost({ transport: 'ws', env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
+  try {
+    const wrong = (await host.request('initialize', { protocol_version: '1', service_key: 'nope' }).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(wrong.code, -32001);
+    assert.ok(!JSON.stringify(wrong).includes(SERVICE_KEY));
+    const plain = await connectWs(host.port!);
+    await plain.request('initialize', { protocol_version: '1' });
+    const refused = (await plain.request('session/open', { auth: { type: 'automation', job_id: 'job_x' } }).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(refused.code, -32001);
+    await plain.close();
+  } finally {
+    await host.stop();
+  }
+  assert.ok(!host.stderr().includes(SERVICE_KEY), 'the service key is never logged');
+});
