@@ -3,6 +3,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError } from './bearer-auth.js';
+import { DatabaseOpenError } from '../store/database.js';
 import { devToken } from './dev-token.js';
 import { addAutomationJob } from './automation.js';
 import { serve, VERSION } from './serve.js';
@@ -49,7 +50,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof DatabaseOpenError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`toolgate: ${(err as Error).message}\n${err instanceof UsageError ? USAGE : ''}`);
       return 2;
     }

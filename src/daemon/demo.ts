@@ -1,3 +1,525 @@
-export async function runDemo(_args: string[]): Promise<number> {
-  return 0;
+/**
+ * `toolgate demo` — the newcomer's first look (`npm start`).
+ *
+ * Starts the real daemon as a child process (`serve --stdio --dev`), mints a
+ * dev bearer token for `alice` exactly as `toolgate dev-token` does, and plays
+ * a scripted host session over LSP-framed JSON-RPC, printing every request,
+ * response and notification so a person can follow what a host sees.
+ * The bearer token itself is never printed.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createMessageConnection, ResponseError, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
+import { DEV_SECRET_FILE } from './bearer-auth.js';
+import { devToken } from './dev-token.js';
+import { PACKAGE_ROOT } from './package-root.js';
+
+const DEMO_DB = 'data/demo.db';
+const DEMO_USER = 'alice';
+const REQUEST_TIMEOUT_MS = 60_000;
+const EXIT_TIMEOUT_MS = 10_000;
+const STDERR_KEEP = 256 * 1024;
+
+class DemoFailure extends Error {
+  override name = 'DemoFailure';
+}
+
+// ───────────────────────────── output ─────────────────────────────
+
+interface Style {
+  bold(s: string): string;
+  dim(s: string): string;
+  req(s: string): string;
+  res(s: string): string;
+  note(s: string): string;
+  ok(s: string): string;
+  bad(s: string): string;
+}
+
+function makeStyle(enabled: boolean): Style {
+  const wrap = (open: string) => (s: string) => (enabled ? `\x1b[${open}m${s}\x1b[0m` : s);
+  return { bold: wrap('1'), dim: wrap('2'), req: wrap('36'), res: wrap('32'), note: wrap('33'), ok: wrap('32'), bad: wrap('31') };
+}
+
+class Printer {
+  private secrets: string[] = [];
+  readonly width: number;
+  readonly style: Style;
+  constructor() {
+    const tty = process.stdout.isTTY === true;
+    this.style = makeStyle(tty && !process.env.NO_COLOR);
+    this.width = tty ? Math.max(80, Math.min(160, process.stdout.columns ?? 100)) : 120;
+  }
+  /** Anything registered here is replaced in every line written, stdout and stderr alike. */
+  hide(secret: string): void {
+    if (secret) this.secrets.push(secret);
+  }
+  redact(text: string): string {
+    let out = text;
+    for (const s of this.secrets) out = out.split(s).join(redacted(s));
+    return out;
+  }
+  line(text = ''): void {
+    process.stdout.write(`${this.redact(text)}\n`);
+  }
+  err(text: string): void {
+    process.stderr.write(`${this.redact(text)}\n`);
+  }
+  /** Pretty JSON, small parts kept on one line, long lines cut at the terminal width, long blocks cut too. */
+  json(value: unknown, indent = 5, maxLines = 40): void {
+    const lines = prettyJson(value, this.width - indent).split('\n');
+    const shown = lines.length > maxLines ? lines.slice(0, maxLines - 1) : lines;
+    for (const l of shown) this.line(' '.repeat(indent) + clip(l, this.width - indent));
+    if (shown.length < lines.length) this.line(' '.repeat(indent) + this.style.dim(`… (${lines.length - shown.length} more lines)`));
+  }
+}
+
+function redacted(token: string): string {
+  return `${token.slice(0, 3)}…(redacted, ${token.length} chars)`;
+}
+
+function clip(line: string, width: number): string {
+  return line.length <= width ? line : `${line.slice(0, Math.max(10, width - 1))}…`;
+}
+
+/** JSON on one line with a space after `:` and `,` (for the compact form). */
+function inlineJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(inlineJson).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return '{}';
+    return `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${inlineJson(v)}`).join(', ')} }`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Indented JSON in which any part that fits the width stays on one line. */
+function prettyJson(value: unknown, width: number, pad = ''): string {
+  const flat = inlineJson(value);
+  if (pad.length + flat.length <= width || value === null || typeof value !== 'object') return flat;
+  const inner = `${pad}  `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[\n${value.map((v) => inner + prettyJson(v, width, inner)).join(',\n')}\n${pad}]`;
+  }
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  if (entries.length === 0) return '{}';
+  const body = entries.map(([k, v]) => {
+    const key = `${JSON.stringify(k)}: `;
+    return inner + key + prettyJson(v, width - key.length, inner);
+  });
+  return `{\n${body.join(',\n')}\n${pad}}`;
+}
+
+// ───────────────────────────── wire types (as the contract states them) ─────────────────────────────
+
+interface ToolResponse {
+  tool_call_id: string;
+  status: 'success' | 'failure' | 'partial';
+  content: Array<{ type: string; text: string }>;
+}
+
+interface ToolResultNote {
+  thread_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  tool_call_args: unknown;
+  status: string;
+  result?: { module: string; method: string; data: unknown };
+  error?: { code: string; message: string; issues?: unknown; [k: string]: unknown };
+  ui_schema?: unknown;
+  final: boolean;
+}
+
+interface HistoryMessage {
+  id: string;
+  role: string;
+  content: string;
+  created_at: string;
+  tool_call_id?: string;
+  status?: string;
+}
+
+// ───────────────────────────── the demo ─────────────────────────────
+
+export async function runDemo(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { db: { type: 'string' } }, strict: true, allowPositionals: false });
+  const p = new Printer();
+  const s = p.style;
+  const dbPath = resolve(values.db ?? DEMO_DB);
+
+  // One environment for the token and the daemon, so both resolve the same secret.
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.TOOLGATE_DB; // --db is passed explicitly to both
+  const userSecret = Boolean(env.TOOLGATE_BEARER_SECRET);
+  if (!userSecret) delete env.TOOLGATE_BEARER_SECRET;
+  const notes: string[] = [];
+  if (!userSecret && env.TOOLGATE_BEARER_JWKS) {
+    delete env.TOOLGATE_BEARER_JWKS;
+    notes.push('TOOLGATE_BEARER_JWKS is ignored here: the demo signs its own token with the local dev secret');
+  }
+
+  let child: ChildProcessWithoutNullStreams | undefined;
+  let rpc: MessageConnection | undefined;
+  let stderr = '';
+  let exited: Promise<number | null> = Promise.resolve(null);
+  let shuttingDown = false;
+
+  const forwardStderr = () => {
+    const text = stderr.trimEnd();
+    if (!text) return;
+    p.err(`--- daemon stderr (${child?.pid ?? '?'}) ---`);
+    p.err(text);
+    p.err('--- end of daemon stderr ---');
+  };
+
+  try {
+    // The token first: with no TOOLGATE_BEARER_SECRET this creates the data folder (0700) and the dev secret the daemon then reads.
+    const token = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 3600, db: dbPath, env });
+    p.hide(token);
+
+    const bin = join(PACKAGE_ROOT, 'bin', 'toolgate.mjs');
+    const childArgs = [bin, 'serve', '--stdio', '--dev', '--db', dbPath];
+    child = spawn(process.execPath, childArgs, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = child;
+    proc.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString('utf8');
+      if (stderr.length > STDERR_KEEP) stderr = stderr.slice(-STDERR_KEEP);
+    });
+    proc.stdin.on('error', () => {}); // a dead child shows up through `exited`
+    exited = new Promise<number | null>((res) => proc.on('exit', (code, signal) => res(code ?? (signal ? 128 : null))));
+    const spawnFailed = new Promise<never>((_, rej) => proc.on('error', (e) => rej(new DemoFailure(`cannot start the daemon: ${e.message}`))));
+    const diedEarly = exited.then((code) => {
+      if (!shuttingDown) throw new DemoFailure(`the daemon exited unexpectedly (exit code ${code})`);
+      return new Promise<never>(() => {});
+    });
+    spawnFailed.catch(() => {});
+    diedEarly.catch(() => {});
+
+    const conn = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+    rpc = conn;
+    const notifications: Array<{ method: string; params: unknown }> = [];
+    conn.onNotification((method, params) => void notifications.push({ method, params }));
+    conn.onError(() => {});
+    conn.listen();
+
+    const shownDb = shortPath(dbPath);
+    const shownBin = shortPath(bin);
+    p.line(s.bold('toolgate demo — a scripted host session against the real daemon'));
+    p.line(`  database  ${shownDb}`);
+    p.line(`  daemon    node ${shownBin} serve --stdio --dev --db ${shownDb}   (pid ${proc.pid})`);
+    p.line(
+      `  bearer    a dev token for "${DEMO_USER}", signed with ${
+        userSecret ? 'TOOLGATE_BEARER_SECRET from your environment' : `the dev secret ${join(dirname(shownDb), DEV_SECRET_FILE)}`
+      } (as \`toolgate dev-token\` does)`,
+    );
+    for (const n of notes) p.line(`  note      ${n}`);
+    p.line(s.dim('  legend    → request   ← response   ⇠ notification'));
+
+    let stepNo = 0;
+    const step = (title: string, explain?: string) => {
+      p.line();
+      p.line(s.bold(`${++stepNo}. ${title}`));
+      if (explain) p.line(s.dim(`   ${explain}`));
+    };
+
+    /** Sends a request, prints both directions; a JSON-RPC error is printed and rethrown. */
+    const call = async <T>(method: string, params: unknown, opts: { shown?: unknown; quiet?: boolean } = {}): Promise<T> => {
+      if (!opts.quiet) {
+        p.line(`   ${s.req('→')} ${s.bold(method)}`);
+        const shown = 'shown' in opts ? opts.shown : params;
+        if (shown !== undefined) p.json(shown);
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, rej) => {
+        timer = setTimeout(() => rej(new DemoFailure(`${method}: no response within ${REQUEST_TIMEOUT_MS / 1000}s`)), REQUEST_TIMEOUT_MS);
+      });
+      try {
+        const result = (await Promise.race([conn.sendRequest(method, params), timeout, spawnFailed, diedEarly])) as T;
+        if (!opts.quiet) {
+          p.line(`   ${s.res('←')} result`);
+          p.json(result);
+        }
+        return result;
+      } catch (err) {
+        if (err instanceof ResponseError) {
+          p.line(`   ${s.res('←')} ${s.bad('error')}`);
+          p.json({ code: err.code, message: err.message, data: err.data });
+          throw new DemoFailure(`${method} failed: JSON-RPC error ${err.code} ${err.message}`);
+        }
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+
+    /** A tool call: the notifications that arrived before the response, then the response. */
+    const invoke = async (
+      label: string,
+      sessionId: string,
+      threadId: string,
+      toolCallId: string,
+      args: { module: string; method: string; input: Record<string, unknown> },
+    ): Promise<{ response: ToolResponse; text: string; notes: ToolResultNote[] }> => {
+      const before = notifications.length;
+      p.line(`   ${s.req('→')} ${s.bold('tool/invoke')}  ${s.dim(`(${label})`)}`);
+      p.json({ session_id: sessionId, thread_id: threadId, tool_call_id: toolCallId, args });
+      const response = await call<ToolResponse>('tool/invoke', { session_id: sessionId, thread_id: threadId, tool_call_id: toolCallId, args }, { quiet: true });
+      const arrived = notifications.slice(before);
+      const results = arrived.filter((n) => n.method === 'tool/result').map((n) => n.params as ToolResultNote);
+      for (const n of arrived) {
+        if (n.method !== 'tool/result') {
+          p.line(`   ${s.note('⇠')} ${n.method}`);
+          p.json(n.params);
+        }
+      }
+      results.forEach((n, i) => {
+        p.line(`   ${s.note('⇠')} ${s.bold('tool/result')}  ${s.dim(`(notification ${i + 1} of ${results.length}, arrived before the response)`)}`);
+        p.line(`     status: ${n.status} · final: ${n.final} · tool_call_id: ${n.tool_call_id} · thread_id: ${n.thread_id}`);
+        p.line(`     ui_schema: ${summarizeUi(n.ui_schema)}`);
+        if (n.result) p.line(clip(`     result: ${inlineJson(n.result)}`, p.width));
+        if (n.error) p.line(clip(`     error: ${inlineJson(n.error)}`, p.width));
+      });
+      p.line(`   ${s.res('←')} result`);
+      const text = response.content?.[0]?.text;
+      if (typeof text !== 'string') throw new DemoFailure('tool/invoke answered without content[0].text');
+      p.json({ ...response, content: response.content.map((c) => ({ ...c, text: `‹${Buffer.byteLength(c.text)} bytes of JSON text›` })) });
+
+      if (results.length === 0) throw new DemoFailure(`${toolCallId}: no tool/result notification arrived before the response`);
+      const last = results[results.length - 1]!;
+      if (!last.final || results.slice(0, -1).some((n) => n.final)) throw new DemoFailure(`${toolCallId}: only the last tool/result may be final`);
+      if (last.tool_call_id !== toolCallId || last.thread_id !== threadId) throw new DemoFailure(`${toolCallId}: tool/result names another call`);
+      if (last.status !== response.status) throw new DemoFailure(`${toolCallId}: final notification says ${last.status}, the response ${response.status}`);
+      return { response, text, notes: results };
+    };
+
+    // 1. initialize
+    step('initialize', 'The host introduces itself; the daemon describes the one tool the model gets.');
+    await call('initialize', { protocol_version: '1', client_info: { name: 'toolgate-demo', version: '1' } });
+
+    // 2. session/open
+    step('session/open', `Open a session for "${DEMO_USER}" with her bearer token (never printed).`);
+    const session = await call<{ session_id: string; user_id: string; enabled_skills: string[]; allowed_actions: string[] }>(
+      'session/open',
+      { auth: { type: 'bearer', token } },
+      { shown: { auth: { type: 'bearer', token: redacted(token) } } },
+    );
+    const sid = session.session_id;
+
+    // 3. skills/list
+    step('skills/list', 'The skills (SKILL.md files) the agent may read to learn the actions.');
+    await call('skills/list', { session_id: sid });
+
+    // 4. calendar.create
+    const threadId = `demo-${new Date().toISOString().replace(/[-:.]/g, '')}`;
+    const day = tomorrow();
+    step(
+      'tool/invoke calendar.create',
+      `The model calls project_cli; the host adds session, thread (${threadId}) and tool_call_id.`,
+    );
+    const create = await invoke('the model wrote only `args`', sid, threadId, 'call-1', {
+      module: 'calendar',
+      method: 'create',
+      input: {
+        title: 'Coffee with Bob',
+        start_at: `${day.date}T10:00:00${day.offset}`,
+        end_at: `${day.date}T10:30:00${day.offset}`,
+        location: 'Corner café',
+      },
+    });
+    if (create.response.status !== 'success') throw new DemoFailure(`calendar.create did not succeed: ${create.text}`);
+
+    // 5. the projection
+    step('the text the model gets', 'content[0].text — the full JSON projection, nothing summarised or cut:');
+    p.line(create.text); // printed whole, never clipped
+    const projected = JSON.parse(create.text) as { status?: string; module?: string; method?: string };
+    p.line(s.dim(`   (${Buffer.byteLength(create.text)} bytes; status=${projected.status}, ${projected.module}.${projected.method})`));
+
+    // 6. calendar.read day
+    step('tool/invoke calendar.read (day)', `Read back ${day.date} in ${day.timeZone}.`);
+    const read = await invoke('day mode', sid, threadId, 'call-2', {
+      module: 'calendar',
+      method: 'read',
+      input: { mode: 'day', date: day.date, timezone: day.timeZone },
+    });
+    if (read.response.status !== 'success') throw new DemoFailure(`calendar.read did not succeed: ${read.text}`);
+    const readData = (JSON.parse(read.text) as { data?: { count?: number; items?: Array<{ id?: string }> } }).data;
+    const createdId = (JSON.parse(create.text) as { data?: { event?: { id?: string } } }).data?.event?.id;
+    const found = readData?.items?.some((e) => e.id === createdId) ?? false;
+    p.line(
+      `   ${found ? s.ok('✓') : s.bad('✗')} ${readData?.count ?? 0} event(s) that day; the one just created (${createdId}) is ${found ? '' : 'NOT '}among them` +
+        ((readData?.count ?? 0) > 1 ? s.dim(' — earlier demo runs left theirs too') : ''),
+    );
+    if (!found) throw new DemoFailure('calendar.read does not return the event calendar.create just made');
+
+    // 7. a bad call
+    step('a bad call: calendar.read with date "tomorrow"', 'A tool-level failure is a successful JSON-RPC response with status "failure".');
+    const bad = await invoke('deliberately invalid', sid, threadId, 'call-3', {
+      module: 'calendar',
+      method: 'read',
+      input: { mode: 'day', date: 'tomorrow' },
+    });
+    const badError = (JSON.parse(bad.text) as { error?: { code?: string; message?: string; issues?: Array<{ path?: string; message?: string }>; input_schema?: unknown } }).error;
+    p.line(`     error.code:    ${badError?.code}`);
+    p.line(`     error.message: ${badError?.message}`);
+    for (const i of badError?.issues ?? []) p.line(clip(`     issue:         ${i.path ?? '?'}: ${i.message ?? inlineJson(i)}`, p.width));
+    if (badError?.input_schema !== undefined) p.line(s.dim('     error.input_schema is included, so the model can correct its call'));
+    if (bad.response.status !== 'failure' || badError?.code !== 'INVALID_ACTION_INPUT') {
+      throw new DemoFailure(`expected status "failure" with INVALID_ACTION_INPUT, got ${bad.response.status} / ${badError?.code}`);
+    }
+
+    // 8. message/append
+    step('message/append (assistant)', 'The host stores what the assistant finally said.');
+    const answer = `Booked "Coffee with Bob" on ${day.date}, 10:00–10:30 at the Corner café.`;
+    await call('message/append', {
+      session_id: sid,
+      thread_id: threadId,
+      role: 'assistant',
+      content: answer,
+      worker_output: { status: 'success', answer },
+    });
+
+    // 9. history/get context
+    step('history/get (context view)', 'What an agent rebuilds its context from, oldest first.');
+    const historyParams = { session_id: sid, thread_id: threadId, view: 'context' };
+    p.line(`   ${s.req('→')} ${s.bold('history/get')}`);
+    p.json(historyParams);
+    const history = await call<{ messages: HistoryMessage[]; next_before: string | null }>('history/get', historyParams, { quiet: true });
+    p.line(`   ${s.res('←')} result  ${s.dim(`(${history.messages.length} messages, next_before: ${JSON.stringify(history.next_before)})`)}`);
+    for (const m of history.messages) {
+      const flat = m.content.replace(/\s*\n\s*/g, ' ');
+      const head = flat.length > 100 ? `${flat.slice(0, 100)}…` : flat;
+      const tag = m.role === 'tool' ? `${m.role} (${m.tool_call_id ?? '?'}, ${m.status ?? '?'})` : m.role;
+      p.line(`     ${tag.padEnd(26)} ${head}`);
+    }
+    const texts = new Map([create, read, bad].map((c) => [c.response.tool_call_id, c.text]));
+    const toolMessages = history.messages.filter((m) => m.role === 'tool');
+    if (toolMessages.length !== texts.size) throw new DemoFailure(`expected ${texts.size} tool messages in the history, got ${toolMessages.length}`);
+    for (const m of toolMessages) {
+      const text = m.tool_call_id === undefined ? undefined : texts.get(m.tool_call_id);
+      const same = text !== undefined && m.content === text;
+      p.line(
+        `   ${same ? s.ok('✓') : s.bad('✗')} ${m.tool_call_id}: history content ${same ? '===' : '!=='} the text tool/invoke returned` +
+          (same ? s.dim(` (${Buffer.byteLength(text)} bytes, byte for byte)`) : ''),
+      );
+      if (!same) throw new DemoFailure(`history content of ${m.tool_call_id} differs from the text tool/invoke returned`);
+    }
+    if (!history.messages.some((m) => m.role === 'assistant' && m.content === answer)) {
+      throw new DemoFailure('the assistant message is missing from the history');
+    }
+
+    // 10. shutdown + exit
+    step('shutdown + exit', 'As in LSP: the daemon finishes, closes the database and exits.');
+    await call('shutdown', undefined);
+    shuttingDown = true;
+    p.line(`   ${s.req('→')} ${s.bold('exit')} ${s.dim('(notification)')}`);
+    await conn.sendNotification('exit');
+    const code = await waitExit(proc, exited);
+    conn.dispose();
+    rpc = undefined;
+    if (code !== 0) throw new DemoFailure(`the daemon exited with code ${code}`);
+    p.line(`     daemon exited with code 0`);
+
+    p.line();
+    p.line(s.bold('Done.') + ` Rerun it any time: a new thread starts each run (the database ${shownDb} is kept).`);
+    p.line(s.dim(`Next: ${shortPath(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER} --db ${shownDb}\` for a token of your own.`));
+    return 0;
+  } catch (err) {
+    shuttingDown = true;
+    p.line();
+    const message = err instanceof DemoFailure ? err.message : `${(err as Error)?.message ?? String(err)}`;
+    p.err(`${p.style.bad('toolgate demo failed:')} ${message}`);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      try {
+        rpc?.dispose();
+      } catch {
+        /* already closed */
+      }
+      await stopChild(child, exited);
+    }
+    forwardStderr();
+    return 1;
+  } finally {
+    try {
+      rpc?.dispose();
+    } catch {
+      /* already closed */
+    }
+  }
+}
+
+/** A path relative to the current directory when it lies inside it, else absolute. */
+function shortPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+}
+
+/** Waits for the child; nudges it (stdin end, SIGTERM, SIGKILL) if it does not go by itself. */
+async function waitExit(proc: ChildProcessWithoutNullStreams, exited: Promise<number | null>): Promise<number | null> {
+  const within = (ms: number) => Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref())]);
+  let code = await within(EXIT_TIMEOUT_MS);
+  if (code !== 'timeout') return code;
+  proc.stdin.end();
+  code = await within(2000);
+  if (code !== 'timeout') throw new DemoFailure(`the daemon did not exit after "exit"; it stopped only when its stdin closed`);
+  proc.kill('SIGTERM');
+  code = await within(3000);
+  if (code === 'timeout') {
+    proc.kill('SIGKILL');
+    await exited;
+  }
+  throw new DemoFailure(`the daemon did not exit within ${EXIT_TIMEOUT_MS / 1000}s after "exit" and had to be killed`);
+}
+
+/** After a failure: close its stdin (a clean goodbye for the daemon), then SIGTERM, then SIGKILL. */
+async function stopChild(proc: ChildProcessWithoutNullStreams, exited: Promise<number | null>): Promise<void> {
+  const within = (ms: number) => Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref())]);
+  proc.stdin.end();
+  if ((await within(3000)) !== 'timeout') return;
+  proc.kill('SIGTERM');
+  if ((await within(3000)) !== 'timeout') return;
+  proc.kill('SIGKILL');
+  await exited;
+}
+
+/** Tomorrow in the local time zone: its date, the UTC offset at 10:00 that day, and the zone's IANA name. */
+function tomorrow(): { date: string; offset: string; timeZone: string } {
+  const now = new Date();
+  const d = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1, 10, 0, 0);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  const minutes = -d.getTimezoneOffset();
+  const sign = minutes < 0 ? '-' : '+';
+  const offset = `${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
+  let timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+  } catch {
+    timeZone = 'UTC';
+  }
+  // A zone name the runtime cannot resolve would make the offset and the zone disagree: fall back to UTC.
+  if (timeZone === 'UTC' && minutes !== 0) {
+    const u = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1));
+    return { date: `${u.getUTCFullYear()}-${pad(u.getUTCMonth() + 1)}-${pad(u.getUTCDate())}`, offset: '+00:00', timeZone: 'UTC' };
+  }
+  return { date, offset, timeZone };
+}
+
+/** A one-line description of a ui_schema: version, root component type and title, child component types. */
+function summarizeUi(ui: unknown): string {
+  if (!ui || typeof ui !== 'object') return '(none)';
+  const u = ui as { version?: string; title?: string; component?: Record<string, unknown> };
+  const c = u.component ?? {};
+  const kids = (Array.isArray(c.children) ? c.children : Array.isArray(c.items) ? c.items : []) as Array<{ type?: string }>;
+  const counts = new Map<string, number>();
+  for (const k of kids) counts.set(k.type ?? '?', (counts.get(k.type ?? '?') ?? 0) + 1);
+  const parts = [...counts].map(([t, n]) => (n > 1 ? `${t}×${n}` : t));
+  const title = typeof c.title === 'string' ? c.title : u.title;
+  return (
+    `v${u.version ?? '?'} ${String(c.type ?? '?')}` +
+    (title ? ` "${title}"` : '') +
+    (typeof c.subtitle === 'string' ? ` — ${c.subtitle}` : '') +
+    (parts.length ? ` [${parts.join(', ')}]` : '')
+  );
 }

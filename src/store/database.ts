@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 
@@ -12,14 +12,28 @@ export type Db = Database.Database;
  * under BEGIN IMMEDIATE and re-check the version inside the lock.
  */
 export function openDatabase(file: string): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new Database(file);
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  migrate(db);
-  return db;
+  const fresh = file !== ':memory:' && !existsSync(file);
+  let db: Db | undefined;
+  try {
+    // History and the credential audit live here: owner-only, like the keys beside it.
+    if (fresh) mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    db = new Database(file);
+    if (fresh) chmodSync(file, 0o600);
+    db.pragma('busy_timeout = 5000');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    return db;
+  } catch (err) {
+    db?.close();
+    throw new DatabaseOpenError(`cannot open database ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The database file could not be opened or migrated (wrong path, not SQLite, newer schema…). */
+export class DatabaseOpenError extends Error {
+  override name = 'DatabaseOpenError';
 }
 
 function migrate(db: Db): void {
