@@ -15,7 +15,8 @@ import { DEV_SECRET_FILE } from './bearer-auth.js';
 import { devToken } from './dev-token.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
-const DEMO_DB = 'data/demo.db';
+/** The daemon's own default, so `npm run inspector` afterwards shows the demo's threads. */
+const DEMO_DB = 'data/toolgate.db';
 const DEMO_USER = 'alice';
 const REQUEST_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 10_000;
@@ -424,6 +425,12 @@ export async function runDemo(args: string[]): Promise<number> {
     p.line();
     p.line(s.bold('Done.') + ` Rerun it any time: a new thread starts each run (the database ${shownDb} is kept).`);
     p.line(s.dim(`Next: ${shortPath(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER} --db ${shownDb}\` for a token of your own.`));
+    // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
+    const inspectorToken = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 24 * 3600, db: dbPath, env });
+    p.line();
+    p.line(s.bold('See it in the browser:') + ` \`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\` (or \`npm run inspector\` for the default database),`);
+    p.line('then open http://127.0.0.1:8787/ and paste this dev token for alice (valid 24 h, local dev secret only):');
+    p.line(inspectorToken);
     return 0;
   } catch (err) {
     shuttingDown = true;

@@ -5,12 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { startHost } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
-import { REPO_ROOT } from '../helpers/repo.js';
+import { screenshotPath } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
 
 test('create an event through the inspector, see its card, reload and see it replayed', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
@@ -40,8 +38,7 @@ test('create an event through the inspector, see its card, reload and see it rep
     await card.first().getByTestId('ui-card').filter({ hasText: 'Design review' }).first().waitFor();
     assert.ok(await card.first().getByTestId('ui-datetime').count() > 0, 'the card shows the time range');
 
-    mkdirSync(join(REPO_ROOT, 'docs', 'screenshots'), { recursive: true });
-    await page.screenshot({ path: join(REPO_ROOT, 'docs', 'screenshots', 'inspector-live-call.png') });
+    await page.screenshot({ path: screenshotPath('inspector-live-call.png') });
 
     // Reload: the token is gone from memory, so open the session again, then replay the thread.
     await page.reload();
@@ -50,7 +47,7 @@ test('create an event through the inspector, see its card, reload and see it rep
     await page.locator('[data-testid="thread-item"][data-thread-id="inspector-thread"]').click();
     const replayed = page.locator('[data-testid="message-list"] [data-testid="tool-card"]');
     await replayed.first().getByTestId('ui-card').filter({ hasText: 'Design review' }).first().waitFor();
-    await page.screenshot({ path: join(REPO_ROOT, 'docs', 'screenshots', 'inspector-replay.png') });
+    await page.screenshot({ path: screenshotPath('inspector-replay.png') });
 
     const body = await page.content();
     assert.ok(!body.includes(token), 'the token is not left in the page');

@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
+import { screenshotPath } from '../helpers/repo.js';
 
 // Code passed to page.evaluate runs in the browser. This project compiles without the DOM lib,
 // so the few browser globals it names are declared here, for this module only.
@@ -38,7 +39,7 @@ const REPO_ROOT = (() => {
 })();
 const INSPECTOR_DIR = join(REPO_ROOT, 'src', 'inspector');
 const SNAPSHOT_DIR = join(REPO_ROOT, 'test', 'snapshots', 'ui');
-const SCREENSHOT = join(REPO_ROOT, 'docs', 'screenshots', 'ui-renderer-event-card.png');
+const SCREENSHOT = screenshotPath('ui-renderer-event-card.png');
 
 type Json = any; // snapshot and wire values are checked structurally below
 

@@ -17,3 +17,13 @@ export const PROJECT_CLI_BIN = join(REPO_ROOT, 'bin', 'project-cli.mjs');
 export function tempDir(prefix = 'toolgate-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
+
+/**
+ * Where a test keeps a screenshot: docs/screenshots/ when UPDATE_SCREENSHOTS=1
+ * (to refresh the committed ones), else a temporary folder, so a test run
+ * never dirties the work tree.
+ */
+export function screenshotPath(name: string): string {
+  const dir = process.env.UPDATE_SCREENSHOTS === '1' ? join(REPO_ROOT, 'docs', 'screenshots') : tempDir('toolgate-shots-');
+  return join(dir, name);
+}
