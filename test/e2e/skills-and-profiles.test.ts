@@ -1,0 +1,127 @@
+/**
+ * Skills are disclosed progressively and never grant an action; agent
+ * profiles set visibility and the whitelist independently.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import type { ResponseError } from 'vscode-jsonrpc/node';
+import { startHost, openSession } from '../helpers/host.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+
+const CONFIG = {
+  agents: {
+    default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
+    reader: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.read'] },
+  },
+};
+
+const rpcError = (p: Promise<unknown>) => p.then(() => assert.fail('expected an error'), (e: ResponseError<unknown>) => e);
+
+test('skills/list and skills/read show the enabled skills only, and paths stay inside the skill', async () => {
+  const host = await startHost();
+  try {
+    const s = await openSession(host, await mintBearer('alice'), { enabled_skills: ['calendar', 'memory'] });
+    assert.deepEqual(s.enabled_skills, ['calendar', 'memory']);
+    const list = await host.request<{ skills: Array<{ name: string; description: string }> }>('skills/list', { session_id: s.session_id });
+    assert.deepEqual(list.skills.map((k) => k.name), ['calendar', 'memory']);
+    for (const k of list.skills) assert.ok(k.description.length > 10, 'descriptions come from the frontmatter');
+
+    const skill = await host.request<{ name: string; path: string; content: string }>('skills/read', { session_id: s.session_id, name: 'calendar' });
+    assert.equal(skill.path, 'SKILL.md');
+    assert.match(skill.content, /^---\nname: calendar\n/);
+    const examples = await host.request<{ path: string; content: string }>('skills/read', { session_id: s.session_id, name: 'calendar', path: 'examples.md' });
+    assert.equal(examples.path, 'examples.md');
+
+    for (const params of [
+      { name: 'contacts' },
+      { name: 'astrology' },
+      { name: 'calendar', path: '../contacts/SKILL.md' },
+      { name: 'calendar', path: '/etc/passwd' },
+      { name: 'calendar', path: '../../package.json' },
+      { name: 'calendar', path: 'missing.md' },
+    ]) {
+      const err = await rpcError(host.request('skills/read', { session_id: s.session_id, ...params }));
+      assert.equal(err.code, -32602, JSON.stringify(params));
+    }
+    const widen = await rpcError(host.request('session/open', { auth: { type: 'bearer', token: await mintBearer('alice') }, enabled_skills: ['astrology'] }));
+    assert.equal(widen.code, -32602);
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a profile that sees a skill but is not allowed its actions cannot run them', async () => {
+  const dir = tempDir();
+  const configPath = join(dir, 'config.json');
+  writeFileSync(configPath, JSON.stringify(CONFIG));
+  const host = await startHost({ dataDir: dir, args: ['--config', configPath] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'), { agent: 'reader' });
+    assert.deepEqual(s.allowed_actions, ['calendar.read']);
+    assert.deepEqual(s.enabled_skills, ['calendar', 'memory']);
+    const created = await host.request<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
+      session_id: s.session_id, thread_id: 't', tool_call_id: 'c1',
+      args: { module: 'calendar', method: 'create', input: { title: 'x', start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-01T01:00:00Z' } },
+    });
+    assert.equal(created.status, 'failure');
+    assert.equal(JSON.parse(created.content[0]!.text).error.code, 'ACTION_NOT_ALLOWED');
+    const memory = await host.request<{ content: Array<{ text: string }> }>('tool/invoke', {
+      session_id: s.session_id, thread_id: 't', tool_call_id: 'c2', args: { module: 'memory', method: 'read', input: {} },
+    });
+    assert.equal(JSON.parse(memory.content[0]!.text).error.code, 'ACTION_NOT_ALLOWED', 'seeing the memory skill grants nothing');
+    const read = await host.request<{ status: string }>('tool/invoke', {
+      session_id: s.session_id, thread_id: 't', tool_call_id: 'c3', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-01-01' } },
+    });
+    assert.equal(read.status, 'success');
+    const unknown = await rpcError(host.request('session/open', { auth: { type: 'bearer', token: await mintBearer('alice') }, agent: 'admin' }));
+    assert.equal(unknown.code, -32602);
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a bad config file or a missing bearer secret stops serve with a clear message and exit 2', () => {
+  const dir = tempDir();
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['bad.json', '{ not json', /not valid JSON/],
+    ['unknown-action.json', { agents: { default: { enabled_skills: [], allowed_actions: ['calendar.fly'] } } }, /calendar\.fly/],
+    ['unknown-skill.json', { agents: { default: { enabled_skills: ['astrology'], allowed_actions: ['calendar.read'] } } }, /astrology/],
+    ['extra-key.json', { agents: { default: { enabled_skills: [], allowed_actions: ['calendar.read'], admin: true } } }, /admin/],
+  ];
+  for (const [name, body, message] of cases) {
+    const path = join(dir, name);
+    writeFileSync(path, typeof body === 'string' ? body : JSON.stringify(body));
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dir, 'x.db'), '--config', path], {
+      env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, input: '', encoding: 'utf8',
+    });
+    assert.equal(r.status, 2, `${name}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.equal(r.stdout, '', 'stdout stays protocol-only');
+  }
+  const noSecret = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dir, 'y.db')], {
+    env: { PATH: process.env.PATH ?? '' }, input: '', encoding: 'utf8',
+  });
+  assert.equal(noSecret.status, 2);
+  assert.match(noSecret.stderr, /TOOLGATE_BEARER_SECRET/);
+  assert.match(noSecret.stderr, /--dev/);
+});
+
+test('serve --dev creates a local secret that dev-token signs with', async () => {
+  const dir = tempDir();
+  const db = join(dir, 'toolgate.db');
+  const token = spawnSync(process.execPath, [TOOLGATE_BIN, 'dev-token', '--user', 'zoe', '--phone', '+15559999', '--db', db], {
+    env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8',
+  });
+  assert.equal(token.status, 0, token.stderr);
+  const host = await startHost({ dataDir: dir, args: ['--dev'], env: { TOOLGATE_BEARER_SECRET: '' } });
+  try {
+    const s = await openSession(host, token.stdout.trim());
+    assert.equal(s.user_id, 'zoe');
+  } finally {
+    await host.stop();
+  }
+});
