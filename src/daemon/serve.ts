@@ -15,6 +15,7 @@ import { recoverToolCalls } from './recovery.js';
 import { SessionRegistry } from './sessions.js';
 import { SubscriptionRegistry } from './subscriptions.js';
 import { createHttpServer } from './http-server.js';
+import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
 import { discoverSkills } from './skills.js';
@@ -79,6 +80,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       env: opts.env,
       sessions: new SessionRegistry(),
       subscriptions: new SubscriptionRegistry(),
+      threadListeners: new ThreadListeners(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
     };
@@ -135,7 +137,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   } else {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    const http = createHttpServer(daemon);
+    const http = createHttpServer(daemon, [agUiStreamRoute(daemon)]);
     const ws = attachWebSocketRpc(daemon, http, { ...limits, highWaterBytes: 8 * 1024 * 1024, maxBufferedBytes: 64 * 1024 * 1024 }, shared);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -163,6 +165,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const pending = inflight.size;
   const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
   await Promise.race([Promise.allSettled([...inflight]), grace]);
+  // A settled call's response is written by the connection a tick later: let it out first.
+  await new Promise((r) => setTimeout(r, 20));
   await stop();
   closeCliDatabases();
   daemon.db.close();

@@ -239,4 +239,38 @@ describe('limits', () => {
     assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'ivy'"), answered);
     assert.match(host.stderr(), /"msg":"stopped"/);
   });
+
+  test('a peer that stops answering pings is dropped', async () => {
+    const host = await startHost({ transport: 'ws', args: ['--ping-interval-ms', '150'] });
+    try {
+      const dead = new WebSocket(`ws://127.0.0.1:${host.port}/rpc`, { autoPong: false });
+      await new Promise((r) => dead.once('open', r));
+      const closedAfter = await new Promise<number>((resolve) => {
+        const t = Date.now();
+        dead.once('close', () => resolve(Date.now() - t));
+      });
+      assert.ok(closedAfter < 5000);
+      const alive = await connectWs(host.port!);
+      await new Promise((r) => setTimeout(r, 600));
+      const init = await alive.request<{ protocol_version: string }>('initialize', { protocol_version: '1' });
+      assert.equal(init.protocol_version, '1', 'a peer that answers pings stays connected');
+      await alive.close();
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test('over stdio, SIGTERM also drains and exits 0', async () => {
+    const host = await startHost({ transport: 'stdio' });
+    const s = await openSession(host, await mintBearer('jon'));
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'term', tool_call_id: 't0', args: createArgs('Stdio term') });
+    await new Promise((r) => setTimeout(r, 30));
+    host.proc.kill('SIGTERM');
+    const outcome = await pending.then(() => 'answered', () => 'dropped');
+    assert.equal(await host.exited, 0);
+    const stored = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'");
+    assert.equal(outcome, 'answered', 'the in-flight call is answered before the daemon exits');
+    assert.equal(stored, 1);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Stdio term'"), stored);
+  });
 });

@@ -119,6 +119,8 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
   if (transport === 'stdio') {
     const rpc = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
     client = makeClient(rpc, async () => rpc.dispose());
+    // Once the daemon is gone and its stdout drained, pending requests fail instead of hanging.
+    proc.once('close', () => rpc.dispose());
   } else {
     port = await new Promise<number>((resolve, reject) => {
       onListening = resolve;
