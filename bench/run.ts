@@ -8,6 +8,9 @@
  *      runCli in-process (validate + SQLite transaction), projection, message insert
  */
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { REPO_ROOT } from '../test/helpers/repo.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { startHost, openSession, type Host } from '../test/helpers/host.js';
@@ -112,6 +115,26 @@ async function parts(n: number): Promise<Stat[]> {
   ];
 }
 
+/** project-cli start-up alone (a usage error: no credential, no database): bundle vs module tree. */
+async function startup(n: number): Promise<Stat[]> {
+  const tree = pathToFileURL(join(REPO_ROOT, 'dist', 'src', 'cli-router', 'main.js')).href;
+  const variants: Array<[string, string[]]> = [
+    ['node -e "" (Node itself)', ['-e', '']],
+    ['project-cli, bundled (bin/project-cli.mjs)', [join(REPO_ROOT, 'bin', 'project-cli.mjs')]],
+    ['project-cli, module tree (dist/src/…)', ['--input-type=module', '-e', `const m = await import(${JSON.stringify(tree)}); await m.main();`]],
+  ];
+  const samples = variants.map(() => [] as number[]);
+  // Interleaved, so machine noise hits every variant alike.
+  for (let i = 0; i < n; i++) {
+    for (const [v, [, args]] of variants.entries()) {
+      const t = performance.now();
+      spawnSync(process.execPath, args, { input: '', env: {} });
+      samples[v]!.push(performance.now() - t);
+    }
+  }
+  return variants.map(([name], v) => stats(name, samples[v]!));
+}
+
 const n = Number(process.env.BENCH_N ?? 40);
 console.log(`toolgate bench — node ${process.version}, n=${n} per row (BENCH_N to change)`);
 const sub = await endToEnd('subprocess', n);
@@ -121,3 +144,5 @@ for (let i = 0; i < sub.length; i++) {
   console.log(`  subprocess / in-process, ${sub[i]!.name.split(': ')[1]}: ×${(sub[i]!.median / inproc[i]!.median).toFixed(1)}`);
 }
 table('Parts of one call, in isolation', await parts(n * 5));
+const boot = await startup(Math.max(10, Math.floor(n / 2)));
+table('Process start-up (spawnSync, interleaved)', boot, boot[1]);
