@@ -13,12 +13,11 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
-import { screenshotPath } from '../helpers/repo.js';
+import { REPO_ROOT, screenshotPath } from '../helpers/repo.js';
 
 // Code passed to page.evaluate runs in the browser. This project compiles without the DOM lib,
 // so the few browser globals it names are declared here, for this module only.
@@ -28,15 +27,6 @@ declare const location: any;
 
 // ---- repository, snapshots, static server --------------------------------------------------
 
-const REPO_ROOT = (() => {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!(existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'tsconfig.json')))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('repository root (package.json + tsconfig.json) not found');
-    dir = parent;
-  }
-  return dir;
-})();
 const INSPECTOR_DIR = join(REPO_ROOT, 'src', 'inspector');
 const SNAPSHOT_DIR = join(REPO_ROOT, 'test', 'snapshots', 'ui');
 const SCREENSHOT = screenshotPath('ui-renderer-event-card.png');
