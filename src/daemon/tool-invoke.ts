@@ -79,6 +79,7 @@ export async function invokeTool(
     throw err;
   }
   log.log('info', 'tool call', { status: output.status, ms: Math.round(performance.now() - started), message_id: row.id });
+  daemon.threadListeners.publish(row);
   return respond(daemon, conn, threadId, output, text);
 }
 

@@ -161,7 +161,7 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
           proc.kill('SIGTERM');
         }
       }
-      const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
+      const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000).unref())]);
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
       client.rpc.dispose();
       return code;
