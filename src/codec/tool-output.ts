@@ -3,35 +3,23 @@
  * ToolAgentOutput the system stores, and from that to the text the model
  * reads and the notifications a host receives. No I/O here.
  */
-import type { CliDocument, CliError } from '../cli-router/run-cli.js';
+import type { CliDocument } from '../cli-router/run-cli.js';
 
 export const TOOL_NAME = 'project_cli';
 
-export type ToolStatus = 'success' | 'failure' | 'partial';
+// The wire shapes are declared once, in schemas/tool-call.json; these types are generated from it.
+export type {
+  ToolAgentOutput,
+  ToolCallArgs,
+  ToolError,
+  ToolResponse,
+  ToolResult,
+  ToolResultNotification,
+  ToolStatus,
+} from '../generated/tool-call.js';
+import type { ToolAgentOutput, ToolCallArgs, ToolResultNotification, ToolStatus } from '../generated/tool-call.js';
 
-export interface ToolCallArgs {
-  module: string;
-  method: string;
-  input: Record<string, unknown>;
-}
-
-export interface ToolResult {
-  module: string;
-  method: string;
-  data: unknown;
-}
-
-/** What the system keeps of a call: `metadata.tool_agent_output` of its tool message. */
-export interface ToolAgentOutput {
-  tool_name: typeof TOOL_NAME;
-  tool_call_id: string;
-  tool_call_args: ToolCallArgs;
-  status: ToolStatus;
-  result: ToolResult | null;
-  error: CliError | null;
-  /** Descriptive, internal: compiled to `ui_schema` on the way out, never sent. */
-  ui_hints: unknown;
-}
+type JsonObject = { [k: string]: unknown };
 
 export type DeriveUiHints = (module: string, method: string, data: unknown, status: ToolStatus) => unknown;
 
@@ -75,7 +63,8 @@ export function buildToolAgentOutput(
     status,
     result,
     error: doc.ok ? null : doc.error,
-    ui_hints: deriveUiHints(args.module, args.method, result ? result.data : batchOutcomes(doc), status) ?? null,
+    // Hints and UI schemas are plain JSON objects; the generated types describe them only as objects.
+    ui_hints: (deriveUiHints(args.module, args.method, result ? result.data : batchOutcomes(doc), status) ?? null) as JsonObject | null,
   };
 }
 
@@ -93,18 +82,6 @@ function batchOutcomes(doc: CliDocument): unknown {
 export function projectText(out: ToolAgentOutput): string {
   if (out.status === 'failure' || !out.result) return JSON.stringify({ status: 'failure', error: out.error });
   return JSON.stringify({ status: out.status, module: out.result.module, method: out.result.method, data: out.result.data });
-}
-
-export interface ToolResultNotification {
-  thread_id: string;
-  tool_call_id: string;
-  tool_name: typeof TOOL_NAME;
-  tool_call_args: ToolCallArgs;
-  status: ToolStatus;
-  result?: ToolResult;
-  error?: CliError;
-  ui_schema?: unknown;
-  final: boolean;
 }
 
 /**
@@ -126,7 +103,7 @@ export function notificationsFor(
     for (const item of items) {
       const n: ToolResultNotification = { ...base, status: 'partial', result: { module, method, data: item }, final: false };
       const ui = compileUi(deriveUiHints(module, method, item, 'partial'));
-      if (ui) n.ui_schema = ui;
+      if (ui) n.ui_schema = ui as JsonObject;
       list.push(n);
     }
   }
@@ -134,7 +111,7 @@ export function notificationsFor(
   if (out.result) final.result = out.result;
   if (out.error) final.error = out.error;
   const ui = out.ui_hints ? compileUi(out.ui_hints) : undefined;
-  if (ui) final.ui_schema = ui;
+  if (ui) final.ui_schema = ui as JsonObject;
   list.push(final);
   return list;
 }

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { startHost, openSession, TRANSPORTS, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { validateUiSchema } from '../helpers/ui-schema-validator.js';
+import { assertWireShape } from '../helpers/wire-validator.js';
+import Database from 'better-sqlite3';
 
 interface Note {
   tool_call_id: string;
@@ -30,7 +32,7 @@ function keysDeep(value: unknown, out = new Set<string>()): Set<string> {
 
 for (const transport of TRANSPORTS) {
   describe(`over ${transport}`, () => {
-    test('ui_schema on every templated action, valid, replayed identically; ui_hints never on the wire', async () => {
+    test('every message matches schemas/; ui_schema on every templated action, valid, replayed identically; ui_hints never on the wire', async () => {
       const host = await startHost({ transport });
       try {
         const alice = await openSession(host, await mintBearer('alice', { phone: '+15550101', name: 'Alice' }));
@@ -74,6 +76,15 @@ for (const transport of TRANSPORTS) {
         }
         const everything = [...wire.map((e) => e.payload), ...historyPages];
         assert.ok(!keysDeep(everything).has('ui_hints'), 'no ui_hints key anywhere on the wire');
+
+        for (const e of wire) {
+          if (e.method === 'tool/result') assertWireShape('ToolResultNotification', e.payload);
+          if (e.method === 'tool/invoke' && e.kind === 'response') assertWireShape('ToolResponse', e.payload);
+        }
+        const db = new Database(host.dbPath, { readonly: true });
+        const rows = db.prepare("SELECT metadata FROM messages WHERE role = 'tool'").all() as Array<{ metadata: string }>;
+        db.close();
+        for (const r of rows) assertWireShape('ToolAgentOutput', (JSON.parse(r.metadata) as { tool_agent_output: unknown }).tool_agent_output);
 
         const finals = new Map<string, Note>();
         let schemas = 0;
