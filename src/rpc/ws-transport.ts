@@ -11,6 +11,7 @@ import { createMessageConnection } from 'vscode-jsonrpc/node';
 import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
+import { Backpressure } from './backpressure.js';
 
 export interface WsLimits {
   /** Larger frames get a JSON-RPC error; the connection is kept. */
@@ -58,17 +59,19 @@ export function attachWebSocketRpc(
     const log = daemon.log.child({ connection: id });
     log.log('info', 'connection opened', { remote: req.socket.remoteAddress });
 
-    let paused = false;
+    const flow = new Backpressure(limits.highWaterBytes, limits.maxBufferedBytes);
     const onBuffered = (buffered: number) => {
-      if (buffered > limits.maxBufferedBytes) {
-        log.log('warn', 'dropping a connection that does not read its messages', { buffered });
-        ws.terminate();
-      } else if (!paused && buffered > limits.highWaterBytes) {
-        paused = true;
-        ws.pause();
-      } else if (paused && buffered < limits.highWaterBytes / 2) {
-        paused = false;
-        ws.resume();
+      switch (flow.update(buffered)) {
+        case 'drop':
+          log.log('warn', 'dropping a connection that does not read its messages', { buffered });
+          ws.terminate();
+          break;
+        case 'pause':
+          ws.pause();
+          break;
+        case 'resume':
+          ws.resume();
+          break;
       }
     };
     const reader = new WebSocketMessageReader(ws, { maxMessageBytes: limits.maxMessageBytes }, (reason) =>
