@@ -141,7 +141,9 @@ for (const transport of TRANSPORTS) {
     const jwtShape = /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/;
     for (const blob of [host.stderr(), ...blobs]) {
       assert.ok(!blob.includes(signature), 'the bearer token signature appears nowhere');
-      // Titles may legitimately hold what the user typed; a credential the daemon minted never may.
+      // Nothing the user typed here looks like a JWT, so any JWT-shaped bytes would be a leaked
+      // bearer token or a controlled credential the daemon minted.
+      assert.ok(!jwtShape.test(blob), 'no JWT-shaped bytes in stderr or any database file');
     }
     assert.ok(!jwtShape.test(host.stderr()), 'no JWT-shaped string in stderr');
     const db = new Database(host.dbPath, { readonly: true });
