@@ -12,7 +12,15 @@ export interface AgentProfile {
 
 export interface DaemonConfig {
   agents: Map<string, AgentProfile>;
-  limits: Partial<{ callTimeoutMs: number; maxMessageBytes: number; maxInFlight: number; pingIntervalMs: number; shutdownGraceMs: number }>;
+  limits: Partial<{
+    callTimeoutMs: number;
+    maxMessageBytes: number;
+    maxInFlight: number;
+    pingIntervalMs: number;
+    shutdownGraceMs: number;
+    highWaterBytes: number;
+    maxBufferedBytes: number;
+  }>;
 }
 
 const ProfileSchema = z.strictObject({
@@ -26,6 +34,8 @@ const LimitsSchema = z.strictObject({
   max_in_flight: Positive.optional(),
   ping_interval_ms: Positive.optional(),
   shutdown_grace_ms: Positive.optional(),
+  ws_high_water_bytes: Positive.optional(),
+  ws_max_buffered_bytes: Positive.optional(),
 });
 const ConfigSchema = z.strictObject({
   agents: z.record(z.string().min(1), ProfileSchema).refine((a) => Object.keys(a).length > 0, 'at least one agent profile'),
@@ -80,6 +90,8 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   if (l.max_in_flight) limits.maxInFlight = l.max_in_flight;
   if (l.ping_interval_ms) limits.pingIntervalMs = l.ping_interval_ms;
   if (l.shutdown_grace_ms) limits.shutdownGraceMs = l.shutdown_grace_ms;
+  if (l.ws_high_water_bytes) limits.highWaterBytes = l.ws_high_water_bytes;
+  if (l.ws_max_buffered_bytes) limits.maxBufferedBytes = l.ws_max_buffered_bytes;
   return { agents, limits };
 }
 

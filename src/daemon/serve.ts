@@ -40,6 +40,10 @@ export interface Limits {
   pingIntervalMs: number;
   /** How long shutdown waits for in-flight calls. */
   shutdownGraceMs: number;
+  /** WebSocket: unsent bytes past which a slow peer's requests are no longer read. */
+  highWaterBytes: number;
+  /** WebSocket: unsent bytes past which a slow peer is dropped. */
+  maxBufferedBytes: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -48,6 +52,8 @@ export const DEFAULT_LIMITS: Limits = {
   maxInFlight: 256,
   pingIntervalMs: 30_000,
   shutdownGraceMs: 10_000,
+  highWaterBytes: 8 * 1024 * 1024,
+  maxBufferedBytes: 64 * 1024 * 1024,
 };
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -138,7 +144,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
     const http = createHttpServer(daemon, [agUiStreamRoute(daemon)]);
-    const ws = attachWebSocketRpc(daemon, http, { ...limits, highWaterBytes: 8 * 1024 * 1024, maxBufferedBytes: 64 * 1024 * 1024 }, shared);
+    const ws = attachWebSocketRpc(daemon, http, limits, shared);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(opts.port ?? 0, host, () => resolve());

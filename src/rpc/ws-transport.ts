@@ -67,9 +67,11 @@ export function attachWebSocketRpc(
           ws.terminate();
           break;
         case 'pause':
+          log.log('info', 'backpressure: stopped reading a slow peer', { buffered });
           ws.pause();
           break;
         case 'resume':
+          log.log('info', 'backpressure: reading again', { buffered });
           ws.resume();
           break;
       }

@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import WebSocket from 'ws';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../helpers/repo.js';
 import { startHost, openSession, connectWs, type Host, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 
@@ -272,5 +275,49 @@ describe('limits', () => {
     assert.equal(outcome, 'answered', 'the in-flight call is answered before the daemon exits');
     assert.equal(stored, 1);
     assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Stdio term'"), stored);
+  });
+
+  test('a client that reads slowly is paused, others are served meanwhile, and nothing is lost when it reads again', async () => {
+    const dir = tempDir();
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({
+      agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] } },
+      limits: { ws_high_water_bytes: 256 * 1024, ws_max_buffered_bytes: 256 * 1024 * 1024 },
+    }));
+    const host = await startHost({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+    try {
+      const s = await openSession(host, await mintBearer('kim'));
+      const big = 'x'.repeat(900_000);
+      await host.request('message/append', { session_id: s.session_id, thread_id: 'big', role: 'user', content: big });
+
+      const raw = await rawSocket(host.port!);
+      const send = (id: number, method: string, params: unknown) => raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      send(1, 'initialize', { protocol_version: '1' });
+      await raw.next();
+      send(2, 'session/open', { auth: { type: 'bearer', token: await mintBearer('kim') } });
+      const sessionId = (await raw.next()).result.session_id as string;
+
+      // Stop reading at the TCP level, then ask for 40 replies of ~900 kB each.
+      const tcp = (raw.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      tcp.pause();
+      for (let i = 0; i < 40; i++) send(100 + i, 'history/get', { session_id: sessionId, thread_id: 'big', view: 'context' });
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.match(host.stderr(), /backpressure: stopped reading a slow peer/);
+
+      const other = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
+      assert.equal(other.threads.length, 1, 'another connection is served while the slow one is paused');
+
+      tcp.resume();
+      const ids = new Set<number>();
+      while (ids.size < 40) {
+        const reply = await raw.next();
+        assert.equal(reply.result.messages[0].content.length, big.length);
+        ids.add(reply.id);
+      }
+      assert.match(host.stderr(), /backpressure: reading again/);
+      raw.ws.close();
+    } finally {
+      await host.stop();
+    }
   });
 });
