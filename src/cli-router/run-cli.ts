@@ -11,6 +11,7 @@ import type { ActionDefinition } from './action.js';
 import { CredentialError, verifyCredential, type CredentialClaims } from './credential.js';
 import { UsageError, flagKinds, offersCredentialByFlag, offersCredentialInInput, parseFlags } from './argv.js';
 import { describeIssues } from './validation.js';
+import { redact } from '../codec/redact.js';
 
 /** The environment variables project-cli reads — and nothing else. */
 export const CLI_ENV = {
@@ -183,7 +184,7 @@ function runAction(db: Db, action: ActionDefinition, claims: CredentialClaims, r
       const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
       return render({ ok: false, module, method, error: { code: err.code, message: err.message, module, method, ...err.details, ...extra } });
     }
-    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err: String((err as Error)?.stack ?? err) })}\n`);
+    process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
     return render({ ok: false, module, method, error: { code: 'INTERNAL', message: 'internal error', module, method } });
   }
 }

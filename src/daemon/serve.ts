@@ -38,7 +38,10 @@ export interface Limits {
   maxMessageBytes: number;
   maxInFlight: number;
   pingIntervalMs: number;
-  /** How long shutdown waits for in-flight calls. */
+  /**
+   * How long shutdown waits for in-flight calls. By default the call timeout
+   * plus a margin, so every call that was running finishes and is answered.
+   */
   shutdownGraceMs: number;
   /** WebSocket: unsent bytes past which a slow peer's requests are no longer read. */
   highWaterBytes: number;
@@ -51,7 +54,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxMessageBytes: 1024 * 1024,
   maxInFlight: 256,
   pingIntervalMs: 30_000,
-  shutdownGraceMs: 10_000,
+  shutdownGraceMs: 35_000,
   highWaterBytes: 8 * 1024 * 1024,
   maxBufferedBytes: 64 * 1024 * 1024,
 };
@@ -97,7 +100,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
 }
 
 export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
-  return { ...DEFAULT_LIMITS, ...config.limits, ...stripUndefined(opts.limits ?? {}) };
+  const chosen = { ...config.limits, ...stripUndefined(opts.limits ?? {}) };
+  const limits = { ...DEFAULT_LIMITS, ...chosen };
+  if (chosen.shutdownGraceMs === undefined) limits.shutdownGraceMs = limits.callTimeoutMs + 5_000;
+  return limits;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

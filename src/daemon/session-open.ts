@@ -19,11 +19,8 @@ export interface SessionOpenResult {
  * sessions are for trusted connections only.
  */
 export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
-  const profileName = p.agent ?? 'default';
-  const profile = daemon.config.agents.get(profileName);
-  if (!profile) throw invalidParams(`unknown agent profile "${profileName}"`, { code: 'UNKNOWN_AGENT' });
-
   if (p.auth.type === 'automation') {
+    // A job carries its own skills and whitelist: no agent profile takes part.
     if (!conn.trusted) throw unauthorized('automation sessions need a trusted connection');
     const job = getAutomationJob(daemon.db, p.auth.job_id);
     if (!job) throw invalidParams('automation job not found', { code: 'JOB_NOT_FOUND' });
@@ -39,6 +36,10 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
     daemon.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
     return { session_id: session.id, user_id: job.ownerId, enabled_skills: skills, allowed_actions: job.allowedActions };
   }
+
+  const profileName = p.agent ?? 'default';
+  const profile = daemon.config.agents.get(profileName);
+  if (!profile) throw invalidParams(`unknown agent profile "${profileName}"`, { code: 'UNKNOWN_AGENT' });
 
   let identity;
   try {

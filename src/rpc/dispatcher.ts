@@ -95,9 +95,10 @@ export async function dispatch(
   token: CancellationToken,
   log: Logger,
 ): Promise<unknown> {
+  // Contract: any request other than `initialize` before it is -32002, known method or not.
+  if (!state.initialized && name !== 'initialize') throw new ResponseError(RpcErrorCode.NotInitialized, 'initialize first');
   const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
   if (!spec) throw new ResponseError(RpcErrorCode.MethodNotFound, `unknown method ${name}`);
-  if (!state.initialized && name !== 'initialize') throw new ResponseError(RpcErrorCode.NotInitialized, 'initialize first');
   if (state.shutdownRequested) throw new ResponseError(RpcErrorCode.InvalidRequest, 'shutdown was requested');
   const parsed = spec.params.safeParse(rawParams ?? (name === 'shutdown' ? {} : undefined));
   if (!parsed.success) {

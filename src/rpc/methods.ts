@@ -1,12 +1,13 @@
 /**
  * Every request's params as a zod schema, declared once; handlers receive
- * parsed, typed params. Unknown keys are rejected so that a typo is an
- * error, not a silently ignored field.
+ * parsed, typed params. Unknown keys are rejected (except in `initialize`)
+ * so that a typo is an error, not a silently ignored field.
  */
 import { z } from 'zod';
 
 const Id = z.string().min(1).max(200);
 
+/** Lenient on purpose: a newer host may send more fields to an older daemon. */
 export const InitializeParams = z.object({
   protocol_version: z.literal('1'),
   client_info: z.object({ name: z.string().max(200), version: z.string().max(100) }).partial().optional(),
@@ -23,7 +24,8 @@ export const SessionOpenParams = z.strictObject({
   enabled_skills: z.array(z.string().min(1).max(100)).max(100).optional(),
 });
 
-export const ToolArgs = z.object({
+/** Exactly what the model wrote: `{module, method, input}` and nothing else. */
+export const ToolArgs = z.strictObject({
   module: z.string().min(1).max(100),
   method: z.string().min(1).max(100),
   input: z.record(z.string(), z.unknown()),

@@ -82,6 +82,10 @@ export function attachWebSocketRpc(
     const rpc = createMessageConnection(reader, new WebSocketMessageWriter(ws, { onBuffered }));
     const bound = bindConnection(daemon, rpc, { id, transport: 'ws', trusted: false, maxInFlight: limits.maxInFlight, ...opts });
     rpc.onError(([err]) => log.log('warn', 'connection error', { err: err.message }));
+    // LSP's `exit` ends this client's connection; the daemon serves other clients on.
+    rpc.onNotification((method) => {
+      if (method === 'exit') ws.close(1000, bound.state.shutdownRequested ? 'exit' : 'exit without shutdown');
+    });
 
     let alive = true;
     ws.on('pong', () => (alive = true));

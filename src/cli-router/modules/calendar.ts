@@ -137,11 +137,17 @@ function share(ctx: ActionContext, input: { event_id: string; user_ids: string[]
   if (userIds.includes(ctx.userId)) throw new ActionError('INVALID_ACTION_INPUT', 'cannot invite yourself');
   const unknown = userIds.filter((id) => !userExists(ctx.db, id));
   if (unknown.length > 0) throw new ActionError('NOT_FOUND', 'user not found', { user_ids: unknown });
-  const invites = userIds.map((id) => {
+  // Invites are pending by definition; someone who already accepted is not asked again.
+  const invites: Array<{ invite_id: string; user_id: string; status: 'pending' }> = [];
+  const alreadyAccepted: string[] = [];
+  for (const id of userIds) {
     const inv = upsertInvite(ctx.db, input.event_id, ctx.userId, id);
-    return { invite_id: inv.invite_id, user_id: inv.invitee_id, status: inv.status };
-  });
-  return { event_id: input.event_id, invites };
+    if (inv.status === 'pending') invites.push({ invite_id: inv.invite_id, user_id: inv.invitee_id, status: 'pending' });
+    else alreadyAccepted.push(id);
+  }
+  return alreadyAccepted.length > 0
+    ? { event_id: input.event_id, invites, already_accepted: alreadyAccepted }
+    : { event_id: input.event_id, invites };
 }
 
 function answerInvite(status: 'accepted' | 'rejected') {

@@ -1,0 +1,25 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SignJWT } from 'jose';
+import { redact } from '../../src/codec/redact.js';
+
+test('JWT-shaped strings are redacted wherever they sit, with or without a space after the brace', async () => {
+  const token = await new SignJWT({ a: 1 }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('k'.repeat(32)));
+  const spaced = `${Buffer.from('{ "alg": "HS256" }').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}.c2lnbmF0dXJl`;
+  const out = JSON.stringify(redact({ msg: `saw ${token}`, nested: [{ deep: spaced }], err: new Error(`bad ${token}`) }));
+  assert.ok(!out.includes(token));
+  assert.ok(!out.includes(spaced));
+  assert.match(out, /\[redacted\]/);
+});
+
+test('values under secret keys are redacted; ordinary text is left alone', () => {
+  assert.deepEqual(redact({ token: 'abc', service_key: 'k', title: 'Team sync at 10.30.45', n: 3 }), {
+    token: '[redacted]', service_key: '[redacted]', title: 'Team sync at 10.30.45', n: 3,
+  });
+});
+
+test('structures deeper than the limit are dropped, not written unredacted', () => {
+  let deep: unknown = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig';
+  for (let i = 0; i < 12; i++) deep = { d: deep };
+  assert.ok(!JSON.stringify(redact(deep)).includes('eyJhbGci'));
+});
