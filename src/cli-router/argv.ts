@@ -1,9 +1,8 @@
 import { parseArgs } from 'node:util';
+import { CREDENTIAL_FIELDS } from '../codec/redact.js';
 
 /** Flags that would carry a credential: refused wherever they appear. */
 const CREDENTIAL_FLAG = /^--?(credential|token|bearer|access-token|access_token|api-key|jwt)(=|$)/i;
-/** Input fields that would carry a credential. */
-const CREDENTIAL_FIELDS = new Set(['credential', 'token', 'bearer', 'access_token', 'api_key', 'jwt', 'project_cli_credential']);
 
 export function offersCredentialByFlag(argv: readonly string[]): boolean {
   return argv.some((a) => CREDENTIAL_FLAG.test(a));

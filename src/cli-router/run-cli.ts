@@ -182,7 +182,7 @@ function runAction(db: Db, action: ActionDefinition, claims: CredentialClaims, r
   } catch (err) {
     if (err instanceof ActionError) {
       const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
-      return render({ ok: false, module, method, error: { code: err.code, message: err.message, module, method, ...err.details, ...extra } });
+      return render({ ok: false, module, method, error: { ...err.details, ...extra, code: err.code, message: err.message, module, method } });
     }
     process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
     return render({ ok: false, module, method, error: { code: 'INTERNAL', message: 'internal error', module, method } });

@@ -12,7 +12,10 @@ export const Instant = z.iso
 export const TimeZone = z
   .string()
   .min(1)
+  .max(100)
   .refine(isTimeZone, { message: 'unknown IANA time zone' })
+  // The canonical spelling: `asia/shanghai` and `Asia/Shanghai` are one zone (and one cache entry below).
+  .transform((name) => new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone)
   .describe('IANA time zone, e.g. Europe/Berlin');
 
 export function isTimeZone(name: string): boolean {

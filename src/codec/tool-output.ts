@@ -34,8 +34,9 @@ function isBatchData(data: unknown): data is BatchData {
   return !!d && Array.isArray(d.items) && typeof d.created === 'number' && typeof d.failed === 'number';
 }
 
+/** Only `calendar.create` has a batch form (`input.items`). */
 export function isBatchCall(args: ToolCallArgs): boolean {
-  return Array.isArray(args.input.items);
+  return args.module === 'calendar' && args.method === 'create' && Array.isArray(args.input.items);
 }
 
 /**

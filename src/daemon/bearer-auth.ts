@@ -1,6 +1,6 @@
 import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readOrCreateSecretFile } from './data-dir.js';
 
@@ -41,9 +41,8 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
     }
     return { kind: 'jwks', jwks, path };
   }
-  const devFile = join(dataDir, DEV_SECRET_FILE);
-  if (allowDev || existsSync(devFile)) {
-    if (!allowDev) return null;
+  if (allowDev) {
+    const devFile = join(dataDir, DEV_SECRET_FILE);
     const secret = readOrCreateSecretFile(devFile, () => randomBytes(32).toString('base64url'));
     return { kind: 'secret', secret: new TextEncoder().encode(secret.trim()), origin: 'dev' };
   }

@@ -20,6 +20,7 @@ export interface DaemonConfig {
     shutdownGraceMs: number;
     highWaterBytes: number;
     maxBufferedBytes: number;
+    maxProcesses: number;
   }>;
 }
 
@@ -36,6 +37,7 @@ const LimitsSchema = z.strictObject({
   shutdown_grace_ms: Positive.optional(),
   ws_high_water_bytes: Positive.optional(),
   ws_max_buffered_bytes: Positive.optional(),
+  max_processes: Positive.optional(),
 });
 const ConfigSchema = z.strictObject({
   agents: z.record(z.string().min(1), ProfileSchema).refine((a) => Object.keys(a).length > 0, 'at least one agent profile'),
@@ -92,6 +94,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   if (l.shutdown_grace_ms) limits.shutdownGraceMs = l.shutdown_grace_ms;
   if (l.ws_high_water_bytes) limits.highWaterBytes = l.ws_high_water_bytes;
   if (l.ws_max_buffered_bytes) limits.maxBufferedBytes = l.ws_max_buffered_bytes;
+  if (l.max_processes) limits.maxProcesses = l.max_processes;
   return { agents, limits };
 }
 

@@ -3,6 +3,7 @@ import type { CliDocument } from '../cli-router/run-cli.js';
 import { runCli } from '../cli-router/run-cli.js';
 import type { Logger } from './logger.js';
 import { PROJECT_CLI_BIN } from './package-root.js';
+import { Semaphore } from './semaphore.js';
 
 /** One call across the restricted boundary. */
 export interface ExecRequest {
@@ -50,60 +51,66 @@ function parseDocument(stdout: string): CliDocument | null {
  * shell), the input as JSON on stdin — never as flags, so no value can be
  * read as an option — and only the environment it is given.
  */
-export function subprocessExecutor(): Executor {
+export function subprocessExecutor(maxProcesses: number): Executor {
+  // One Node per call costs ~100 ms of CPU: past a few per core they only queue in the kernel.
+  const slots = new Semaphore(maxProcesses);
   return {
     kind: 'subprocess',
     run(req, log) {
-      return new Promise((resolve) => {
-        const child = spawn(process.execPath, [PROJECT_CLI_BIN, req.module, req.method], {
-          env: req.env,
-          stdio: ['pipe', 'pipe', 'pipe'],
-          shell: false,
-          windowsHide: true,
-        });
-        const out: Buffer[] = [];
-        let outBytes = 0;
-        let err = '';
-        let timedOut = false;
-        let tooLarge = false;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          child.kill('SIGKILL');
-        }, req.timeoutMs);
-        child.stdout.on('data', (chunk: Buffer) => {
-          outBytes += chunk.length;
-          if (outBytes > MAX_STDOUT_BYTES) {
-            tooLarge = true;
-            child.kill('SIGKILL');
-          } else out.push(chunk);
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-          if (err.length < 64 * 1024) err += chunk.toString('utf8');
-        });
-        child.stdin.on('error', () => {
-          /* the child may exit before reading stdin; its exit is what counts */
-        });
-        child.on('error', (e) => {
-          clearTimeout(timer);
-          log.log('error', 'project-cli could not start', { err: e.message });
-          resolve(failure(req, 'INTERNAL', 'the tool could not be started'));
-        });
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
-          if (timedOut) return resolve(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
-          if (tooLarge) return resolve(failure(req, 'INTERNAL', 'the tool produced too much output'));
-          const doc = parseDocument(Buffer.concat(out).toString('utf8'));
-          if (!doc) {
-            log.log('error', 'project-cli printed no valid document', { exit_code: code });
-            return resolve(failure(req, 'INTERNAL', 'the tool failed'));
-          }
-          resolve({ doc, exitCode: code ?? 1 });
-        });
-        child.stdin.end(JSON.stringify(req.input));
-      });
+      return slots.run(() => spawnCli(req, log));
     },
   };
+}
+
+function spawnCli(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [PROJECT_CLI_BIN, req.module, req.method], {
+      env: req.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      shell: false,
+      windowsHide: true,
+    });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let err = '';
+    let timedOut = false;
+    let tooLarge = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, req.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > MAX_STDOUT_BYTES) {
+        tooLarge = true;
+        child.kill('SIGKILL');
+      } else out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (err.length < 64 * 1024) err += chunk.toString('utf8');
+    });
+    child.stdin.on('error', () => {
+      /* the child may exit before reading stdin; its exit is what counts */
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      log.log('error', 'project-cli could not start', { err: e.message });
+      resolve(failure(req, 'INTERNAL', 'the tool could not be started'));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
+      if (timedOut) return resolve(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
+      if (tooLarge) return resolve(failure(req, 'INTERNAL', 'the tool produced too much output'));
+      const doc = parseDocument(Buffer.concat(out).toString('utf8'));
+      if (!doc) {
+        log.log('error', 'project-cli printed no valid document', { exit_code: code });
+        return resolve(failure(req, 'INTERNAL', 'the tool failed'));
+      }
+      resolve({ doc, exitCode: code ?? 1 });
+    });
+    child.stdin.end(JSON.stringify(req.input));
+  });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../store/database.js';
 import { closeCliDatabases } from '../cli-router/run-cli.js';
@@ -43,6 +44,8 @@ export interface Limits {
    * plus a margin, so every call that was running finishes and is answered.
    */
   shutdownGraceMs: number;
+  /** project-cli processes running at once, daemon-wide (subprocess executor); more calls queue. */
+  maxProcesses: number;
   /** WebSocket: unsent bytes past which a slow peer's requests are no longer read. */
   highWaterBytes: number;
   /** WebSocket: unsent bytes past which a slow peer is dropped. */
@@ -55,6 +58,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxInFlight: 256,
   pingIntervalMs: 30_000,
   shutdownGraceMs: 35_000,
+  maxProcesses: Math.max(2, availableParallelism() * 4),
   highWaterBytes: 8 * 1024 * 1024,
   maxBufferedBytes: 64 * 1024 * 1024,
 };
@@ -72,6 +76,9 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
         'or pass --dev to create a local development secret in the data folder',
     );
   }
+  if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'env' && bearerKeys.secret.length < 32) {
+    log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
+  }
   const config = loadConfig(opts.config, discoverSkills());
   const db = openDatabase(dbPath);
   try {
@@ -84,7 +91,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       config,
       signingKey,
       bearerKeys,
-      executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(),
+      executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses),
       log,
       env: opts.env,
       sessions: new SessionRegistry(),

@@ -36,8 +36,4 @@ export class SubscriptionRegistry {
       if (conns.size === 0) this.byThread.delete(threadId);
     }
   }
-
-  dropSession(connId: string, sessionId: string): void {
-    for (const threadId of [...this.byThread.keys()]) this.unsubscribe(threadId, connId, sessionId);
-  }
 }

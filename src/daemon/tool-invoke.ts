@@ -6,6 +6,7 @@ import { CLI_ENV } from '../cli-router/run-cli.js';
 import { lookupAction } from '../cli-router/registry.js';
 import type { ToolErrorCode } from '../cli-router/errors.js';
 import { argsSha256 } from '../codec/canonical-json.js';
+import { scrubCredentials } from '../codec/redact.js';
 import {
   buildToolAgentOutput,
   notificationsFor,
@@ -49,7 +50,8 @@ export async function invokeTool(
 ): Promise<ToolResponse> {
   const { db } = daemon;
   const { thread_id: threadId, tool_call_id: toolCallId } = params;
-  const args: ToolCallArgs = params.args;
+  // A credential pasted into the input is refused below, and only this scrubbed copy is ever kept or sent.
+  const { value: args, found: offersCredential } = scrubCredentials<ToolCallArgs>(params.args);
   const log = requestLog.child({ thread_id: threadId, tool_call_id: toolCallId, action: `${args.module}.${args.method}` });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
@@ -60,11 +62,13 @@ export async function invokeTool(
   if (stored) return replay(daemon, conn, threadId, stored, args);
 
   const started = performance.now();
-  const doc = await runAction(daemon, session, threadId, toolCallId, args, log);
+  const doc = offersCredential
+    ? refuse(args, 'UNAUTHENTICATED', 'credentials are not accepted in the tool input')
+    : await runAction(daemon, session, threadId, toolCallId, args, log);
   const output = buildToolAgentOutput(doc, args, toolCallId, deriveUiHints);
   if (doc.ok === false && doc.error.code === 'DUPLICATE_TOOL_CALL_ID') {
     // The id belongs to another call: answer, but store nothing under it.
-    return respond(daemon, conn, threadId, output, projectText(output));
+    return respond(daemon, conn, threadId, output, projectText(output), 'caller');
   }
   const text = projectText(output);
   let row: MessageRow;
@@ -80,7 +84,7 @@ export async function invokeTool(
   }
   log.log('info', 'tool call', { status: output.status, ms: Math.round(performance.now() - started), message_id: row.id });
   daemon.threadListeners.publish(row);
-  return respond(daemon, conn, threadId, output, text);
+  return respond(daemon, conn, threadId, output, text, 'subscribers');
 }
 
 async function runAction(
@@ -92,12 +96,8 @@ async function runAction(
   log: Logger,
 ): Promise<CliDocument> {
   const action = `${args.module}.${args.method}`;
-  const fail = (code: ToolErrorCode, message: string): CliDocument => ({
-    ok: false, module: args.module, method: args.method,
-    error: { code, message, module: args.module, method: args.method },
-  });
-  if (!lookupAction(args.module, args.method)) return fail('UNKNOWN_ACTION', `unknown action ${action}`);
-  if (!session.allowedActions.includes(action)) return fail('ACTION_NOT_ALLOWED', `${action} is not allowed for this session`);
+  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}`);
+  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session`);
 
   const call = { thread_id: threadId, tool_call_id: toolCallId, args_sha256: argsSha256(args) };
   const credential = await issueCredential(daemon.db, daemon.signingKey, {
@@ -124,6 +124,11 @@ async function runAction(
   return outcome.doc;
 }
 
+/** A failure decided by the daemon itself, shaped like project-cli's. */
+function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string): CliDocument {
+  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method } };
+}
+
 function replay(daemon: Daemon, conn: Connection, threadId: string, row: MessageRow, args: ToolCallArgs): ToolResponse {
   const output = (JSON.parse(row.metadata) as { tool_agent_output: ToolAgentOutput }).tool_agent_output;
   if (argsSha256(output.tool_call_args) !== argsSha256(args)) {
@@ -140,19 +145,28 @@ function replay(daemon: Daemon, conn: Connection, threadId: string, row: Message
         method: args.method,
       },
     };
-    return respond(daemon, conn, threadId, duplicate, projectText(duplicate));
+    return respond(daemon, conn, threadId, duplicate, projectText(duplicate), 'caller');
   }
-  return respond(daemon, conn, threadId, output, row.content);
+  return respond(daemon, conn, threadId, output, row.content, 'caller');
 }
 
 /**
- * Sends the notifications (partials, then final) to the invoking connection
- * and to every connection subscribed to the thread — each once — and returns
- * the response, which the transport writes after them.
+ * Sends the notifications (partials, then final) and returns the response,
+ * which the transport writes after them. A call that ran reaches the invoking
+ * connection and every connection subscribed to the thread, each once; a
+ * replayed or refused duplicate reaches the caller only — subscribers saw
+ * that call already, and no second event happened.
  */
-function respond(daemon: Daemon, conn: Connection, threadId: string, output: ToolAgentOutput, text: string): ToolResponse {
+function respond(
+  daemon: Daemon,
+  conn: Connection,
+  threadId: string,
+  output: ToolAgentOutput,
+  text: string,
+  audience: 'caller' | 'subscribers',
+): ToolResponse {
   const targets = new Map<string, Connection>([[conn.id, conn]]);
-  for (const c of daemon.subscriptions.connectionsFor(threadId)) targets.set(c.id, c);
+  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(threadId)) targets.set(c.id, c);
   for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) {
     for (const target of targets.values()) target.notify('tool/result', n);
   }

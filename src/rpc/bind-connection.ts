@@ -5,7 +5,7 @@
  */
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
 import type { Connection, Daemon } from '../daemon/daemon.js';
-import { dispatch, type ConnectionState } from './dispatcher.js';
+import { METHODS, dispatch, type ConnectionState } from './dispatcher.js';
 import { RpcErrorCode } from './errors.js';
 
 export interface BindOptions {
@@ -37,13 +37,21 @@ export function bindConnection(daemon: Daemon, rpc: MessageConnection, opts: Bin
     trusted: opts.trusted,
     notify(method, params) {
       if (closed) return;
-      rpc.sendNotification(method, params).catch(() => {
-        /* the peer went away; the call's outcome is stored regardless */
-      });
+      // The peer may be gone (vscode-jsonrpc throws synchronously on a closed
+      // connection, or rejects later): the call's outcome is stored regardless.
+      try {
+        rpc.sendNotification(method, params).catch(() => {});
+      } catch {
+        closed = true;
+      }
     },
   };
   const state: ConnectionState = { initialized: false, shutdownRequested: false };
   let inFlight = 0;
+
+  rpc.onClose(() => {
+    closed = true;
+  });
 
   rpc.onRequest(async (method, params, token) => {
     if (!opts.accepting()) throw new ResponseError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
@@ -52,7 +60,8 @@ export function bindConnection(daemon: Daemon, rpc: MessageConnection, opts: Bin
     }
     inFlight++;
     const requestId = `req_${(++requestCounter).toString(36)}`;
-    const log = daemon.log.child({ request_id: requestId, connection: conn.id, method });
+    // Only known method names reach the log: the raw string is attacker-sized.
+    const log = daemon.log.child({ request_id: requestId, connection: conn.id, method: Object.hasOwn(METHODS, method) ? method : '<unknown>' });
     const started = performance.now();
     try {
       const result = await opts.track(dispatch(daemon, conn, state, method, params, token, log));

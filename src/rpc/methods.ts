@@ -7,6 +7,24 @@ import { z } from 'zod';
 
 const Id = z.string().min(1).max(200);
 
+/** Deeper JSON than any action needs would only make recursion (hashing, storage) fail later. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Nesting depth of a JSON value, counted without recursion and given up past `limit`. */
+export function jsonDepthExceeds(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+const DEPTH_MESSAGE = { message: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+const shallow = (v: unknown) => !jsonDepthExceeds(v, MAX_JSON_DEPTH);
+
 /** Lenient on purpose: a newer host may send more fields to an older daemon. */
 export const InitializeParams = z.object({
   protocol_version: z.literal('1'),
@@ -28,7 +46,7 @@ export const SessionOpenParams = z.strictObject({
 export const ToolArgs = z.strictObject({
   module: z.string().min(1).max(100),
   method: z.string().min(1).max(100),
-  input: z.record(z.string(), z.unknown()),
+  input: z.record(z.string(), z.unknown()).refine(shallow, DEPTH_MESSAGE),
 });
 
 export const ToolInvokeParams = z.strictObject({
@@ -38,12 +56,14 @@ export const ToolInvokeParams = z.strictObject({
   args: ToolArgs,
 });
 
-export const WorkerOutput = z.strictObject({
-  status: z.enum(['success', 'failure', 'partial']),
-  answer: z.string(),
-  suggested_actions: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).optional(),
-  error: z.union([z.string(), z.record(z.string(), z.unknown())]).nullable().optional(),
-});
+export const WorkerOutput = z
+  .strictObject({
+    status: z.enum(['success', 'failure', 'partial']),
+    answer: z.string(),
+    suggested_actions: z.array(z.union([z.string(), z.record(z.string(), z.unknown())])).optional(),
+    error: z.union([z.string(), z.record(z.string(), z.unknown())]).nullable().optional(),
+  })
+  .refine(shallow, DEPTH_MESSAGE);
 
 export const MessageAppendParams = z.strictObject({
   session_id: Id,
@@ -73,8 +93,6 @@ export const SkillsReadParams = z.strictObject({
   name: z.string().min(1).max(100),
   path: z.string().min(1).max(500).optional(),
 });
-
-export const SessionOnlyParams = z.object({ session_id: Id });
 
 /** LSP's shutdown takes no params; whatever a client sends along is ignored. */
 export const ShutdownParams = z.unknown();

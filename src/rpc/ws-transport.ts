@@ -45,7 +45,8 @@ export function attachWebSocketRpc(
   const sockets = new Set<WebSocket>();
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // Raw request line: never parse it as a URL (a malformed one must not throw here).
+    const path = (req.url ?? '/').split('?')[0];
     if (path !== RPC_PATH || !opts.accepting()) {
       socket.end(`HTTP/1.1 ${opts.accepting() ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\n\r\n`);
       return;

@@ -7,15 +7,8 @@ import { join } from 'node:path';
 import { deriveUiHints, type ToolStatus, type UiHints, type UiTemplate } from '../../src/codec/ui-hints.js';
 import { compileUiSchema } from '../../src/codec/ui-schema-compiler.js';
 import type { UiSchema } from '../../src/codec/ui-schema-types.js';
-import type { UiSchema as GeneratedUiSchema } from '../../src/generated/ui-schema.js';
 import { validateUiSchema } from '../helpers/ui-schema-validator.js';
 import { REPO_ROOT } from '../helpers/repo.js';
-
-// The hand-written type and the one generated from the JSON schema must stay interchangeable.
-const toGenerated = (s: UiSchema): GeneratedUiSchema => s;
-const fromGenerated = (s: GeneratedUiSchema): UiSchema => s;
-void toGenerated;
-void fromGenerated;
 
 const SNAPSHOT_DIR = join(REPO_ROOT, 'test', 'snapshots', 'ui');
 const UPDATE = process.env['UPDATE_SNAPSHOTS'] === '1';

@@ -1,0 +1,162 @@
+/**
+ * Regressions from review: hostile or careless input that once crashed,
+ * froze or leaked. Each stays fixed.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ResponseError } from 'vscode-jsonrpc/node';
+import { startHost, openSession, connectWs } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+
+test('a malformed upgrade request line does not take the WebSocket daemon down', async () => {
+  const host = await startHost({ transport: 'ws' });
+  try {
+    await new Promise<void>((resolve) => {
+      const sock = connect(host.port!, '127.0.0.1', () => {
+        sock.write('GET http://[::1 HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+      });
+      sock.on('data', () => {});
+      sock.on('close', () => resolve());
+      sock.on('error', () => resolve());
+      setTimeout(() => {
+        sock.destroy();
+        resolve();
+      }, 1000).unref();
+    });
+    const c = await connectWs(host.port!);
+    const init = await c.request<{ protocol_version: string }>('initialize', { protocol_version: '1' });
+    assert.equal(init.protocol_version, '1');
+    await c.close();
+    assert.equal(host.proc.exitCode, null, 'still running');
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a huge unknown method name is refused and keeps the daemon responsive; it is not logged', async () => {
+  const host = await startHost({ transport: 'ws' });
+  try {
+    const c = await connectWs(host.port!);
+    const huge = 'eyJ'.repeat(300_000);
+    const err = (await c.request(huge, {}).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(err.code, -32002);
+    const other = await connectWs(host.port!);
+    await other.request('initialize', { protocol_version: '1' });
+    await other.close();
+    await c.close();
+    assert.ok(!host.stderr().includes('eyJeyJeyJ'), 'the raw method string never reaches the log');
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a credential pasted into the input is refused, and appears in no notification, response or database byte', async () => {
+  const host = await startHost();
+  const token = await mintBearer('alice');
+  try {
+    const s = await openSession(host, token);
+    const mark = host.wire.length;
+    for (const [i, input] of [
+      { token, title: 'x' },
+      { title: `use ${token}`, start_at: '2026-01-01T00:00:00Z', end_at: '2026-01-01T01:00:00Z' },
+      { items: [{ credential: token }] },
+    ].entries()) {
+      const r = await host.request<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
+        session_id: s.session_id, thread_id: 'paste', tool_call_id: `p${i}`, args: { module: 'calendar', method: 'create', input },
+      });
+      assert.equal(r.status, 'failure');
+      assert.equal(JSON.parse(r.content[0]!.text).error.code, 'UNAUTHENTICATED');
+    }
+    assert.ok(!JSON.stringify(host.wire.slice(mark)).includes(token.split('.')[2]!), 'not on the wire');
+  } finally {
+    await host.stop();
+  }
+  for (const f of readdirSync(host.dataDir).filter((n) => n.startsWith('toolgate.db'))) {
+    assert.ok(!readFileSync(join(host.dataDir, f)).toString('latin1').includes(token.split('.')[2]!), `not in ${f}`);
+  }
+});
+
+test('input nested deeper than the limit is -32602 and leaves no thread behind', async () => {
+  const host = await startHost();
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 1000; i++) deep = { d: deep };
+    const err = (await host
+      .request('tool/invoke', { session_id: s.session_id, thread_id: 'deep', tool_call_id: 'd1', args: { module: 'memory', method: 'read', input: deep } })
+      .catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(err.code, -32602);
+    const list = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
+    assert.deepEqual(list.threads, []);
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a replayed call reaches its caller only, not the thread’s subscribers again', async () => {
+  const host = await startHost({ transport: 'ws' });
+  try {
+    const token = await mintBearer('alice');
+    const watcher = await host.connect();
+    const ws = await openSession(watcher, token);
+    const s = await openSession(host, token);
+    await watcher.request('thread/subscribe', { session_id: ws.session_id, thread_id: 'replay' });
+    const args = { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } };
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r1', args });
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r1', args });
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r1', args: { ...args, input: { key: 'k', content: 'w' } } });
+    await new Promise((r) => setTimeout(r, 200));
+    const seen = (c: { wire: Array<{ method?: string }> }) => c.wire.filter((e) => e.method === 'tool/result').length;
+    assert.equal(seen(host), 3, 'the caller hears every answer');
+    assert.equal(seen(watcher), 1, 'the subscriber hears the one call that ran');
+    await watcher.close();
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a call in flight when the host closes stdin is still answered before the daemon exits', async () => {
+  const host = await startHost();
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    const pending = host.request<{ status: string }>('tool/invoke', {
+      session_id: s.session_id, thread_id: 'eof', tool_call_id: 'e1', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } },
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    host.proc.stdin.end();
+    const r = await pending;
+    assert.equal(r.status, 'success');
+    assert.equal(await host.exited, 0);
+    assert.doesNotMatch(host.stderr(), /handler failed/);
+  } finally {
+    await host.stop();
+  }
+});
+
+test('a raw frame nested 100,000 levels deep is refused without harm', async () => {
+  const host = await startHost({ transport: 'ws' });
+  try {
+    const c = await connectWs(host.port!);
+    const s = await openSession(c, await mintBearer('alice'));
+    await c.close();
+    const { default: WebSocket } = await import('ws');
+    const raw = new WebSocket(`ws://127.0.0.1:${host.port}/rpc`);
+    await new Promise((r) => raw.once('open', r));
+    const replies: Array<{ id: number; error?: { code: number } }> = [];
+    raw.on('message', (d) => replies.push(JSON.parse(d.toString())));
+    raw.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol_version: '1' } }));
+    const deep = `${'{"d":'.repeat(100_000)}{}${'}'.repeat(100_000)}`;
+    raw.send(`{"jsonrpc":"2.0","id":2,"method":"tool/invoke","params":{"session_id":"${s.session_id}","thread_id":"t","tool_call_id":"c","args":{"module":"memory","method":"read","input":${deep}}}}`);
+    raw.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'thread/list', params: { session_id: 'nope' } }));
+    for (let i = 0; i < 100 && replies.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    const byId = new Map(replies.map((r) => [r.id, r]));
+    assert.ok([-32602, -32001, -32700].includes(byId.get(2)?.error?.code ?? 0), JSON.stringify(byId.get(2)));
+    assert.equal(byId.get(3)?.error?.code, -32001, 'the connection keeps answering');
+    raw.close();
+  } finally {
+    await host.stop();
+  }
+});
