@@ -11,7 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodeToolCallAsAgUi, sseFrame } from '../codec/ag-ui.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
-import { pageMessages, type MessageRow } from '../store/messages.js';
+import { messageSeq, toolMessagesAfter, type MessageRow } from '../store/messages.js';
 import { ownsThread } from '../store/threads.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
@@ -69,6 +69,9 @@ const PATH = /^\/threads\/([^/]+)\/events$/;
 const MAX_THREAD_ID = 200;
 const MAX_TOKEN = 16384;
 const PAGE = 500;
+/** Open streams per user: each holds a socket and a listener. */
+const MAX_STREAMS_PER_USER = 16;
+const openStreams = new Map<string, number>();
 
 /**
  * The route for `createHttpServer`: claims `/threads/{id}/events` and
@@ -122,6 +125,17 @@ async function stream(
     return;
   }
   if (res.destroyed || req.socket.destroyed) return;
+  const open = openStreams.get(userId) ?? 0;
+  if (open >= MAX_STREAMS_PER_USER) {
+    sendJson(res, 429, { error: `too many open event streams (limit ${MAX_STREAMS_PER_USER} per user)` });
+    return;
+  }
+  openStreams.set(userId, open + 1);
+  res.once('close', () => {
+    const n = (openStreams.get(userId) ?? 1) - 1;
+    if (n > 0) openStreams.set(userId, n);
+    else openStreams.delete(userId);
+  });
 
   const resume = parseEventId(header(req.headers['last-event-id']));
   const replay = resume !== null || url.searchParams.get('replay') !== '0';
@@ -135,21 +149,15 @@ async function stream(
   });
   req.socket.setNoDelay(true);
 
-  // Replay and listen in one synchronous step: no call stored in between is
-  // missed or sent twice.
-  let replayed = 0;
-  if (replay) {
-    const frames: string[] = [];
-    for (const row of toolRowsAfter(daemon, threadId, resume?.messageId)) {
-      const skip = row.id === resume?.messageId ? resume.index + 1 : 0;
-      frames.push(...framesOf(row).slice(skip));
-      replayed++;
-    }
-    if (frames.length > 0) res.write(frames.join(''));
-  } else {
-    res.flushHeaders();
-  }
+  // Listen first and hold live calls back while the replay streams out page
+  // by page (respecting the socket's backpressure); then send the held calls
+  // the replay did not already cover (by sequence number). Nothing is missed,
+  // nothing is sent twice, and a long thread is never held in memory at once.
+  const held: MessageRow[] = [];
+  let live = false;
+  let lastSeq = 0;
   const stop = daemon.threadListeners.listen(threadId, (row) => {
+    if (!live) return void held.push(row);
     res.write(framesOf(row).join(''));
     if (res.writableLength > maxBufferedBytes) {
       log.log('warn', 'ag-ui stream dropped: client not reading');
@@ -157,34 +165,32 @@ async function stream(
     }
   });
   const ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
-  log.log('info', 'ag-ui stream opened', { replayed_calls: replayed });
   res.once('close', () => {
     clearInterval(ping);
     stop();
     log.log('info', 'ag-ui stream closed');
   });
-}
 
-/**
- * The thread's tool messages oldest first; with `afterId`, from that message
- * on (the message itself included, for a partly received call). An id not in
- * this thread replays everything.
- */
-function toolRowsAfter(daemon: Daemon, threadId: string, afterId: string | undefined): MessageRow[] {
-  const pages: MessageRow[][] = [];
-  let before: string | undefined;
-  for (;;) {
-    const page = pageMessages(daemon.db, threadId, before, PAGE);
-    const at = afterId === undefined ? -1 : page.rows.findIndex((r) => r.id === afterId);
-    if (at >= 0) {
-      pages.push(page.rows.slice(at));
-      break;
+  let replayed = 0;
+  if (replay) {
+    const resumeSeq = resume ? messageSeq(daemon.db, threadId, resume.messageId) : undefined;
+    lastSeq = resumeSeq === undefined ? 0 : resumeSeq - 1;
+    for (;;) {
+      const rows = toolMessagesAfter(daemon.db, threadId, lastSeq, PAGE);
+      if (rows.length === 0 || res.destroyed) break;
+      const chunk = rows
+        .map((row) => framesOf(row).slice(row.seq === resumeSeq ? resume!.index + 1 : 0).join(''))
+        .join('');
+      lastSeq = rows[rows.length - 1]!.seq;
+      replayed += rows.length;
+      if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
     }
-    pages.push(page.rows);
-    if (page.nextBefore === null) break;
-    before = page.nextBefore;
+  } else {
+    res.flushHeaders();
   }
-  return pages.reverse().flat().filter((r) => r.role === 'tool');
+  for (const row of held) if (row.seq > lastSeq) res.write(framesOf(row).join(''));
+  live = true;
+  log.log('info', 'ag-ui stream opened', { replayed_calls: replayed });
 }
 
 /** A stored tool message as SSE frames, ids `<message id>:<0..3>`. A broken row yields none. */

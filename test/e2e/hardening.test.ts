@@ -160,3 +160,27 @@ test('a raw frame nested 100,000 levels deep is refused without harm', async () 
     await host.stop();
   }
 });
+
+test('one user may hold at most 16 AG-UI streams; the 17th is 429, and closing one frees a slot', async () => {
+  const host = await startHost({ transport: 'ws' });
+  const controllers: AbortController[] = [];
+  try {
+    const token = await mintBearer('alice');
+    const s = await openSession(host, token);
+    await host.request('message/append', { session_id: s.session_id, thread_id: 'sse', role: 'user', content: 'hi' });
+    const open = async () => {
+      const ac = new AbortController();
+      controllers.push(ac);
+      return fetch(`http://127.0.0.1:${host.port}/threads/sse/events`, { headers: { authorization: `Bearer ${token}` }, signal: ac.signal });
+    };
+    for (let i = 0; i < 16; i++) assert.equal((await open()).status, 200);
+    const refused = await open();
+    assert.equal(refused.status, 429);
+    controllers[0]!.abort();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await open()).status, 200);
+  } finally {
+    for (const c of controllers) c.abort();
+    await host.stop();
+  }
+});
