@@ -148,6 +148,8 @@ async function stream(
     'x-accel-buffering': 'no',
   });
   req.socket.setNoDelay(true);
+  // Send the headers now: a client's fetch() resolves on them, even when there is nothing to replay.
+  res.flushHeaders();
 
   // Listen first and hold live calls back while the replay streams out page
   // by page (respecting the socket's backpressure); then send the held calls
@@ -185,8 +187,6 @@ async function stream(
       replayed += rows.length;
       if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
     }
-  } else {
-    res.flushHeaders();
   }
   for (const row of held) if (row.seq > lastSeq) res.write(framesOf(row).join(''));
   live = true;

@@ -161,17 +161,21 @@ test('a raw frame nested 100,000 levels deep is refused without harm', async () 
   }
 });
 
-test('one user may hold at most 16 AG-UI streams; the 17th is 429, and closing one frees a slot', async () => {
+test('one user may hold at most 16 AG-UI streams; the 17th is 429, and closing one frees a slot', { timeout: 20_000 }, async () => {
   const host = await startHost({ transport: 'ws' });
   const controllers: AbortController[] = [];
   try {
     const token = await mintBearer('alice');
     const s = await openSession(host, token);
     await host.request('message/append', { session_id: s.session_id, thread_id: 'sse', role: 'user', content: 'hi' });
+    // Keep every response referenced: an unreferenced body may be collected, closing its stream early.
+    const responses: Response[] = [];
     const open = async () => {
       const ac = new AbortController();
       controllers.push(ac);
-      return fetch(`http://127.0.0.1:${host.port}/threads/sse/events`, { headers: { authorization: `Bearer ${token}` }, signal: ac.signal });
+      const r = await fetch(`http://127.0.0.1:${host.port}/threads/sse/events`, { headers: { authorization: `Bearer ${token}` }, signal: ac.signal });
+      responses.push(r);
+      return r;
     };
     for (let i = 0; i < 16; i++) assert.equal((await open()).status, 200);
     const refused = await open();
