@@ -13,6 +13,7 @@ const USAGE = `toolgate ${VERSION}
 usage:
   toolgate serve --stdio [--db FILE] [--config FILE] [--executor subprocess|inprocess] [--dev]
   toolgate serve --ws --port N [--host 127.0.0.1] [--db FILE] [--config FILE] [--executor …] [--dev]
+  toolgate serve --mcp [--db FILE] [--config FILE] [--executor …] [--dev]   (acts for the user of TOOLGATE_MCP_TOKEN)
         limits: [--call-timeout-ms N] [--max-message-bytes N] [--max-in-flight N] [--ping-interval-ms N] [--shutdown-grace-ms N]
   toolgate dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]
   toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]
@@ -64,6 +65,7 @@ async function serveCommand(args: string[]): Promise<number> {
     options: {
       stdio: { type: 'boolean' },
       ws: { type: 'boolean' },
+      mcp: { type: 'boolean' },
       host: { type: 'string' },
       port: { type: 'string' },
       db: { type: 'string' },
@@ -78,14 +80,15 @@ async function serveCommand(args: string[]): Promise<number> {
     },
     strict: true,
   });
-  if (values.stdio === values.ws) throw new UsageError('serve needs exactly one transport: --stdio or --ws');
-  if (values.stdio && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host belong to --ws');
+  const transports = [values.stdio, values.ws, values.mcp].filter(Boolean).length;
+  if (transports !== 1) throw new UsageError('serve needs exactly one transport: --stdio, --ws or --mcp');
+  if (!values.ws && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host belong to --ws');
   if (values.ws && values.port === undefined) throw new UsageError('serve --ws needs --port N (0 picks a free port)');
   const executor = values.executor ?? 'subprocess';
   if (executor !== 'subprocess' && executor !== 'inprocess') throw new UsageError('--executor must be subprocess or inprocess');
   const port = values.port === undefined ? undefined : integer('--port', values.port, 0, 65535);
   return serve({
-    transport: values.ws ? 'ws' : 'stdio',
+    transport: values.ws ? 'ws' : values.mcp ? 'mcp' : 'stdio',
     host: values.host,
     port,
     db: values.db,

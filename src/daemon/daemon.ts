@@ -30,7 +30,7 @@ export interface Daemon {
 /** The daemon's view of one client connection (stdio, or one WebSocket). */
 export interface Connection {
   id: string;
-  transport: 'stdio' | 'ws';
+  transport: 'stdio' | 'ws' | 'mcp';
   /** Trusted connections may open automation sessions (stdio always is). */
   trusted: boolean;
   notify(method: string, params: unknown): void;

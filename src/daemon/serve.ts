@@ -19,10 +19,13 @@ import { createHttpServer } from './http-server.js';
 import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
+import type { Connection } from './daemon.js';
+import { serveMcp } from '../rpc/mcp-server.js';
+import { openMcpSession } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
 
 export interface ServeOptions {
-  transport: 'stdio' | 'ws';
+  transport: 'stdio' | 'ws' | 'mcp';
   host?: string | undefined;
   port?: number | undefined;
   db?: string | undefined;
@@ -153,6 +156,12 @@ export async function serve(opts: ServeOptions): Promise<number> {
     const stdio = serveStdio(daemon, process.stdin, process.stdout, { ...shared, maxInFlight: limits.maxInFlight });
     finished = stdio.finished;
     stop = async () => stdio.close();
+  } else if (opts.transport === 'mcp') {
+    const session = await openMcpSession(daemon, opts.env);
+    const conn: Connection = { id: 'mcp', transport: 'mcp', trusted: false, notify: () => {} };
+    const mcp = await serveMcp(daemon, session, conn, track);
+    finished = mcp.closed.then(() => 0);
+    stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
