@@ -21,6 +21,7 @@ import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
 import type { Connection } from './daemon.js';
 import { serveMcp } from '../rpc/mcp-server.js';
+import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpSession } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
 
@@ -139,7 +140,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     work.then(done, done);
     return work;
   };
-  const shared = { track, accepting: () => accepting };
+  const writes = new PendingWrites();
+  const shared = { track, accepting: () => accepting, writes };
 
   const signalled = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -193,8 +195,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const pending = inflight.size;
   const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
   await Promise.race([Promise.allSettled([...inflight]), grace]);
-  // A settled call's response is written by the connection a tick later: let it out first.
-  await new Promise((r) => setTimeout(r, 20));
+  // Let the responses of settled calls leave before the transports close.
+  await writes.drained();
   await stop();
   closeCliDatabases();
   daemon.db.close();

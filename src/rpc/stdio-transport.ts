@@ -1,6 +1,7 @@
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
+import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
 
 export interface StdioHandle {
   /** Resolves with the exit code once the peer sent `exit` or closed stdin. */
@@ -17,11 +18,11 @@ export function serveStdio(
   daemon: Daemon,
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
-  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number },
+  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number; writes: PendingWrites },
 ): StdioHandle {
-  const rpc = createMessageConnection(new StreamMessageReader(input), new StreamMessageWriter(output));
+  const rpc = createMessageConnection(new StreamMessageReader(input), new TrackedWriter(new StreamMessageWriter(output), opts.writes));
   // The host started this process: the connection is trusted by construction.
-  const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, ...opts });
+  const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
 

@@ -12,6 +12,7 @@ import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
 import { Backpressure } from './backpressure.js';
+import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
 
 export interface WsLimits {
   /** Larger frames get a JSON-RPC error; the connection is kept. */
@@ -37,7 +38,7 @@ export function attachWebSocketRpc(
   daemon: Daemon,
   http: Server,
   limits: WsLimits,
-  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean },
+  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; writes: PendingWrites },
 ): WsRpcServer {
   // ws closes a connection past maxPayload; keep that hard cap well above our
   // soft limit so an oversized message gets an error instead of a hang-up.
@@ -80,7 +81,7 @@ export function attachWebSocketRpc(
     const reader = new WebSocketMessageReader(ws, { maxMessageBytes: limits.maxMessageBytes }, (reason) =>
       log.log('info', 'frame rejected', { reason }),
     );
-    const rpc = createMessageConnection(reader, new WebSocketMessageWriter(ws, { onBuffered }));
+    const rpc = createMessageConnection(reader, new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered }), opts.writes));
     const bound = bindConnection(daemon, rpc, { id, transport: 'ws', trusted: false, maxInFlight: limits.maxInFlight, ...opts });
     rpc.onError(([err]) => log.log('warn', 'connection error', { err: err.message }));
     // LSP's `exit` ends this client's connection; the daemon serves other clients on.
