@@ -1,0 +1,28 @@
+/**
+ * The README's first command ends in `toolgate demo`: it must run start to
+ * finish against the real daemon, twice on one database, and show what it
+ * promises.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+
+test('toolgate demo plays the scripted session, checks the history byte for byte, and can run again', () => {
+  const db = join(tempDir(), 'data', 'toolgate.db');
+  for (let run = 0; run < 2; run++) {
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'demo', '--db', db], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    for (const step of ['1. initialize', '2. session/open', '4. tool/invoke calendar.create', '9. history/get', '10. shutdown + exit']) {
+      assert.ok(r.stdout.includes(step), `shows step "${step}"`);
+    }
+    assert.match(r.stdout, /⇠ tool\/result {2}\(notification 1 of 1, arrived before the response\)/);
+    assert.equal((r.stdout.match(/history content === the text tool\/invoke returned/g) ?? []).length, 3);
+    assert.match(r.stdout, /INVALID_ACTION_INPUT/);
+    // The session's token is shown redacted; only the final inspector token is printed whole.
+    const tokens = r.stdout.match(/eyJ[\w-]+\.[\w-]+\.[\w-]+/g) ?? [];
+    assert.equal(tokens.length, 1);
+    assert.ok(r.stdout.trimEnd().endsWith(tokens[0]!));
+  }
+});
