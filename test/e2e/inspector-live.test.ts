@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
 import { startHost } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
-import { screenshotPath } from '../helpers/repo.js';
+import { join } from 'node:path';
+import { REPO_ROOT, screenshotPath } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
 
 test('create an event through the inspector, see its card, reload and see it replayed', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
@@ -17,7 +18,8 @@ test('create an event through the inspector, see its card, reload and see it rep
   try {
     const token = await mintBearer('alice', { name: 'Alice' });
     browser = await launchBrowser();
-    const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP otherwise.
+    const page = await (await browser.newContext({ viewport: { width: 1360, height: 900 }, bypassCSP: true })).newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
@@ -48,6 +50,13 @@ test('create an event through the inspector, see its card, reload and see it rep
     const replayed = page.locator('[data-testid="message-list"] [data-testid="tool-card"]');
     await replayed.first().getByTestId('ui-card').filter({ hasText: 'Design review' }).first().waitFor();
     await page.screenshot({ path: screenshotPath('inspector-replay.png') });
+
+    await page.addScriptTag({ path: join(REPO_ROOT, 'node_modules', 'axe-core', 'axe.min.js') });
+    const violations = await page.evaluate(async () => {
+      const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe;
+      return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+    assert.deepEqual(violations, [], 'axe-core finds no accessibility violations on the replayed thread');
 
     const body = await page.content();
     assert.ok(!body.includes(token), 'the token is not left in the page');
