@@ -107,7 +107,7 @@ async function parts(n: number): Promise<Stat[]> {
   db.close();
   return [
     stats('issue credential (Ed25519 sign + audit row)', sign),
-    stats('verify credential (import key + EdDSA)', verify),
+    stats('verify credential (EdDSA; key imported once)', verify),
     stats('runCli in-process (validate + transaction)', cli),
     stats('post-process + projection', project),
     stats('ui_hints → ui_schema compile', ui),

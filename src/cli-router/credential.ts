@@ -28,6 +28,27 @@ export const CredentialClaims = z.object({
 });
 export type CredentialClaims = z.infer<typeof CredentialClaims>;
 
+/**
+ * Imported verify keys, by their JWK text. The in-process executor verifies
+ * every call with the same daemon key: importing it once saves the work on
+ * each call. Bounded, since a key only changes when the daemon's does.
+ */
+const importedKeys = new Map<string, Promise<Awaited<ReturnType<typeof importJWK>>>>();
+const MAX_IMPORTED_KEYS = 8;
+
+function importVerifyKey(jwk: JWK): Promise<Awaited<ReturnType<typeof importJWK>>> {
+  const id = JSON.stringify(jwk);
+  let key = importedKeys.get(id);
+  if (!key) {
+    if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.clear();
+    key = importJWK(jwk, jwk.alg ?? (jwk.kty === 'OKP' ? 'EdDSA' : 'ES256'));
+    // A key that fails to import is not remembered.
+    key.catch(() => importedKeys.delete(id));
+    importedKeys.set(id, key);
+  }
+  return key;
+}
+
 export class CredentialError extends Error {
   override name = 'CredentialError';
 }
@@ -39,8 +60,7 @@ export class CredentialError extends Error {
 export async function verifyCredential(token: string, verifyKey: JWK): Promise<CredentialClaims> {
   let payload: unknown;
   try {
-    const alg = verifyKey.alg ?? (verifyKey.kty === 'OKP' ? 'EdDSA' : 'ES256');
-    const key = await importJWK(verifyKey, alg);
+    const key = await importVerifyKey(verifyKey);
     ({ payload } = await jwtVerify(token, key, {
       issuer: CREDENTIAL_ISSUER,
       audience: CREDENTIAL_AUDIENCE,
