@@ -21,7 +21,29 @@ export interface DaemonConfig {
     highWaterBytes: number;
     maxBufferedBytes: number;
     maxProcesses: number;
+    maxSessionsPerConnection: number;
+    maxSubscriptionsPerConnection: number;
   }>;
+  store: {
+    /** `FULL` (default): an acknowledged call survives a power loss. `NORMAL` is the documented opt-in. */
+    synchronous: 'FULL' | 'NORMAL';
+    /** PostgreSQL connections per daemon; each runs one call's transaction at a time. */
+    poolSize?: number;
+  };
+  auth: {
+    /** When set, a bearer token whose `exp - iat` (or `exp - now`) exceeds this is refused. */
+    maxTokenLifetimeS?: number;
+  };
+  http: {
+    /** Origins a browser may call `/mcp` (and friends) from; unset → loopback origins only. */
+    allowedOrigins?: string[];
+    /** Host header values accepted; unset → loopback hosts only (DNS-rebinding protection). */
+    allowedHosts?: string[];
+  };
+  mcp: {
+    /** The agent profile MCP sessions use (stdio also reads `TOOLGATE_MCP_AGENT`). */
+    agent?: string;
+  };
 }
 
 const ProfileSchema = z.strictObject({
@@ -38,10 +60,30 @@ const LimitsSchema = z.strictObject({
   ws_high_water_bytes: Positive.optional(),
   ws_max_buffered_bytes: Positive.optional(),
   max_processes: Positive.optional(),
+  max_sessions_per_connection: Positive.optional(),
+  max_subscriptions_per_connection: Positive.optional(),
+});
+const StoreSchema = z.strictObject({
+  synchronous: z.enum(['FULL', 'NORMAL']).optional(),
+  pool_size: Positive.optional(),
+});
+const AuthSchema = z.strictObject({
+  max_token_lifetime_s: Positive.optional(),
+});
+const HttpSchema = z.strictObject({
+  allowed_origins: z.array(z.string().min(1)).optional(),
+  allowed_hosts: z.array(z.string().min(1)).optional(),
+});
+const McpSchema = z.strictObject({
+  agent: z.string().min(1).optional(),
 });
 const ConfigSchema = z.strictObject({
   agents: z.record(z.string().min(1), ProfileSchema).refine((a) => Object.keys(a).length > 0, 'at least one agent profile'),
   limits: LimitsSchema.optional(),
+  store: StoreSchema.optional(),
+  auth: AuthSchema.optional(),
+  http: HttpSchema.optional(),
+  mcp: McpSchema.optional(),
 });
 
 export const DEFAULT_CONFIG = {
@@ -95,7 +137,23 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   if (l.ws_high_water_bytes) limits.highWaterBytes = l.ws_high_water_bytes;
   if (l.ws_max_buffered_bytes) limits.maxBufferedBytes = l.ws_max_buffered_bytes;
   if (l.max_processes) limits.maxProcesses = l.max_processes;
-  return { agents, limits };
+  if (l.max_sessions_per_connection) limits.maxSessionsPerConnection = l.max_sessions_per_connection;
+  if (l.max_subscriptions_per_connection) limits.maxSubscriptionsPerConnection = l.max_subscriptions_per_connection;
+  const d = parsed.data;
+  if (d.mcp?.agent !== undefined && !agents.has(d.mcp.agent)) {
+    throw new ConfigError(`config ${where}: mcp.agent: no agent profile "${d.mcp.agent}"`);
+  }
+  return {
+    agents,
+    limits,
+    store: { synchronous: d.store?.synchronous ?? 'FULL', ...(d.store?.pool_size ? { poolSize: d.store.pool_size } : {}) },
+    auth: d.auth?.max_token_lifetime_s ? { maxTokenLifetimeS: d.auth.max_token_lifetime_s } : {},
+    http: {
+      ...(d.http?.allowed_origins ? { allowedOrigins: d.http.allowed_origins } : {}),
+      ...(d.http?.allowed_hosts ? { allowedHosts: d.http.allowed_hosts } : {}),
+    },
+    mcp: d.mcp?.agent ? { agent: d.mcp.agent } : {},
+  };
 }
 
 /** `calendar.*` → every calendar action of the registry; an exact name must exist. */
