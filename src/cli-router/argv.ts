@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { CREDENTIAL_FIELDS } from '../codec/redact.js';
+import { offersCredential } from '../codec/redact.js';
 
 /** Flags that would carry a credential: refused wherever they appear. */
 const CREDENTIAL_FLAG = /^--?(credential|token|bearer|access-token|access_token|api-key|jwt)(=|$)/i;
@@ -8,8 +8,9 @@ export function offersCredentialByFlag(argv: readonly string[]): boolean {
   return argv.some((a) => CREDENTIAL_FLAG.test(a));
 }
 
+/** A credential field at any depth, or a token anywhere in the input's text (codec/secret-scan.ts). */
 export function offersCredentialInInput(input: Record<string, unknown>): boolean {
-  return Object.keys(input).some((k) => CREDENTIAL_FIELDS.has(k.toLowerCase()));
+  return offersCredential(input);
 }
 
 export class UsageError extends Error {

@@ -1,4 +1,4 @@
-import { importJWK, jwtVerify, errors as joseErrors, type JWK } from 'jose';
+import { decodeProtectedHeader, importJWK, jwtVerify, errors as joseErrors, type JWK } from 'jose';
 import { z } from 'zod';
 
 export const CREDENTIAL_ISSUER = 'toolgate';
@@ -49,25 +49,48 @@ function importVerifyKey(jwk: JWK): Promise<Awaited<ReturnType<typeof importJWK>
   return key;
 }
 
+async function verifyWith(token: string, jwk: JWK): Promise<{ payload: unknown }> {
+  const key = await importVerifyKey(jwk);
+  return jwtVerify(token, key, {
+    issuer: CREDENTIAL_ISSUER,
+    audience: CREDENTIAL_AUDIENCE,
+    algorithms: CREDENTIAL_ALGORITHMS,
+    requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+  });
+}
+
 export class CredentialError extends Error {
   override name = 'CredentialError';
 }
 
 /**
- * Verifies a controlled credential with the daemon's public key. Every claim
- * is checked; the reason for a refusal never includes the token.
+ * Verifies a controlled credential with one of the trusted keys (the ones
+ * the daemon recorded; a credential naming a `kid` is checked against that
+ * key only). Every claim is checked; the reason for a refusal never
+ * includes the token.
  */
-export async function verifyCredential(token: string, verifyKey: JWK): Promise<CredentialClaims> {
-  let payload: unknown;
+export async function verifyCredential(token: string, trusted: ReadonlyArray<{ kid: string; jwk: JWK }>): Promise<CredentialClaims> {
+  let kid: unknown;
   try {
-    const key = await importVerifyKey(verifyKey);
-    ({ payload } = await jwtVerify(token, key, {
-      issuer: CREDENTIAL_ISSUER,
-      audience: CREDENTIAL_AUDIENCE,
-      algorithms: CREDENTIAL_ALGORITHMS,
-      requiredClaims: ['sub', 'jti', 'iat', 'exp'],
-    }));
-  } catch (err) {
+    kid = decodeProtectedHeader(token).kid;
+  } catch {
+    throw new CredentialError('credential signature or format is not valid');
+  }
+  const candidates = typeof kid === 'string' ? trusted.filter((k) => k.kid === kid) : trusted;
+  if (candidates.length === 0) throw new CredentialError('credential signed by a key this database does not trust');
+  let payload: unknown;
+  let failure: unknown;
+  for (const candidate of candidates) {
+    try {
+      ({ payload } = await verifyWith(token, candidate.jwk));
+      failure = undefined;
+      break;
+    } catch (err) {
+      failure = err;
+    }
+  }
+  if (failure !== undefined || payload === undefined) {
+    const err = failure;
     if (err instanceof joseErrors.JWTExpired) throw new CredentialError('credential expired');
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw new CredentialError(`credential claim "${err.claim}" is not valid`);
     throw new CredentialError('credential signature or format is not valid');

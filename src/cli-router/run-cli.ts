@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import type { JWK } from 'jose';
 import type { Db } from '../store/database.js';
 import { openDatabase } from '../store/database.js';
 import { getToolCall, recordToolCall } from '../store/tool-calls.js';
@@ -12,6 +11,7 @@ import { CredentialError, verifyCredential, type CredentialClaims } from './cred
 import { UsageError, flagKinds, offersCredentialByFlag, offersCredentialInInput, parseFlags } from './argv.js';
 import { describeIssues } from './validation.js';
 import { redact } from '../codec/redact.js';
+import { trustedKeys } from './trusted-keys.js';
 
 /** The environment variables project-cli reads — and nothing else. */
 export const CLI_ENV = {
@@ -86,9 +86,14 @@ export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
 
   const token = inv.env[CLI_ENV.credential];
   if (!token) return fail('UNAUTHENTICATED', `no credential: set ${CLI_ENV.credential}`);
+  const dbFile = inv.env[CLI_ENV.db];
+  if (!dbFile) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
   let claims: CredentialClaims;
   try {
-    claims = await verifyCredential(token, loadVerifyKey(inv));
+    claims = await verifyCredential(token, await trustedKeys(database(dbFile), {
+      inline: inv.env[CLI_ENV.verifyKey], file: inv.env[CLI_ENV.verifyKeyFile], readFile: inv.readFile ?? defaultReadFile,
+      names: { inline: CLI_ENV.verifyKey, file: CLI_ENV.verifyKeyFile },
+    }));
   } catch (err) {
     if (err instanceof CredentialError) return fail('UNAUTHENTICATED', err.message);
     throw err;
@@ -114,8 +119,6 @@ export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
     return fail('UNAUTHENTICATED', 'the credential was issued for another call');
   }
 
-  const dbFile = inv.env[CLI_ENV.db];
-  if (!dbFile) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
   return execute(database(dbFile), action, claims, rawInput);
 }
 
@@ -204,28 +207,6 @@ function parseStdin(stdin: string | null): Record<string, unknown> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UsageError('stdin must hold one JSON object');
   return value as Record<string, unknown>;
 }
-
-function loadVerifyKey(inv: CliInvocation): JWK {
-  let text = inv.env[CLI_ENV.verifyKey];
-  const file = inv.env[CLI_ENV.verifyKeyFile];
-  if (!text && file) {
-    try {
-      text = (inv.readFile ?? defaultReadFile)(file);
-    } catch {
-      throw new CredentialError(`cannot read ${CLI_ENV.verifyKeyFile}`);
-    }
-  }
-  if (!text) throw new CredentialError(`no verify key: set ${CLI_ENV.verifyKey} or ${CLI_ENV.verifyKeyFile}`);
-  let jwk: JWK;
-  try {
-    jwk = JSON.parse(text) as JWK;
-  } catch {
-    throw new CredentialError('the verify key is not JWK JSON');
-  }
-  if (typeof jwk !== 'object' || jwk === null || 'd' in jwk) throw new CredentialError('the verify key must be a public JWK');
-  return jwk;
-}
-
 
 function defaultReadFile(path: string): string {
   return readFileSync(path, 'utf8');

@@ -1,11 +1,10 @@
 /**
- * Redaction for anything written to a log: JWT/JWS-shaped strings (a
- * base64url JSON header — `{` encodes to `ey…`/`ew…` — then two more
- * segments) and values under secret-sounding keys. Pure; shared by the
- * daemon's logger and project-cli's own stderr line.
+ * Redaction for anything written to a log: tokens as secret-scan.ts defines
+ * them (the same detection that refuses them in host and model text) and
+ * values under secret-sounding keys. Pure; shared by the daemon's logger and
+ * project-cli's own stderr line.
  */
-// Anchored at a token boundary so that scanning is linear even on hostile input (no re-scan from every offset).
-const JWT_SHAPE = /(?<![A-Za-z0-9_-])e[wy][A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*/g;
+import { findSecretIn, maskSecrets } from './secret-scan.js';
 /** Log fields are for people: a longer string is cut (after redaction, so no token half survives). */
 const MAX_STRING = 4096;
 const SECRET_KEYS = /^(token|credential|secret|authorization|service_key|password|bearer_secret)$/i;
@@ -13,7 +12,7 @@ const MAX_DEPTH = 8;
 
 export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') {
-    const clean = value.replace(JWT_SHAPE, '[redacted]');
+    const clean = maskSecrets(value);
     return clean.length > MAX_STRING ? `${clean.slice(0, MAX_STRING)}…[${clean.length - MAX_STRING} more chars]` : clean;
   }
   if (value === null || typeof value !== 'object') return value;
@@ -38,30 +37,42 @@ export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * A copy of a tool input with every credential removed — values under a
- * credential field (at any depth) and JWT-shaped strings — and whether any
- * was found. The daemon refuses such a call and keeps only the scrubbed copy,
- * so a token the model pasted reaches no notification, row or log.
+ * Whether a tool input offers a credential: a value under a credential field
+ * (at any depth) or a token anywhere in its strings or keys (secret-scan.ts).
+ * Such a call is refused; nothing of it is kept.
  */
-export function scrubCredentials<T>(value: T): { value: T; found: boolean } {
-  let found = false;
-  const walk = (v: unknown, depth: number): unknown => {
-    if (typeof v === 'string') {
-      const clean = v.replace(JWT_SHAPE, '[redacted]');
-      if (clean !== v) found = true;
-      return clean;
+export function offersCredential(value: unknown, secrets: readonly string[] = []): boolean {
+  return hasCredentialField(value) || findSecretIn(value, secrets) !== null;
+}
+
+function hasCredentialField(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    if (Array.isArray(v)) stack.push(...v);
+    else {
+      for (const [k, x] of Object.entries(v)) {
+        if (CREDENTIAL_FIELDS.has(k.toLowerCase())) return true;
+        stack.push(x);
+      }
     }
-    if (v === null || typeof v !== 'object' || depth > 100) return v;
+  }
+  return false;
+}
+
+/** A copy of a value with every credential field and token replaced by `[redacted]` (what a refusal may echo). */
+export function scrubCredentials<T>(value: T, secrets: readonly string[] = []): T {
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') return maskSecrets(v, secrets);
+    if (v === null || typeof v !== 'object') return v;
+    if (depth > 100) return '[truncated]';
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      if (CREDENTIAL_FIELDS.has(k.toLowerCase())) {
-        found = true;
-        out[k] = '[redacted]';
-      } else out[k] = walk(x, depth + 1);
+      out[maskSecrets(k, secrets)] = CREDENTIAL_FIELDS.has(k.toLowerCase()) ? '[redacted]' : walk(x, depth + 1);
     }
     return out;
   };
-  const scrubbed = walk(value, 0) as T;
-  return { value: found ? scrubbed : value, found };
+  return walk(value, 0) as T;
 }

@@ -1,4 +1,4 @@
-import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
+import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +17,10 @@ export interface SigningKey {
   /** The public half as a JWK: the only key project-cli ever sees. */
   publicJwk: JWK;
   alg: 'EdDSA' | 'ES256';
+  /** RFC 7638 thumbprint of the public key: its id in the database's `credential_keys` and in each credential's header. */
+  kid: string;
+  /** The private scalar (JWK `d`), kept only so that text carrying it verbatim can be refused. */
+  privateD?: string;
 }
 
 /**
@@ -46,7 +50,8 @@ export async function loadSigningKey(env: NodeJS.ProcessEnv, dataDir: string): P
   if (!alg || !jwk.d) throw new ConfigError('the credential signing key must be a private Ed25519 or P-256 JWK');
   const privateKey = (await importJWK(jwk, alg)) as CryptoKey;
   const { d: _private, ...publicJwk } = jwk;
-  return { privateKey, publicJwk: { ...publicJwk, alg, use: 'sig' }, alg };
+  const kid = await calculateJwkThumbprint(publicJwk);
+  return { privateKey, publicJwk: { ...publicJwk, alg, use: 'sig' }, alg, kid, privateD: jwk.d };
 }
 
 async function freshKeyJwk(): Promise<string> {
@@ -71,7 +76,7 @@ export async function issueCredential(db: Db, key: SigningKey, req: CredentialRe
   if (req.jobId) claims.job_id = req.jobId;
   if (req.call) claims.call = req.call;
   const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, typ: 'JWT' })
+    .setProtectedHeader({ alg: key.alg, typ: 'JWT', kid: key.kid })
     .setIssuer(CREDENTIAL_ISSUER)
     .setAudience(CREDENTIAL_AUDIENCE)
     .setSubject(req.userId)

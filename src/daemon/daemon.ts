@@ -25,6 +25,8 @@ export interface Daemon {
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;
+  /** Configured secrets (bearer secret, service key, signing key): text carrying one verbatim is refused (secret-scan.ts). */
+  secrets?: readonly string[];
 }
 
 /** The daemon's view of one client connection (stdio, or one WebSocket). */

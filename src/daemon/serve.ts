@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../store/database.js';
+import { recordCredentialKey } from '../store/credential-keys.js';
 import { closeCliDatabases } from '../cli-router/run-cli.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
@@ -24,6 +25,7 @@ import { serveMcp } from '../rpc/mcp-server.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpSession } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
+import { configuredSecrets } from './configured-secrets.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -87,6 +89,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   const db = openDatabase(dbPath);
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
+    // The public half is what project-cli will trust for this database (contract sections 6, 7).
+    db.transaction(() => recordCredentialKey(db, signingKey.kid, signingKey.publicJwk as Record<string, unknown>)).immediate();
     const recovered = recoverToolCalls(db, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     return {
@@ -103,6 +107,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       threadListeners: new ThreadListeners(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
+      secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
   } catch (err) {
     db.close();

@@ -6,7 +6,7 @@ import { CLI_ENV } from '../cli-router/run-cli.js';
 import { lookupAction } from '../cli-router/registry.js';
 import type { ToolErrorCode } from '../cli-router/errors.js';
 import { argsSha256 } from '../codec/canonical-json.js';
-import { scrubCredentials } from '../codec/redact.js';
+import { offersCredential, scrubCredentials } from '../codec/redact.js';
 import {
   buildToolAgentOutput,
   notificationsFor,
@@ -50,21 +50,28 @@ export async function invokeTool(
 ): Promise<ToolResponse> {
   const { db } = daemon;
   const { thread_id: threadId, tool_call_id: toolCallId } = params;
-  // A credential pasted into the input is refused below, and only this scrubbed copy is ever kept or sent.
-  const { value: args, found: offersCredential } = scrubCredentials<ToolCallArgs>(params.args);
+  // A credential or token anywhere in the args is refused below; only a masked copy is ever sent, and nothing is kept.
+  const refused = offersCredential(params.args, daemon.secrets);
+  const args = refused ? scrubCredentials<ToolCallArgs>(params.args, daemon.secrets) : params.args;
   const log = requestLog.child({ thread_id: threadId, tool_call_id: toolCallId, action: `${args.module}.${args.method}` });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
   if (token.isCancellationRequested) throw new ResponseError(RpcErrorCode.RequestCancelled, 'request cancelled');
+  if (refused) {
+    // Contract section 5: refused, never stored — no thread, no message; only the caller hears of it.
+    const output = buildToolAgentOutput(
+      refuse(args, 'UNAUTHENTICATED', 'the tool input carries a bearer token or credential; it is accepted only by the daemon, never in the input'),
+      args, toolCallId, deriveUiHints,
+    );
+    return respond(daemon, conn, threadId, output, projectText(output), 'caller');
+  }
   if (!claimThread(db, threadId, session.userId)) throw threadNotFound();
 
   const stored = getToolMessage(db, threadId, toolCallId);
   if (stored) return replay(daemon, conn, threadId, stored, args);
 
   const started = performance.now();
-  const doc = offersCredential
-    ? refuse(args, 'UNAUTHENTICATED', 'credentials are not accepted in the tool input')
-    : await runAction(daemon, session, threadId, toolCallId, args, log);
+  const doc = await runAction(daemon, session, threadId, toolCallId, args, log);
   const output = buildToolAgentOutput(doc, args, toolCallId, deriveUiHints);
   if (doc.ok === false && doc.error.code === 'DUPLICATE_TOOL_CALL_ID') {
     // The id belongs to another call: answer, but store nothing under it.

@@ -19,6 +19,7 @@ import { constantTimeEqual } from '../daemon/constant-time.js';
 import type { Logger } from '../daemon/logger.js';
 import { ownsThread, claimThread } from '../store/threads.js';
 import { threadNotFound } from './errors.js';
+import { refuseSecretsInParams } from './secret-guard.js';
 
 export interface ConnectionState {
   initialized: boolean;
@@ -106,6 +107,7 @@ export async function dispatch(
       issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
   }
+  refuseSecretsInParams(name, parsed.data, daemon.secrets);
   const params = parsed.data as { session_id?: string };
   const session = () => {
     const s = params.session_id === undefined ? undefined : daemon.sessions.get(params.session_id, conn.id);

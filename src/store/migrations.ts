@@ -114,4 +114,13 @@ export const MIGRATIONS: readonly string[] = [
     created_at       TEXT NOT NULL
   );
   `,
+  // 3: the public halves of the daemon's credential signing keys — what project-cli trusts (contract sections 6, 7).
+  `
+  CREATE TABLE credential_keys (
+    kid          TEXT PRIMARY KEY,
+    public_jwk   TEXT NOT NULL CHECK (json_valid(public_jwk)),
+    recorded_at  TEXT NOT NULL,
+    last_used_at TEXT NOT NULL
+  );
+  `,
 ];

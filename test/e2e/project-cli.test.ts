@@ -17,6 +17,7 @@ import {
   TEST_VERIFY_KEY_JSON,
   generateTestKeyPair,
   mintCredential,
+  recordTrustedKey,
   type MintOptions,
 } from '../helpers/credentials.js';
 import { mintBearer } from '../helpers/tokens.js';
@@ -101,6 +102,7 @@ function parseOneDocument(stdout: string, stderr: string): CliDoc {
 /** An environment holding a credential for `sub` (all actions unless narrowed). */
 async function envFor(db: string, sub: string, opts: Partial<MintOptions> = {}): Promise<Env> {
   const token = await mintCredential({ sub, actions: ALL_ACTIONS, ...opts });
+  await recordTrustedKey(db);
   return { PROJECT_CLI_CREDENTIAL: token, PROJECT_CLI_VERIFY_KEY: TEST_VERIFY_KEY_JSON, TOOLGATE_DB: db };
 }
 
@@ -229,6 +231,7 @@ describe('project-cli', { concurrency: 3 }, () => {
     const { db } = sandbox();
     const es = await generateTestKeyPair('ES256');
     const token = await mintCredential({ sub: 'alice', actions: ['calendar.read'], key: es });
+    await recordTrustedKey(db, es);
     const run = await cli(readDay('2026-04-21', 'UTC'), { PROJECT_CLI_CREDENTIAL: token, PROJECT_CLI_VERIFY_KEY: JSON.stringify(es.publicJwk), TOOLGATE_DB: db });
     assertOk(run, 'calendar', 'read');
   });
@@ -384,10 +387,10 @@ describe('project-cli', { concurrency: 3 }, () => {
       await expectRefused(read, { PROJECT_CLI_CREDENTIAL: bearer, PROJECT_CLI_VERIFY_KEY: TEST_VERIFY_KEY_JSON, TOOLGATE_DB: db });
     });
 
-    test('no verify key', async () => {
+    test('no key recorded in the database, even with the verify key supplied', async () => {
       const { db } = sandbox();
-      const { PROJECT_CLI_VERIFY_KEY: _k, ...env } = await envFor(db, 'alice');
-      await expectRefused(read, env);
+      const token = await mintCredential({ sub: 'alice', actions: ALL_ACTIONS });
+      await expectRefused(read, { PROJECT_CLI_CREDENTIAL: token, PROJECT_CLI_VERIFY_KEY: TEST_VERIFY_KEY_JSON, TOOLGATE_DB: db });
     });
 
     test('an unreadable PROJECT_CLI_VERIFY_KEY_FILE', async () => {

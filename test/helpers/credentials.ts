@@ -3,7 +3,9 @@
  * signs claims the way src/daemon/credential-issuer.ts does — but lets a test
  * bend any claim (lifetime, iss, aud, call binding…) to probe the CLI.
  */
-import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { openDatabase } from '../../src/store/database.js';
+import { recordCredentialKey } from '../../src/store/credential-keys.js';
 import { randomUUID } from 'node:crypto';
 
 export interface TestKeyPair {
@@ -54,6 +56,19 @@ export interface MintOptions {
   job_id?: string;
   /** The signing key; default TEST_KEY_PAIR. */
   key?: TestKeyPair;
+}
+
+/**
+ * Records a key's public half in a database, as `serve` does for its signing
+ * key: project-cli trusts only recorded keys (contract section 6).
+ */
+export async function recordTrustedKey(dbFile: string, key: TestKeyPair = TEST_KEY_PAIR): Promise<void> {
+  const db = openDatabase(dbFile);
+  try {
+    recordCredentialKey(db, await calculateJwkThumbprint(key.publicJwk), key.publicJwk as Record<string, unknown>);
+  } finally {
+    db.close();
+  }
 }
 
 /** Signs a controlled credential (a JWT) like the daemon's issuer does. */

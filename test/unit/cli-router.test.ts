@@ -11,11 +11,12 @@ import { closeCliDatabases, runCli, type CliInvocation } from '../../src/cli-rou
 import { UsageError, flagKinds, parseFlags } from '../../src/cli-router/argv.js';
 import { dayBounds, isTimeZone } from '../../src/cli-router/time.js';
 import { argsSha256, canonicalJson } from '../../src/codec/canonical-json.js';
-import { ALL_ACTIONS, TEST_VERIFY_KEY_JSON, generateTestKeyPair, mintCredential } from '../helpers/credentials.js';
+import { ALL_ACTIONS, TEST_VERIFY_KEY_JSON, generateTestKeyPair, mintCredential, recordTrustedKey } from '../helpers/credentials.js';
 import { tempDir } from '../helpers/repo.js';
 
 const dir = tempDir('toolgate-cli-unit-');
 const DB = join(dir, 'toolgate.db');
+await recordTrustedKey(DB);
 after(() => {
   closeCliDatabases();
   rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,257 @@
+/**
+ * The one definition of "a secret in text" (contract section 5), shared by
+ * every entry point for host- and model-supplied text and by the log
+ * redaction:
+ *
+ * - any JWS-shaped substring — three base64url segments joined by dots —
+ *   whose first segment decodes, after trimming whitespace, to a JSON object
+ *   with `alg`, whatever characters surround it (`x<token>`, `auth_<token>`,
+ *   a header JSON that starts with a space);
+ * - any configured secret, verbatim.
+ *
+ * Pure and linear in the length of the text: no backtracking regex. The text
+ * is cut into runs of base64url characters separated by dots; for every run
+ * R1 followed by `.`, a run R2 and another `.`, every suffix of R1 is a
+ * header candidate. Suffixes fall into four alignment classes (start offset
+ * mod 4); within a class they decode to nested suffixes of one byte string,
+ * so each class is decoded once. Only candidates whose decoded text starts
+ * with `{` and ends with `}` (after whitespace) are parsed as JSON, within a
+ * budget proportional to the run's length; a run whose budget runs out
+ * while such candidates remain is counted as a token — refusing a contrived
+ * non-token is safe, letting a token through is not.
+ */
+
+export interface SecretHit {
+  kind: 'token' | 'configured_secret';
+  /** Offsets in the text: [start, end). For a token, from the header candidate to the end of the signature run. */
+  start: number;
+  end: number;
+}
+
+const enum C {
+  Dot = 0x2e,
+}
+
+/** base64url alphabet → 6-bit value, -1 elsewhere. */
+const B64 = (() => {
+  const t = new Int16Array(128).fill(-1);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (let i = 0; i < alphabet.length; i++) t[alphabet.charCodeAt(i)] = i;
+  return t;
+})();
+
+const isB64 = (code: number) => code < 128 && B64[code]! >= 0;
+
+/** JSON parses per run before the rest of its candidates count as tokens unparsed. */
+const PARSES_PER_RUN = 8;
+
+/** The first secret in `text`, or null. */
+export function findSecret(text: string, secrets: readonly string[] = []): SecretHit | null {
+  for (const s of secrets) {
+    if (s.length === 0) continue;
+    const at = text.indexOf(s);
+    if (at >= 0) return { kind: 'configured_secret', start: at, end: at + s.length };
+  }
+  return findToken(text);
+}
+
+/** Every secret in `text`, left to right, non-overlapping (for masking). */
+export function findSecrets(text: string, secrets: readonly string[] = []): SecretHit[] {
+  const hits: SecretHit[] = [];
+  for (const s of secrets) {
+    if (s.length === 0) continue;
+    for (let at = text.indexOf(s); at >= 0; at = text.indexOf(s, at + s.length)) {
+      hits.push({ kind: 'configured_secret', start: at, end: at + s.length });
+    }
+  }
+  let from = 0;
+  for (;;) {
+    const hit = findToken(text, from);
+    if (!hit) break;
+    hits.push(hit);
+    from = hit.end;
+  }
+  hits.sort((a, b) => a.start - b.start || b.end - a.end);
+  const merged: SecretHit[] = [];
+  for (const h of hits) {
+    const last = merged[merged.length - 1];
+    if (last && h.start < last.end) last.end = Math.max(last.end, h.end);
+    else merged.push({ ...h });
+  }
+  return merged;
+}
+
+/** `text` with every secret replaced by `[redacted]`. */
+export function maskSecrets(text: string, secrets: readonly string[] = []): string {
+  // Fast path: a text without a dot holds no token.
+  if (secrets.length === 0 && !text.includes('.')) return text;
+  const hits = findSecrets(text, secrets);
+  if (hits.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const h of hits) {
+    out += `${text.slice(at, h.start)}[redacted]`;
+    at = h.end;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * Where in a JSON value (strings and object keys, at any depth) a secret
+ * sits: a path like `worker_output.answer` or `input.items.0.title`, or null.
+ * Iterative, so no depth blows the stack.
+ */
+export function findSecretIn(value: unknown, secrets: readonly string[] = [], root = ''): string | null {
+  const stack: Array<[unknown, string]> = [[value, root]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (findSecret(v, secrets)) return path || '(value)';
+    } else if (v !== null && typeof v === 'object') {
+      if (Array.isArray(v)) {
+        for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], join(path, String(i))]);
+      } else {
+        for (const [k, x] of Object.entries(v)) {
+          if (findSecret(k, secrets)) return join(path, '(key)');
+          stack.push([x, join(path, k)]);
+        }
+      }
+    }
+  }
+  return null;
+}
+
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+/** The first token at or after `from`. */
+function findToken(text: string, from = 0): SecretHit | null {
+  const n = text.length;
+  let i = from;
+  while (i < n) {
+    // Next dot; the base64url run ending right before it is R1.
+    const dot = text.indexOf('.', i);
+    if (dot < 0) return null;
+    let r1 = dot;
+    while (r1 > i && isB64(text.charCodeAt(r1 - 1))) r1--;
+    // R2: the (possibly empty) run after the dot, which must end at another dot.
+    let r2 = dot + 1;
+    while (r2 < n && isB64(text.charCodeAt(r2))) r2++;
+    if (r1 < dot && r2 < n && text.charCodeAt(r2) === C.Dot) {
+      const start = headerStart(text, r1, dot);
+      if (start >= 0) {
+        let end = r2 + 1;
+        while (end < n && isB64(text.charCodeAt(end))) end++;
+        return { kind: 'token', start, end };
+      }
+    }
+    i = dot + 1;
+  }
+  return null;
+}
+
+/**
+ * The earliest offset in [runStart, runEnd) from which the run decodes to a
+ * JSON object with `alg` (after trimming whitespace), or -1.
+ */
+function headerStart(text: string, runStart: number, runEnd: number): number {
+  let budget = PARSES_PER_RUN;
+  let best = -1;
+  for (let align = 0; align < 4; align++) {
+    const first = runStart + align;
+    if (first >= runEnd) break;
+    const chars = runEnd - first;
+    if (chars % 4 === 1) continue; // no base64 string has this length
+    const bytes = decode(text, first, runEnd);
+    // The candidate of group g starts at byte 3g; all of them end where the run ends.
+    const last = lastNonSpace(bytes);
+    if (last < 0 || bytes[last] !== 0x7d /* } */) continue;
+    for (let g = 0; g * 3 < bytes.length; g++) {
+      const s = firstNonSpace(bytes, g * 3);
+      if (s < 0 || bytes[s] !== 0x7b /* { */) continue;
+      const at = first + g * 4;
+      if (best >= 0 && at >= best) break;
+      if (budget <= 0) {
+        best = at;
+        break;
+      }
+      budget--;
+      if (isAlgObject(bytes, g * 3)) {
+        best = at;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+/** Lenient base64url decoding of text[from, to) (a trailing partial group gives its whole bytes). */
+function decode(text: string, from: number, to: number): Uint8Array {
+  const out = new Uint8Array(Math.floor(((to - from) * 3) / 4));
+  let o = 0;
+  let acc = 0;
+  let bits = 0;
+  for (let i = from; i < to; i++) {
+    acc = ((acc << 6) | B64[text.charCodeAt(i)]!) & 0xffffff;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (acc >> bits) & 0xff;
+    }
+  }
+  return out.subarray(0, o);
+}
+
+/** JSON whitespace, plus what String.prototype.trim also removes in one byte (VT, FF) and UTF-8's NBSP lead. */
+const isSpaceByte = (b: number) => b === 0x20 || (b >= 0x09 && b <= 0x0d);
+
+function firstNonSpace(bytes: Uint8Array, from: number): number {
+  for (let i = from; i < bytes.length; ) {
+    if (isSpaceByte(bytes[i]!)) i++;
+    else if (isUnicodeSpaceAt(bytes, i)) i += spaceLength(bytes, i);
+    else return i;
+  }
+  return -1;
+}
+
+function lastNonSpace(bytes: Uint8Array): number {
+  for (let i = bytes.length - 1; i >= 0; ) {
+    if (isSpaceByte(bytes[i]!)) i--;
+    else if (isUnicodeSpaceTail(bytes, i)) i -= unicodeSpaceTailLength(bytes, i);
+    else return i;
+  }
+  return -1;
+}
+
+/** Multi-byte spaces trim() removes (NBSP, BOM, U+2000–U+200A, U+2028/9, U+202F, U+205F, U+3000, U+1680) — by their UTF-8 bytes. */
+function isUnicodeSpaceAt(b: Uint8Array, i: number): boolean {
+  return spaceLength(b, i) > 0;
+}
+function isUnicodeSpaceTail(b: Uint8Array, i: number): boolean {
+  return unicodeSpaceTailLength(b, i) > 0;
+}
+function unicodeSpaceTailLength(b: Uint8Array, i: number): number {
+  for (const len of [2, 3]) if (i - len + 1 >= 0 && spaceLength(b, i - len + 1) === len) return len;
+  return 0;
+}
+function spaceLength(b: Uint8Array, i: number): number {
+  const b0 = b[i], b1 = b[i + 1], b2 = b[i + 2];
+  if (b0 === 0xc2 && b1 === 0xa0) return 2; // U+00A0
+  if (b0 === 0xef && b1 === 0xbb && b2 === 0xbf) return 3; // U+FEFF
+  if (b0 === 0xe1 && b1 === 0x9a && b2 === 0x80) return 3; // U+1680
+  if (b0 === 0xe2 && b1 === 0x80 && b2 !== undefined && ((b2 >= 0x80 && b2 <= 0x8a) || b2 === 0xa8 || b2 === 0xa9 || b2 === 0xaf)) return 3;
+  if (b0 === 0xe2 && b1 === 0x81 && b2 === 0x9f) return 3; // U+205F
+  if (b0 === 0xe3 && b1 === 0x80 && b2 === 0x80) return 3; // U+3000
+  return 0;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+
+function isAlgObject(bytes: Uint8Array, from: number): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes.subarray(from)).trim());
+  } catch {
+    return false;
+  }
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, 'alg');
+}
