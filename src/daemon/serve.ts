@@ -160,7 +160,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   let stop: () => Promise<void>;
   let finished: Promise<number>;
   if (opts.transport === 'stdio') {
-    const stdio = serveStdio(daemon, process.stdin, process.stdout, { ...shared, maxInFlight: limits.maxInFlight });
+    const stdio = serveStdio(daemon, process.stdin, process.stdout, { ...shared, maxInFlight: limits.maxInFlight, maxMessageBytes: limits.maxMessageBytes });
     finished = stdio.finished;
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {

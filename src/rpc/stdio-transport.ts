@@ -1,7 +1,10 @@
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type ResponseMessage } from 'vscode-jsonrpc/node';
 import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
+import { StdioFrameGuard } from './stdio-frame-guard.js';
+import { ShapeCheckingReader } from './message-shape.js';
+import { RpcErrorCode } from './errors.js';
 
 export interface StdioHandle {
   /** Resolves with the exit code once the peer sent `exit` or closed stdin. */
@@ -18,20 +21,39 @@ export function serveStdio(
   daemon: Daemon,
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
-  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number; writes: PendingWrites },
+  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number; writes: PendingWrites; maxMessageBytes: number },
 ): StdioHandle {
-  const rpc = createMessageConnection(new StreamMessageReader(input), new TrackedWriter(new StreamMessageWriter(output), opts.writes));
-  // The host started this process: the connection is trusted by construction.
-  const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
+  const writer = new TrackedWriter(new StreamMessageWriter(output), opts.writes);
+  // Contract section 13: what the connection would only log is answered here, `id: null`.
+  const reply = (code: number, message: string) =>
+    void writer.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});
+  const guard = new StdioFrameGuard({
+    maxMessageBytes: opts.maxMessageBytes,
+    onTooLarge: (declared) => {
+      daemon.log.log('warn', 'stdio message too large; discarding its body', { declared_bytes: declared, limit: opts.maxMessageBytes });
+      reply(RpcErrorCode.InvalidRequest, `message too large: ${declared} bytes, limit ${opts.maxMessageBytes}`);
+    },
+    onFatal: (reason) => {
+      daemon.log.log('error', `stdio framing broken, stopping: ${reason}`);
+      input.unpipe(guard);
+      resolveFinished(1);
+    },
+  });
+  input.pipe(guard);
+  const reader = new ShapeCheckingReader(new StreamMessageReader(guard), (r) => reply(r.code, r.message));
+  const rpc = createMessageConnection(reader, writer);
+  // The host started this process: the connection is trusted by construction.
+  const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
 
   rpc.onNotification((method) => {
     if (method === 'exit') resolveFinished(bound.state.shutdownRequested ? 0 : 1);
   });
   rpc.onError(([err]) => daemon.log.log('warn', 'stdio protocol error', { err: err.message }));
   rpc.onClose(() => resolveFinished(0));
-  input.on('end', () => resolveFinished(0));
+  // Clean only between frames: the guard reports a stream cut inside one first.
+  guard.on('end', () => resolveFinished(0));
   rpc.listen();
   return {
     finished,

@@ -1,0 +1,113 @@
+/**
+ * A thin guard in front of vscode-jsonrpc's StreamMessageReader on stdio
+ * (contract section 13). It parses only the LSP header block of each frame
+ * to enforce the size cap and to fail loudly; bodies pass through untouched
+ * (vscode-jsonrpc does the framing and the JSON):
+ *
+ * - a declared `Content-Length` over the cap is answered at once (through
+ *   `onTooLarge`) and its body is discarded as it streams — never buffered;
+ * - a header block that cannot be parsed — no `Content-Length`, a
+ *   non-numeric, negative or conflicting one, a line without `:`, no
+ *   terminator within MAX_HEADER_BYTES, or stdin ending inside a frame — is
+ *   reported through `onFatal` and nothing more is read: the stream cannot be
+ *   resynchronised, and a daemon that goes silent is worse than one that exits.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** Longer than any honest header block (`Content-Length` plus `Content-Type`). */
+export const MAX_HEADER_BYTES = 8 * 1024;
+const TERMINATOR = Buffer.from('\r\n\r\n');
+/** Header names are RFC 7230 tokens. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export interface FrameGuardOptions {
+  maxMessageBytes: number;
+  /** A frame over the cap: answer -32600 (`id: null`). */
+  onTooLarge: (declared: number) => void;
+  /** The stream cannot be read on: log and end the daemon with a non-zero exit. */
+  onFatal: (reason: string) => void;
+}
+
+export class StdioFrameGuard extends Transform {
+  private header = Buffer.alloc(0);
+  /** Body bytes still to pass through (or to discard, when `discarding`). */
+  private remaining = 0;
+  private discarding = false;
+  private failed = false;
+
+  constructor(private readonly opts: FrameGuardOptions) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    let at = 0;
+    while (at < chunk.length && !this.failed) {
+      if (this.remaining > 0) {
+        const n = Math.min(this.remaining, chunk.length - at);
+        if (!this.discarding) this.push(chunk.subarray(at, at + n));
+        this.remaining -= n;
+        at += n;
+        if (this.remaining === 0) this.discarding = false;
+        continue;
+      }
+      // In a header block: look for its terminator, across chunk boundaries.
+      const before = this.header.length;
+      const joined = before === 0 ? chunk.subarray(at) : Buffer.concat([this.header, chunk.subarray(at)]);
+      const end = joined.indexOf(TERMINATOR, Math.max(0, before - 3));
+      if (end < 0) {
+        if (joined.length > MAX_HEADER_BYTES) return this.fail('no header terminator (\\r\\n\\r\\n) within 8 KiB', done);
+        this.header = Buffer.from(joined);
+        at = chunk.length;
+        continue;
+      }
+      const block = joined.subarray(0, end);
+      at += end + TERMINATOR.length - before;
+      this.header = Buffer.alloc(0);
+      if (block.length > MAX_HEADER_BYTES) return this.fail('header block longer than 8 KiB', done);
+      const parsed = parseHeaderBlock(block.toString('latin1'));
+      if (typeof parsed === 'string') return this.fail(parsed, done);
+      if (parsed > this.opts.maxMessageBytes) {
+        this.opts.onTooLarge(parsed);
+        this.discarding = true;
+      } else {
+        this.push(Buffer.concat([block, TERMINATOR]));
+      }
+      this.remaining = parsed;
+    }
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (!this.failed && (this.remaining > 0 || this.header.length > 0)) {
+      this.failed = true;
+      this.opts.onFatal(this.remaining > 0 ? `stdin ended ${this.remaining} bytes short of the declared Content-Length` : 'stdin ended inside a header block');
+    }
+    done();
+  }
+
+  private fail(reason: string, done: TransformCallback): void {
+    this.failed = true;
+    this.opts.onFatal(reason);
+    done();
+  }
+}
+
+/** The declared body length, or why the header block cannot be parsed. */
+export function parseHeaderBlock(block: string): number | string {
+  let length: number | undefined;
+  for (const line of block.split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) return 'a header line without "name: value"';
+    const name = line.slice(0, colon);
+    if (!HEADER_NAME.test(name)) return 'a header name that is not a token';
+    if (name.toLowerCase() !== 'content-length') continue;
+    const value = line.slice(colon + 1).trim();
+    // Digits only (no sign, no exponent); more than 15 digits is no honest length.
+    if (!/^\d{1,15}$/.test(value)) return 'Content-Length is not a non-negative integer';
+    const n = Number(value);
+    if (length !== undefined && length !== n) return 'conflicting Content-Length headers';
+    length = n;
+  }
+  if (length === undefined) return 'no Content-Length header';
+  return length;
+}
