@@ -16,6 +16,7 @@ import { ownsThread } from '../store/threads.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import { compileStoredUi } from './ui.js';
+import { requestTarget } from './request-target.js';
 
 export type ToolMessageListener = (row: MessageRow) => void;
 
@@ -81,8 +82,8 @@ export function agUiStreamRoute(daemon: Daemon, opts: AgUiStreamOptions = {}): (
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
   const maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = PATH.exec(url.pathname);
+    const url = requestTarget(req.url);
+    const match = url && PATH.exec(url.pathname);
     if (!match) return false;
     if (req.method !== 'GET') {
       sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Daemon } from './daemon.js';
 import { serveInspectorFile } from './inspector-files.js';
+import { requestTarget } from './request-target.js';
 
 /**
  * The HTTP side of `serve --ws`: the inspector's static files at `/`, the
@@ -10,10 +11,14 @@ import { serveInspectorFile } from './inspector-files.js';
 export function createHttpServer(daemon: Daemon, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
   return createServer((req, res) => {
     try {
+      const target = requestTarget(req.url);
+      if (!target) {
+        res.writeHead(400, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ error: 'bad request target' }));
+        return;
+      }
       for (const route of routes) if (route(req, res)) return;
       if (req.method === 'GET' || req.method === 'HEAD') {
-        const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-        if (serveInspectorFile(path, req, res)) return;
+        if (serveInspectorFile(target.pathname, req, res)) return;
       }
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
     } catch (err) {
