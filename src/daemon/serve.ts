@@ -14,8 +14,8 @@ import { inprocessExecutor, subprocessExecutor } from './executor.js';
 import { createLogger, type Logger } from './logger.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { recoverToolCalls } from './recovery.js';
-import { SessionRegistry } from './sessions.js';
-import { SubscriptionRegistry } from './subscriptions.js';
+import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from './sessions.js';
+import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from './subscriptions.js';
 import { createHttpServer } from './http-server.js';
 import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
@@ -56,6 +56,10 @@ export interface Limits {
   highWaterBytes: number;
   /** WebSocket: unsent bytes past which a slow peer is dropped. */
   maxBufferedBytes: number;
+  /** Sessions one connection may hold open (-32003 past it). */
+  maxSessionsPerConnection: number;
+  /** Subscriptions one connection may hold (-32003 past it). */
+  maxSubscriptionsPerConnection: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -67,6 +71,8 @@ export const DEFAULT_LIMITS: Limits = {
   maxProcesses: Math.max(2, availableParallelism() * 4),
   highWaterBytes: 8 * 1024 * 1024,
   maxBufferedBytes: 64 * 1024 * 1024,
+  maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
+  maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
 };
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -102,8 +108,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses),
       log,
       env: opts.env,
-      sessions: new SessionRegistry(),
-      subscriptions: new SubscriptionRegistry(),
+      sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection),
+      subscriptions: new SubscriptionRegistry(limitsOf(opts, config).maxSubscriptionsPerConnection),
       threadListeners: new ThreadListeners(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { ResponseError } from 'vscode-jsonrpc';
+import { RpcErrorCode } from '../rpc/errors.js';
 
 export interface Session {
   id: string;
@@ -10,16 +12,33 @@ export interface Session {
   allowedActions: string[];
 }
 
+/** Contract section 13: sessions per connection are capped (`limits.max_sessions_per_connection`). */
+export const DEFAULT_MAX_SESSIONS_PER_CONNECTION = 64;
+
 /**
  * Open sessions, each bound to the connection that opened it: a session id
- * presented on another connection is unknown there.
+ * presented on another connection is unknown there. At most
+ * `maxPerConnection` per connection (-32003 past it); a connection's
+ * sessions are forgotten when it closes.
  */
 export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
+  private readonly byConnection = new Map<string, Set<string>>();
+
+  constructor(private readonly maxPerConnection = DEFAULT_MAX_SESSIONS_PER_CONNECTION) {}
 
   open(fields: Omit<Session, 'id'>): Session {
+    let ids = this.byConnection.get(fields.connectionId);
+    if (ids && ids.size >= this.maxPerConnection) {
+      throw new ResponseError(
+        RpcErrorCode.Overloaded,
+        `too many sessions on this connection (limit ${this.maxPerConnection}, limits.max_sessions_per_connection)`,
+      );
+    }
     const session = { id: `ses_${randomUUID()}`, ...fields };
     this.sessions.set(session.id, session);
+    if (!ids) this.byConnection.set(fields.connectionId, (ids = new Set()));
+    ids.add(session.id);
     return session;
   }
 
@@ -28,7 +47,13 @@ export class SessionRegistry {
     return s && s.connectionId === connectionId ? s : undefined;
   }
 
+  /** Sessions open on a connection. */
+  countFor(connectionId: string): number {
+    return this.byConnection.get(connectionId)?.size ?? 0;
+  }
+
   closeConnection(connectionId: string): void {
-    for (const [id, s] of this.sessions) if (s.connectionId === connectionId) this.sessions.delete(id);
+    for (const id of this.byConnection.get(connectionId) ?? []) this.sessions.delete(id);
+    this.byConnection.delete(connectionId);
   }
 }

@@ -91,7 +91,7 @@ export async function invokeTool(
   }
   log.log('info', 'tool call', { status: output.status, ms: Math.round(performance.now() - started), message_id: row.id });
   daemon.threadListeners.publish(row);
-  return respond(daemon, conn, threadId, output, text, 'subscribers');
+  return respond(daemon, conn, threadId, output, text, { subscribersOf: session.userId });
 }
 
 async function runAction(
@@ -170,10 +170,10 @@ function respond(
   threadId: string,
   output: ToolAgentOutput,
   text: string,
-  audience: 'caller' | 'subscribers',
+  audience: 'caller' | { subscribersOf: string },
 ): ToolResponse {
   const targets = new Map<string, Connection>([[conn.id, conn]]);
-  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(threadId)) targets.set(c.id, c);
+  if (audience !== 'caller') for (const c of daemon.subscriptions.connectionsFor(threadId, audience.subscribersOf)) targets.set(c.id, c);
   for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) {
     for (const target of targets.values()) target.notify('tool/result', n);
   }

@@ -17,7 +17,7 @@ import { listSkills, readSkill } from '../daemon/skills.js';
 import { initializeResult } from '../daemon/initialize.js';
 import { constantTimeEqual } from '../daemon/constant-time.js';
 import type { Logger } from '../daemon/logger.js';
-import { ownsThread, claimThread } from '../store/threads.js';
+import { ownedByAnother } from '../store/threads.js';
 import { threadNotFound } from './errors.js';
 import { refuseSecretsInParams } from './secret-guard.js';
 
@@ -60,14 +60,14 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ),
   'thread/subscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
     const s = session();
-    // Subscribing claims a new thread, as appending would: only its owner can watch it.
-    if (!claimThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
-    daemon.subscriptions.subscribe(params.thread_id, conn, s.id);
+    // Subscribing writes nothing (contract section 13); only the owner's calls reach the subscriber.
+    if (ownedByAnother(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
+    daemon.subscriptions.subscribe(params.thread_id, conn, s.id, s.userId);
     return { thread_id: params.thread_id, subscribed: true };
   }),
   'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
     const s = session();
-    if (!ownsThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
+    if (ownedByAnother(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
     daemon.subscriptions.unsubscribe(params.thread_id, conn.id, s.id);
     return { thread_id: params.thread_id, subscribed: false };
   }),

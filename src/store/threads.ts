@@ -42,3 +42,8 @@ export function listThreads(db: Db, userId: string, limit: number): ThreadSummar
     )
     .all(userId, limit) as ThreadSummary[];
 }
+
+/** True when the thread exists and belongs to someone else (subscribing must not learn more, nor write). */
+export function ownedByAnother(db: Db, threadId: string, userId: string): boolean {
+  return db.prepare('SELECT 1 FROM threads WHERE id = ? AND user_id <> ?').get(threadId, userId) !== undefined;
+}
