@@ -114,7 +114,7 @@ async function stream(
   }
   let userId: string;
   try {
-    userId = (await verifyBearer(token, daemon.bearerKeys, daemon.env)).userId;
+    userId = (await verifyBearer(token, daemon.bearerKeys, daemon.env, { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS })).userId;
   } catch (err) {
     if (!(err instanceof Unauthorized)) throw err;
     sendJson(res, 401, { error: err.message }, { 'www-authenticate': 'Bearer error="invalid_token"' });

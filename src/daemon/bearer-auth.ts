@@ -49,6 +49,21 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
   return null;
 }
 
+/** What `auth` in the config adds to the checks. */
+export interface BearerPolicy {
+  /** `auth.max_token_lifetime_s`: `exp - iat` (or `exp - now` without `iat`) may not exceed it. */
+  maxLifetimeS?: number | undefined;
+}
+
+/**
+ * A `sub` is a user id: non-empty printable text (no control, format or
+ * private-use characters) without surrounding whitespace, at most 200 long —
+ * so `alice`, ` alice` and `alice\u0000` cannot become three users.
+ */
+export function isUsableSub(sub: unknown): sub is string {
+  return typeof sub === 'string' && sub.length > 0 && sub.length <= 200 && !/[\p{C}\p{Zl}\p{Zp}]/u.test(sub) && sub.trim() === sub;
+}
+
 export class Unauthorized extends Error {
   override name = 'Unauthorized';
 }
@@ -59,10 +74,17 @@ export class Unauthorized extends Error {
  * only asymmetric algorithms are accepted (an HS256 token is refused).
  * The error never echoes the token.
  */
-export async function verifyBearer(token: string, keys: BearerKeySource, env: NodeJS.ProcessEnv): Promise<BearerIdentity> {
+export async function verifyBearer(
+  token: string,
+  keys: BearerKeySource,
+  env: NodeJS.ProcessEnv,
+  policy: BearerPolicy = {},
+): Promise<BearerIdentity> {
   const options = {
     ...(env.TOOLGATE_BEARER_ISSUER ? { issuer: env.TOOLGATE_BEARER_ISSUER } : {}),
     ...(env.TOOLGATE_BEARER_AUDIENCE ? { audience: env.TOOLGATE_BEARER_AUDIENCE } : {}),
+    // Contract section 13: a token without `exp` would be accepted forever.
+    requiredClaims: ['exp'],
   };
   let payload: JWTPayload;
   try {
@@ -77,9 +99,11 @@ export async function verifyBearer(token: string, keys: BearerKeySource, env: No
   } catch {
     throw new Unauthorized('invalid, expired or wrongly signed bearer token');
   }
-  if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 200) {
-    throw new Unauthorized('bearer token has no usable sub claim');
+  if (policy.maxLifetimeS !== undefined) {
+    const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+    if (payload.exp! - from > policy.maxLifetimeS) throw new Unauthorized('bearer token lifetime exceeds auth.max_token_lifetime_s');
   }
+  if (!isUsableSub(payload.sub)) throw new Unauthorized('bearer token has no usable sub claim');
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 ? v : undefined);
   const identity: BearerIdentity = { userId: payload.sub };
   const name = str(payload.name), phone = str(payload.phone), role = str(payload.role);

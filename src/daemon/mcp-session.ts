@@ -14,7 +14,7 @@ export async function openMcpSession(daemon: Daemon, env: NodeJS.ProcessEnv): Pr
   if (!token) throw new ConfigError('serve --mcp acts for the user of a bearer token: set TOOLGATE_MCP_TOKEN');
   let identity;
   try {
-    identity = await verifyBearer(token, daemon.bearerKeys, env);
+    identity = await verifyBearer(token, daemon.bearerKeys, env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
   } catch (err) {
     if (err instanceof Unauthorized) throw new ConfigError(`TOOLGATE_MCP_TOKEN: ${err.message}`);
     throw err;

@@ -43,7 +43,7 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
 
   let identity;
   try {
-    identity = await verifyBearer(p.auth.token, daemon.bearerKeys, daemon.env);
+    identity = await verifyBearer(p.auth.token, daemon.bearerKeys, daemon.env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
   } catch (err) {
     if (err instanceof Unauthorized) throw unauthorized(err.message);
     throw err;
