@@ -91,7 +91,7 @@ for (const [name, raw] of [
       assert.ok(await d.waitFor((m) => m.id === 'init'));
       d.send(raw);
       if (name.startsWith('stdin ending')) d.proc.stdin.end();
-      const code = await Promise.race([d.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 15_000))]);
+      const code = await Promise.race([d.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 15_000).unref())]);
       assert.notEqual(code, 'still running', `no silent hang: ${d.stderr()}`);
       assert.notEqual(code, 0);
       assert.match(d.stderr(), /stdio framing broken/);
