@@ -34,7 +34,7 @@ export function isTimeZone(name: string): boolean {
  */
 export function dayBounds(date: string, timeZone: string): { startMs: number; endMs: number } {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const next = new Date(Date.UTC(y, m - 1, d + 1));
+  const next = new Date(utcMs(y, m - 1, d + 1));
   return {
     startMs: zonedMidnight(y, m, d, timeZone),
     endMs: zonedMidnight(next.getUTCFullYear(), next.getUTCMonth() + 1, next.getUTCDate(), timeZone),
@@ -48,7 +48,7 @@ export function dayBounds(date: string, timeZone: string): { startMs: number; en
  * earliest one that falls on the wanted local date wins.
  */
 function zonedMidnight(y: number, m: number, d: number, timeZone: string): number {
-  const wallClock = Date.UTC(y, m - 1, d);
+  const wallClock = utcMs(y, m - 1, d);
   const first = wallClock - offsetMs(wallClock, timeZone);
   const second = wallClock - offsetMs(first, timeZone);
   const wanted = wallClock / 86_400_000;
@@ -76,11 +76,30 @@ function offsetMs(instant: number, timeZone: string): number {
       hour: '2-digit',
       minute: '2-digit',
       second: '2-digit',
+      // Year 0 and before are "1 BC", "2 BC"…: the era tells them apart.
+      era: 'short',
     });
     formatters.set(timeZone, f);
   }
   const parts: Record<string, number> = {};
-  for (const p of f.formatToParts(new Date(instant))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  const asUtc = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+  let beforeCommonEra = false;
+  for (const p of f.formatToParts(new Date(instant))) {
+    if (p.type === 'era') beforeCommonEra = p.value === 'BC' || p.value === 'B';
+    else if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  }
+  const year = beforeCommonEra ? 1 - parts.year! : parts.year!;
+  const asUtc = utcMs(year, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
   return asUtc - Math.floor(instant / 1000) * 1000;
+}
+
+/**
+ * `Date.UTC` for every year: `Date.UTC` maps years 0–99 to 1900–1999, so
+ * the year is set with `setUTCFullYear`, which takes it as it is (month and
+ * day may overflow, as with `Date.UTC`).
+ */
+export function utcMs(year: number, monthIndex: number, day: number, h = 0, mi = 0, s = 0): number {
+  const t = new Date(0);
+  t.setUTCFullYear(year, monthIndex, day);
+  t.setUTCHours(h, mi, s, 0);
+  return t.getTime();
 }
