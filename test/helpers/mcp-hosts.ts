@@ -16,6 +16,13 @@ export const MCP_KINDS: readonly McpKind[] = ['stdio', 'http', 'http-2026'];
 export interface McpHost {
   kind: McpKind;
   client: Client;
+  /**
+   * Every message the server sent, as it arrived. The SDK client runs
+   * notification handlers a microtask after the message while it settles a
+   * response at once, so a progress notification that shares a read with
+   * its response reaches `onprogress` too late; the wire has it either way.
+   */
+  wire: Array<{ method?: string; params?: Record<string, unknown> }>;
   /** The Mcp-Session-Id of a sessionful HTTP connection. */
   sessionId(): string | undefined;
   stderr(): string;
@@ -47,7 +54,7 @@ export async function connectMcp(kind: McpKind, opts: McpConnectOptions): Promis
     let stderr = '';
     transport.stderr?.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     await client.connect(transport);
-    return { kind, client, sessionId: () => undefined, stderr: () => stderr, close: () => client.close() };
+    return { kind, client, wire: tap(transport), sessionId: () => undefined, stderr: () => stderr, close: () => client.close() };
   }
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${opts.port}/mcp`), {
     requestInit: { headers: { authorization: `Bearer ${opts.token}`, ...opts.headers } },
@@ -56,6 +63,7 @@ export async function connectMcp(kind: McpKind, opts: McpConnectOptions): Promis
   return {
     kind,
     client,
+    wire: tap(transport),
     sessionId: () => transport.sessionId,
     stderr: () => '',
     async close() {
@@ -63,4 +71,15 @@ export async function connectMcp(kind: McpKind, opts: McpConnectOptions): Promis
       await client.close();
     },
   };
+}
+
+/** Records what the transport delivers, before the client handles it. */
+function tap(transport: { onmessage?: ((message: never, extra?: never) => void) | undefined }): McpHost['wire'] {
+  const wire: McpHost['wire'] = [];
+  const deliver = transport.onmessage!;
+  transport.onmessage = (message, extra) => {
+    wire.push(message as McpHost['wire'][number]);
+    deliver(message, extra);
+  };
+  return wire;
 }
