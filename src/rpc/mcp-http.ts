@@ -124,7 +124,7 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
   const validateHost = opts.allowedHosts ? hostHeaderValidation(opts.allowedHosts.map(hostnameOf)) : localhostHostValidation();
   const validateOrigin = opts.allowedOrigins ? originValidation(opts.allowedOrigins.map(hostnameOf)) : localhostOriginValidation();
   const sessions = new Map<string, SessionEntry>();
-  /** Users provisioned by this server: provisioning is a write, not something to repeat on every request. */
+  /** Users (with their claims) provisioned by this server: provisioning is a write, not something to repeat on every request. */
   const provisioned = new Set<string>();
   /** Sessionless (2026-07-28) calls in flight, per user. */
   const sessionlessInFlight = new Map<string, { count: number; max: number }>();
@@ -210,8 +210,11 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
     let userId: string;
     try {
       const identity = await verifyBearer(token, daemon.bearerKeys, daemon.env);
-      userId = provisioned.has(identity.userId) ? identity.userId : await provisionMcpUser(daemon, identity);
-      provisioned.add(userId);
+      // Provision again only when the claims changed (name, phone, role), as `session/open` would record them.
+      const claims = JSON.stringify([identity.userId, identity.name, identity.phone, identity.role]);
+      userId = provisioned.has(claims) ? identity.userId : await provisionMcpUser(daemon, identity);
+      if (provisioned.size >= 10_000) provisioned.clear(); // a bound, not an eviction policy: forgetting only costs a write
+      provisioned.add(claims);
     } catch (err) {
       if (!(err instanceof Unauthorized)) throw err;
       jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': 'Bearer error="invalid_token"' });
