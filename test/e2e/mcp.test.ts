@@ -187,6 +187,19 @@ for (const kind of MCP_KINDS) {
       }
     });
 
+    test('_meta["toolgate/tool_call_id"] makes a call idempotent, as on tool/invoke; another tool name is a protocol error', async () => {
+      const meta = { 'toolgate/thread_id': `idem-${kind}`, 'toolgate/tool_call_id': 'once' };
+      const args = { module: 'memory', method: 'update', input: { key: 'idem', content: 'one' } };
+      const first = await call(mcp, args, { meta });
+      const again = await call(mcp, args, { meta });
+      assert.equal(again.content[0]!.text, first.content[0]!.text);
+      const history = await ws.request<{ messages: HistoryMessage[] }>('history/get', { session_id: wsSession, thread_id: `idem-${kind}` });
+      assert.equal(history.messages.length, 1);
+      const other = await call(mcp, { ...args, input: { key: 'idem', content: 'two' } }, { meta });
+      assert.equal(other.structuredContent!.error!.code, 'DUPLICATE_TOOL_CALL_ID');
+      await assert.rejects(mcp.client.callTool({ name: 'other_tool', arguments: {} }));
+    });
+
     test('logging carries the session’s own calls, without secrets', async () => {
       // 2025-11-25 sets a level for the session; 2026-07-28 asks per request, in the envelope.
       if (kind !== 'http-2026') await mcp.client.setLoggingLevel('info');
