@@ -74,6 +74,7 @@ interface SessionEntry {
 /** A config entry as the SDK's guards take it: a bare hostname (IPv6 in brackets), without scheme or port. */
 export function hostnameOf(entry: string): string {
   if (/^[a-z][a-z0-9+.-]*:\/\/\*$/i.test(entry)) return entry; // `https://*`: any host with that scheme
+  if (!entry.includes('://') && !entry.startsWith('[') && entry.split(':').length > 2) return `[${entry}]`; // a bare IPv6 address
   try {
     if (entry.includes('://')) return new URL(entry).hostname;
     return new URL(`http://${entry}`).hostname;
