@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createDaemon } from '../../src/daemon/serve.js';
@@ -119,7 +120,9 @@ test('in process: notifications/cancelled reaches a running call — no response
     const cancelledId = sent.find((m) => m.method === 'tools/call' && m.params?.arguments?.method === 'update')!.id;
     assert.ok(sent.some((m) => m.method === 'notifications/cancelled'), 'the client sent notifications/cancelled');
     assert.ok(!responses.includes(cancelledId), `no response to the cancelled call (got ids ${responses.join(', ')})`);
-    const rows = daemon.db.prepare(`SELECT content FROM messages WHERE role = 'tool' AND content LIKE '%"method":"update"%'`).all();
+    const reader = new Database(daemon.dbPath, { readonly: true });
+    const rows = reader.prepare(`SELECT content FROM messages WHERE role = 'tool' AND content LIKE '%"method":"update"%'`).all();
+    reader.close();
     assert.ok(rows.length <= 1, 'completed once, or not at all');
   } finally {
     release();
