@@ -31,7 +31,10 @@ const SERVE_CONFIGS = 2;
 
 function run(bin: string, args: string[], env: Record<string, string>, stdin: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // No OS lets a caller pass NUL inside argv or the environment: strip it rather than test the impossible.
+    const clean = (v: string) => v.replace(/\0/g, '');
+    const safeEnv = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, clean(v)]));
+    const child = spawn(process.execPath, [bin, ...args.map(clean)], { env: safeEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
