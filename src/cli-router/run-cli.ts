@@ -11,6 +11,7 @@ import { CredentialError, verifyCredential, type CredentialClaims } from './cred
 import { UsageError, flagKinds, offersCredentialByFlag, offersCredentialInInput, parseFlags } from './argv.js';
 import { describeIssues } from './validation.js';
 import { redact } from '../codec/redact.js';
+import { maskSecrets } from '../codec/secret-scan.js';
 import { trustedKeys } from './trusted-keys.js';
 
 /** The environment variables project-cli reads — and nothing else. */
@@ -193,7 +194,10 @@ function runAction(db: Db, action: ActionDefinition, claims: CredentialClaims, r
 }
 
 function render(doc: CliDocument): CliOutcome {
-  return { stdout: JSON.stringify(doc), exitCode: doc.ok ? EXIT_OK : exitCodeFor(doc.error.code) };
+  if (doc.ok) return { stdout: JSON.stringify(doc), exitCode: EXIT_OK };
+  // A failure echoes argv (module, method, a flag name in a usage message): a token there is masked.
+  // Masking keeps the JSON valid — a token's span holds only base64url characters and dots.
+  return { stdout: maskSecrets(JSON.stringify(doc)), exitCode: exitCodeFor(doc.error.code) };
 }
 
 function parseStdin(stdin: string | null): Record<string, unknown> {

@@ -64,3 +64,20 @@ test('tokens glued to text, with a spaced header, or a configured secret are ref
     for (const m of marks) assert.ok(!bytes.includes(m), `not in ${f}`);
   }
 });
+
+test('project-cli never echoes a token given in argv (module, method or flag name)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { PROJECT_CLI_BIN, tempDir } = await import('../helpers/repo.js');
+  const { ALL_ACTIONS, mintCredential, recordTrustedKey } = await import('../helpers/credentials.js');
+  const db = join(tempDir('toolgate-argv-'), 'toolgate.db');
+  await recordTrustedKey(db);
+  const credential = await mintCredential({ sub: 'alice', actions: ALL_ACTIONS });
+  const token = await mintBearer('alice');
+  const mark = token.split('.')[2]!;
+  for (const argv of [['memory', `x${token}`], [`auth_${token}`, 'read'], ['memory', 'update', `--k${token}`, 'v'], ['--credential', `x${token}`]]) {
+    const r = spawnSync(process.execPath, [PROJECT_CLI_BIN, ...argv], { input: '', env: { PROJECT_CLI_CREDENTIAL: credential, TOOLGATE_DB: db }, encoding: 'utf8' });
+    const doc = JSON.parse(r.stdout) as { ok: boolean };
+    assert.equal(doc.ok, false);
+    assert.ok(!(r.stdout + r.stderr).includes(mark), `not echoed: ${argv[0]} ${argv[1]!.slice(0, 10)}`);
+  }
+});
