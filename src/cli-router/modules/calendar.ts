@@ -177,16 +177,16 @@ function answerInvite(status: 'accepted' | 'rejected') {
 }
 
 export const calendarActions = [
-  defineAction({ module: 'calendar', method: 'read', input: ReadInput, run: read }),
-  defineAction({ module: 'calendar', method: 'create', input: CreateInput, describedBy: CreateDescribed, run: create }),
-  defineAction({ module: 'calendar', method: 'update', input: UpdateInput, run: update }),
-  defineAction({ module: 'calendar', method: 'delete', input: z.strictObject({ event_id: Id }), run: remove }),
+  defineAction({ module: 'calendar', method: 'read', summary: 'list your visible events of a day or a range, or get one event', input: ReadInput, run: read }),
+  defineAction({ module: 'calendar', method: 'create', summary: 'create one event, or a batch of up to 50 ({items: [...]})', input: CreateInput, describedBy: CreateDescribed, run: create }),
+  defineAction({ module: 'calendar', method: 'update', summary: 'change fields of an event you own', input: UpdateInput, run: update }),
+  defineAction({ module: 'calendar', method: 'delete', summary: 'delete an event you own', input: z.strictObject({ event_id: Id }), run: remove }),
   defineAction({
     module: 'calendar',
-    method: 'share',
+    method: 'share', summary: 'invite users to an event you own',
     input: z.strictObject({ event_id: Id, user_ids: z.array(Id).min(1).max(100) }),
     run: share,
   }),
-  defineAction({ module: 'calendar', method: 'accept_invite', input: z.strictObject({ invite_id: Id }), run: answerInvite('accepted') }),
-  defineAction({ module: 'calendar', method: 'reject_invite', input: z.strictObject({ invite_id: Id }), run: answerInvite('rejected') }),
+  defineAction({ module: 'calendar', method: 'accept_invite', summary: 'accept an invite addressed to you', input: z.strictObject({ invite_id: Id }), run: answerInvite('accepted') }),
+  defineAction({ module: 'calendar', method: 'reject_invite', summary: 'reject an invite addressed to you', input: z.strictObject({ invite_id: Id }), run: answerInvite('rejected') }),
 ];
