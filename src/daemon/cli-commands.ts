@@ -2,7 +2,8 @@
  * Every `toolgate` command as data: its help text and the flags parseArgs
  * accepts (src/daemon/cli-help.ts renders and parses both from here).
  *
- * Adding a command: declare its CommandSpec below, list it in COMMANDS (the
+ * Adding a command: declare its spec below (`{…} satisfies CommandSpec`, so the
+ * parsed flags are typed from it), list it in COMMANDS (the
  * top-level help and the help test walk that list), and dispatch it in
  * cli.ts with `parseCommand(SPEC, args)`. Adding a flag: add it to the spec —
  * the parser reads it from there, so an undocumented flag cannot exist.
@@ -12,7 +13,7 @@ import type { CommandSpec } from './cli-help.js';
 const DB_FLAG = { type: 'string', value: 'FILE|URL', description: 'SQLite file or postgres:// URL', default: '$TOOLGATE_DB, else toolgate.db in the data folder' } as const;
 const CONFIG_FLAG = { type: 'string', value: 'FILE', description: 'agent profiles and limits, JSON or YAML (.yaml/.yml); see toolgate.config.example.json', default: 'one profile "default" with every skill and action' } as const;
 
-export const SERVE: CommandSpec = {
+export const SERVE = {
   name: 'serve',
   summary: 'run the daemon: stdio, WebSocket (with inspector, MCP over HTTP, AG-UI) or MCP on stdio',
   usage: [
@@ -59,9 +60,9 @@ export const SERVE: CommandSpec = {
     'toolgate serve --ws --port 8787 --dev --db ./data/toolgate.db     # then open http://127.0.0.1:8787/',
     'TOOLGATE_BEARER_SECRET=… toolgate serve --stdio --config toolgate.config.yaml',
   ],
-};
+} satisfies CommandSpec;
 
-export const DEV_TOKEN: CommandSpec = {
+export const DEV_TOKEN = {
   name: 'dev-token',
   summary: 'print a user bearer token signed with the configured HS256 secret (local use and demos)',
   usage: ['dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]'],
@@ -78,9 +79,9 @@ export const DEV_TOKEN: CommandSpec = {
   },
   env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_BEARER_ISSUER', 'TOOLGATE_BEARER_AUDIENCE', 'TOOLGATE_DB', 'TOOLGATE_HOME'],
   examples: ['TOKEN=$(toolgate dev-token --user alice --name Alice --phone +6590000001)'],
-};
+} satisfies CommandSpec;
 
-export const AUTOMATION: CommandSpec = {
+export const AUTOMATION = {
   name: 'automation',
   summary: 'manage automation jobs (subcommand: add)',
   usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]'],
@@ -88,9 +89,9 @@ export const AUTOMATION: CommandSpec = {
   flags: {},
   env: [],
   examples: ['toolgate automation add --help'],
-};
+} satisfies CommandSpec;
 
-export const AUTOMATION_ADD: CommandSpec = {
+export const AUTOMATION_ADD = {
   name: 'automation add',
   summary: 'create an automation job and print {"job_id": …}',
   usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]'],
@@ -106,9 +107,9 @@ export const AUTOMATION_ADD: CommandSpec = {
   },
   env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
   examples: ['toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create'],
-};
+} satisfies CommandSpec;
 
-export const DEMO: CommandSpec = {
+export const DEMO = {
   name: 'demo',
   summary: 'run a scripted session against a fresh daemon and narrate it (what `npm start` does)',
   usage: ['demo [--db FILE]'],
@@ -120,7 +121,7 @@ export const DEMO: CommandSpec = {
   },
   env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_LOG_LEVEL'],
   examples: ['toolgate demo     # then: npm run inspector, to browse what it stored'],
-};
+} satisfies CommandSpec;
 
 /** Top-level commands, in the order `toolgate --help` lists them (subcommands are listed under their group). */
 export const COMMANDS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION_ADD, DEMO];

@@ -32,7 +32,7 @@ export const ENVIRONMENT = {
 } as const;
 export type EnvName = keyof typeof ENVIRONMENT;
 
-export interface CommandSpec {
+export interface CommandSpec<F extends Record<string, FlagSpec> = Record<string, FlagSpec>> {
   /** As typed after `toolgate`: `serve`, `automation add`. */
   name: string;
   /** One line for the top-level help. */
@@ -41,7 +41,7 @@ export interface CommandSpec {
   usage: string[];
   /** A short paragraph: what it does, what it prints. */
   description: string;
-  flags: Record<string, FlagSpec>;
+  flags: F;
   env: readonly EnvName[];
   examples: string[];
 }
@@ -58,15 +58,21 @@ export class UsageError extends Error {
   }
 }
 
-/** What a string flag holds after parsing; booleans are true or absent. */
-export type FlagValues = Record<string, string | boolean | Array<string | boolean> | undefined>;
+/** The parsed flags of a spec, typed from it: a boolean flag is true or absent, a string flag its value. */
+export type FlagValues<F extends Record<string, FlagSpec>> = {
+  [K in keyof F]?: F[K]['type'] extends 'boolean' ? boolean : F[K]['multiple'] extends true ? string[] : string;
+};
 
 /**
  * Parses a command's flags by its spec. Returns null when `--help`/`-h` was
  * asked for (the help is already on stdout); every parser complaint becomes
  * a UsageError with a sentence of ours instead of Node's text.
  */
-export function parseCommand(spec: CommandSpec, args: readonly string[], out: NodeJS.WritableStream = process.stdout): FlagValues | null {
+export function parseCommand<F extends Record<string, FlagSpec>>(
+  spec: CommandSpec<F>,
+  args: readonly string[],
+  out: NodeJS.WritableStream = process.stdout,
+): FlagValues<F> | null {
   if (args.includes('--help') || args.includes('-h')) {
     out.write(renderHelp(spec));
     return null;
@@ -74,14 +80,14 @@ export function parseCommand(spec: CommandSpec, args: readonly string[], out: No
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
   for (const [name, flag] of Object.entries(spec.flags)) options[name] = { type: flag.type, ...(flag.multiple ? { multiple: true } : {}) };
   try {
-    return parseArgs({ args: joinNegativeValues(args, spec), options, strict: true, allowPositionals: false }).values;
+    return parseArgs({ args: joinNegativeValues(args, spec), options, strict: true, allowPositionals: false }).values as FlagValues<F>;
   } catch (err) {
     throw new UsageError(parserMessage(err as Error), spec.name);
   }
 }
 
 /** `--ttl -5` means the value -5 (then judged by the command), not a flag named `-5`. */
-function joinNegativeValues(args: readonly string[], spec: CommandSpec): string[] {
+function joinNegativeValues(args: readonly string[], spec: CommandSpec<Record<string, FlagSpec>>): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;

@@ -7,7 +7,7 @@ import { devToken } from './dev-token.js';
 import { addAutomationJob } from './automation.js';
 import { serve, VERSION } from './serve.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
-import { AUTOMATION, AUTOMATION_ADD, COMMANDS, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
+import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 
@@ -29,7 +29,13 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       case '--version':
         process.stdout.write(`${VERSION}\n`);
         return 0;
-      case 'help':
+      case 'help': {
+        // `toolgate help automation add` = `toolgate automation add --help`.
+        const spec = ALL_SPECS.find((c) => c.name === rest.join(' '));
+        if (rest.length > 0 && !spec) throw new UsageError(`no help for ${JSON.stringify(printable(rest.join(' ')))}`);
+        process.stdout.write(spec ? renderHelp(spec) : INDEX);
+        return 0;
+      }
       case '--help':
       case '-h':
         process.stdout.write(INDEX);
@@ -68,11 +74,8 @@ function usageLine(err: unknown, command: string | undefined): string | null {
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
 
-type ServeValues = Partial<Record<'stdio' | 'ws' | 'mcp' | 'dev', boolean>> &
-  Partial<Record<'host' | 'port' | 'db' | 'config' | 'executor' | 'call-timeout-ms' | 'max-message-bytes' | 'max-in-flight' | 'ping-interval-ms' | 'shutdown-grace-ms', string>>;
-
 async function serveCommand(args: string[]): Promise<number> {
-  const values = parseCommand(SERVE, args) as ServeValues | null;
+  const values = parseCommand(SERVE, args);
   if (values === null) return 0;
   const transports = [values.stdio, values.ws, values.mcp].filter(Boolean).length;
   if (transports !== 1) throw new UsageError('needs exactly one transport: --stdio, --ws or --mcp', 'serve');
@@ -111,7 +114,7 @@ function optionalInteger(flag: string, raw: string | undefined): number | undefi
 }
 
 async function devTokenCommand(args: string[]): Promise<number> {
-  const values = parseCommand(DEV_TOKEN, args) as Partial<Record<'user' | 'phone' | 'name' | 'role' | 'ttl' | 'db', string>> | null;
+  const values = parseCommand(DEV_TOKEN, args);
   if (values === null) return 0;
   if (!values.user) throw new UsageError('needs --user ID', 'dev-token');
   const ttl = values.ttl === undefined ? 24 * 3600 : Number(values.ttl);
@@ -128,7 +131,7 @@ function automationCommand(args: string[]): number {
     return 0;
   }
   if (sub !== 'add') throw new UsageError(sub === undefined ? 'needs a subcommand: add' : `unknown subcommand ${JSON.stringify(printable(sub))}`, 'automation');
-  const values = parseCommand(AUTOMATION_ADD, rest) as Partial<Record<'owner' | 'skills' | 'allow' | 'db', string>> | null;
+  const values = parseCommand(AUTOMATION_ADD, rest);
   if (values === null) return 0;
   if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
   if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');

@@ -49,6 +49,7 @@ test('every command and subcommand answers --help: exit 0, its flags, environmen
     for (const flag of Object.keys(spec.flags)) assert.match(r.stdout, new RegExp(`--${flag}\\b`), `${spec.name} names --${flag}`);
     for (const e of spec.env) assert.ok(r.stdout.includes(e), `${spec.name} names ${e}`);
     assert.match(r.stdout, /^examples?:$/m, `${spec.name} has an example`);
+    assert.equal(toolgate(['help', ...spec.name.split(' ')]).stdout, r.stdout, `toolgate help ${spec.name}`);
     // -h works too, and --help wins over other (even bad) flags.
     assert.equal(toolgate([...spec.name.split(' '), '--no-such-flag', '-h']).code, 0, `${spec.name} -h`);
   }
