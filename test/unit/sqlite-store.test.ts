@@ -10,20 +10,22 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { createDaemon } from '../../src/daemon/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
-function countCommits(db: Database.Database): { commits: number } {
+/** Counts the engine's COMMITs (transaction control goes through its private `run`). */
+function countCommits(store: SqliteStore): { commits: number } {
   const counter = { commits: 0 };
-  const exec = db.exec.bind(db);
-  db.exec = ((sql: string) => {
+  const engine = store as unknown as { run(sql: string): void };
+  const run = engine.run.bind(store);
+  engine.run = (sql: string) => {
     if (sql === 'COMMIT') counter.commits++;
-    return exec(sql);
-  }) as typeof db.exec;
+    run(sql);
+  };
   return counter;
 }
 
@@ -52,7 +54,7 @@ test('the daemon’s live connection runs synchronous=FULL unless store.synchron
 test('units that arrive together share one COMMIT; each settles after it, already visible to other connections', async () => {
   const file = join(tempDir(), 'toolgate.db');
   const store = openSqliteStore(file);
-  const counter = countCommits(store.connection);
+  const counter = countCommits(store);
   const other = new Database(file, { readonly: true });
   try {
     await store.transaction((tx) => tx.users.ensure('u'));
@@ -74,7 +76,7 @@ test('units that arrive together share one COMMIT; each settles after it, alread
 
 test('a unit that throws is undone alone; the rest of its group commits', async () => {
   const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
-  const counter = countCommits(store.connection);
+  const counter = countCommits(store);
   try {
     await store.transaction((tx) => tx.users.ensure('u'));
     counter.commits = 0;
@@ -91,6 +93,29 @@ test('a unit that throws is undone alone; the rest of its group commits', async 
     assert.equal(counter.commits, 1);
     const keys = await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key));
     assert.deepEqual(keys, ['a', 'c'], 'nothing of the failed unit, savepoint included, survives');
+  } finally {
+    await store.close();
+  }
+});
+
+test('the first unit of a group, which runs without a savepoint, fails alone too', async () => {
+  const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
+  try {
+    await store.transaction((tx) => tx.users.ensure('u'));
+    const results = await Promise.allSettled([
+      store.transaction(async (tx) => {
+        await tx.memories.upsert('u', 'first', '1');
+        throw new Error('handler bug');
+      }),
+      store.transaction((tx) => tx.memories.upsert('u', 'second', '1')),
+      store.transaction(async (tx) => {
+        await tx.memories.upsert('u', 'third', '1');
+        throw new Error('another bug');
+      }),
+      store.transaction((tx) => tx.memories.upsert('u', 'fourth', '1')),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key)), ['fourth', 'second']);
   } finally {
     await store.close();
   }
