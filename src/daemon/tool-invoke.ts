@@ -89,18 +89,19 @@ export async function invokeTool(
     : checkWhitelist(session, args);
 
   const started = performance.now();
+  const run = () =>
+    refusal || daemon.executor.kind === 'inprocess'
+      ? daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
+      : runInChild(daemon, session, call, log);
   let outcome: Outcome;
   try {
-    outcome =
-      refusal || daemon.executor.kind === 'inprocess'
-        ? await daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
-        : await runInChild(daemon, session, call, log);
+    outcome = await run();
   } catch (err) {
     if (!(err instanceof StoreConflictError)) throw err;
-    // A concurrent call with the same id (another process) stored first: answer as it did.
+    // A concurrent call with the same id (another process) stored first: answer as it did. If it has
+    // recorded the action but not stored its message yet, run again: the core answers from that record.
     const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
-    if (!winner) throw err;
-    outcome = { kind: 'stored', row: winner };
+    outcome = winner ? { kind: 'stored', row: winner } : await run();
   }
   const ms = performance.now() - started;
   if (daemon.executor.kind === 'inprocess' && ms > daemon.callTimeoutMs) {
