@@ -124,8 +124,10 @@ export async function invokeTool(
 /** The session's whitelist, checked by the daemon before any credential is issued. */
 function checkWhitelist(session: Session, args: ToolCallArgs): CliDocument | null {
   const action = `${args.module}.${args.method}`;
-  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}`);
-  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session`);
+  // Both answers name what this session may call, so the model can correct itself in one step.
+  const allowed = { allowed_actions: session.allowedActions };
+  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}: call one of error.allowed_actions`, allowed);
+  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session: it may call only error.allowed_actions`, allowed);
   return null;
 }
 
@@ -211,8 +213,8 @@ async function storeOutcome(tx: Tx, call: Call, doc: CliDocument): Promise<Outco
 }
 
 /** A failure decided by the daemon itself, shaped like project-cli's. */
-function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string): CliDocument {
-  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method } };
+function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CliDocument {
+  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method, ...extra } };
 }
 
 function replay(daemon: Daemon, conn: Connection, call: Call, row: MessageRow): ToolResponse {
