@@ -181,4 +181,13 @@ export const MIGRATIONS: readonly string[] = [
     SELECT user_id, thread_id, tool_call_id, action, args, args_sha256, outcome, exit_code, created_at FROM tool_calls_v2;
   DROP TABLE tool_calls_v2;
   `,
+  // 4: the public halves of the daemon's credential signing keys — what project-cli trusts (contract sections 6, 7).
+  `
+  CREATE TABLE credential_keys (
+    kid          TEXT PRIMARY KEY,
+    public_jwk   TEXT NOT NULL CHECK (json_valid(public_jwk)),
+    recorded_at  TEXT NOT NULL,
+    last_used_at TEXT NOT NULL
+  );
+  `,
 ];

@@ -77,6 +77,7 @@ export interface Tx {
   readonly messages: MessagesRepo;
   readonly toolCalls: ToolCallsRepo;
   readonly credentialAudit: CredentialAuditRepo;
+  readonly credentialKeys: CredentialKeysRepo;
   readonly automationJobs: AutomationJobsRepo;
   readonly events: EventsRepo;
   readonly invites: InvitesRepo;
@@ -261,6 +262,29 @@ export interface CredentialIssuance {
 export interface CredentialAuditRepo {
   /** Audits one issuance. The token itself is never passed here. */
   record(c: CredentialIssuance): Promise<void>;
+}
+
+// ---------------------------------------------------------------- credential keys
+
+/**
+ * The trust anchor of project-cli (contract §6, §7): the public halves of the
+ * keys the daemon signs controlled credentials with, recorded by `serve` in
+ * the database it serves. A rotated key stays until its row is deleted.
+ * `kid` is the key's RFC 7638 thumbprint; only public JWKs are kept.
+ */
+export interface RecordedKey {
+  kid: string;
+  publicJwk: Record<string, unknown>;
+}
+
+export interface CredentialKeysRepo {
+  /**
+   * Records a public key (idempotent: a known `kid` only refreshes its
+   * last-used time). Throws on a JWK carrying a private part (`d`).
+   */
+  record(kid: string, publicJwk: Record<string, unknown>): Promise<void>;
+  /** Every recorded key, most recently used first. */
+  list(): Promise<RecordedKey[]>;
 }
 
 // ---------------------------------------------------------------- automation jobs

@@ -3,7 +3,8 @@
  * connection's `synchronous` pragma (FULL unless configured), group commit
  * (calls that arrive together share one COMMIT; each settles after it; one
  * failing call takes no other down), and migration 3 (threads per user,
- * thread_seq) on a database written by the previous schema.
+ * thread_seq) on a database written by the previous schema; migration 4
+ * (credential_keys) and its repository.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -170,6 +171,31 @@ test('migration 3 turns first-come threads into per-user ones and numbers each t
     assert.equal(next.thread_seq, 3);
     const bobs = await store.transaction((tx) => tx.messages.insert({ userId: 'bob', threadId: 't1', role: 'user', content: 'mine', metadataJson: '{}' }));
     assert.equal(bobs.thread_seq, 1);
+  } finally {
+    await store.close();
+  }
+});
+
+test('credential keys: a round-1 database (version 2) migrates to the current schema with an empty credential_keys table; keys record idempotently, public only', async () => {
+  const file = join(tempDir(), 'toolgate.db');
+  const old = new Database(file);
+  for (const m of MIGRATIONS.slice(0, 2)) old.exec(m);
+  old.pragma('user_version = 2');
+  old.close();
+
+  const store = openSqliteStore(file);
+  try {
+    assert.equal((await store.describe()).schemaVersion, MIGRATIONS.length);
+    assert.deepEqual(await store.read((tx) => tx.credentialKeys.list()), []);
+    const jwk = { kty: 'OKP', crv: 'Ed25519', x: 'abc', alg: 'EdDSA', use: 'sig' };
+    await store.transaction((tx) => tx.credentialKeys.record('kid-1', jwk));
+    await store.transaction((tx) => tx.credentialKeys.record('kid-1', jwk));
+    await store.transaction((tx) => tx.credentialKeys.record('kid-2', { ...jwk, x: 'def' }));
+    const keys = await store.read((tx) => tx.credentialKeys.list());
+    assert.deepEqual(keys.map((k) => k.kid).sort(), ['kid-1', 'kid-2']);
+    assert.deepEqual(keys.find((k) => k.kid === 'kid-1')?.publicJwk, jwk);
+    await assert.rejects(store.transaction((tx) => tx.credentialKeys.record('kid-3', { ...jwk, d: 'secret' })), /only a public key/);
+    assert.equal((await store.read((tx) => tx.credentialKeys.list())).length, 2);
   } finally {
     await store.close();
   }

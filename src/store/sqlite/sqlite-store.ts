@@ -7,6 +7,7 @@ import { sqliteThreads } from './threads.js';
 import { sqliteMessages } from './messages.js';
 import { sqliteToolCalls } from './tool-calls.js';
 import { sqliteCredentialAudit } from './credential-audit.js';
+import { sqliteCredentialKeys } from './credential-keys.js';
 import { sqliteAutomationJobs } from './automation-jobs.js';
 import { sqliteEvents } from './events.js';
 import { sqliteInvites } from './invites.js';
@@ -61,6 +62,7 @@ export class SqliteStore implements Store {
       messages: sqliteMessages(st),
       toolCalls: sqliteToolCalls(st),
       credentialAudit: sqliteCredentialAudit(st),
+      credentialKeys: sqliteCredentialKeys(st),
       automationJobs: sqliteAutomationJobs(st),
       events: sqliteEvents(st),
       invites: sqliteInvites(st),
