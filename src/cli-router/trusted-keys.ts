@@ -1,6 +1,5 @@
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import type { Db } from '../store/database.js';
-import { listCredentialKeys } from '../store/credential-keys.js';
+import type { Store } from '../store/store.js';
 import { CredentialError } from './credential.js';
 
 /** A key the CLI will verify credentials with, and its RFC 7638 thumbprint. */
@@ -23,10 +22,11 @@ export interface PinSource {
  * recorded in the database it serves. A key the caller supplies in the
  * environment or a file may only *pin* one of them; a pinned key that is not
  * recorded is refused — so a caller cannot bring their own key and sign
- * their own credential.
+ * their own credential. The keys are read in one unit of their own; the
+ * thumbprint (async WebCrypto) is computed after it, never inside it.
  */
-export async function trustedKeys(db: Db, pin: PinSource): Promise<TrustedKey[]> {
-  const recorded = listCredentialKeys(db).map((k) => ({ kid: k.kid, jwk: k.publicJwk as JWK }));
+export async function trustedKeys(store: Pick<Store, 'read'>, pin: PinSource): Promise<TrustedKey[]> {
+  const recorded = (await store.read((tx) => tx.credentialKeys.list())).map((k) => ({ kid: k.kid, jwk: k.publicJwk as JWK }));
   const pinned = readPinned(pin);
   if (recorded.length === 0) throw new CredentialError('no trusted key: the database records no daemon signing key (run `toolgate serve` on it)');
   if (!pinned) return recorded;

@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../store/database.js';
-import { recordCredentialKey } from '../store/credential-keys.js';
-import { closeCliDatabases } from '../cli-router/run-cli.js';
+import { openStore } from '../store/open-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
 import { loadConfig } from './config.js';
@@ -26,6 +24,7 @@ import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
 import { configuredSecrets } from './configured-secrets.js';
+import { UiCache } from './ui-cache.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -92,15 +91,15 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
-  const db = openDatabase(dbPath);
+  const store = await openStore(dbPath, { synchronous: config.store.synchronous });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
-    db.transaction(() => recordCredentialKey(db, signingKey.kid, signingKey.publicJwk as Record<string, unknown>)).immediate();
-    const recovered = recoverToolCalls(db, log);
+    await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
+    const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     return {
-      db,
+      store,
       dbPath,
       config,
       signingKey,
@@ -111,12 +110,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection),
       subscriptions: new SubscriptionRegistry(limitsOf(opts, config).maxSubscriptionsPerConnection),
       threadListeners: new ThreadListeners(),
+      uiCache: new UiCache(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
   } catch (err) {
-    db.close();
+    await store.close();
     throw err;
   }
 }
@@ -219,8 +219,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // Let the responses of settled calls leave before the transports close.
   await writes.drained();
   await stop();
-  closeCliDatabases();
-  daemon.db.close();
+  await daemon.store.close();
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
 }

@@ -75,7 +75,8 @@ describe('one daemon, many connections', () => {
     const sb = await openSession(b1, await mintBearer('bob'));
 
     await a1.request('thread/subscribe', { session_id: s1.session_id, thread_id: 'shared-view' });
-    // Subscribing claims nothing (contract section 13): bob may watch the same id, and hears none of alice's calls.
+    // Threads are per user and subscribing claims nothing: bob's 'shared-view' is his own (empty) thread,
+    // not alice's, and he hears none of alice's calls.
     await b1.request('thread/subscribe', { session_id: sb.session_id, thread_id: 'shared-view' });
     await b1.request('thread/subscribe', { session_id: sb.session_id, thread_id: 'bobs-own' });
 

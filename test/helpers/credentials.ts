@@ -4,8 +4,7 @@
  * bend any claim (lifetime, iss, aud, call binding…) to probe the CLI.
  */
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { openDatabase } from '../../src/store/database.js';
-import { recordCredentialKey } from '../../src/store/credential-keys.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { randomUUID } from 'node:crypto';
 
 export interface TestKeyPair {
@@ -63,11 +62,12 @@ export interface MintOptions {
  * key: project-cli trusts only recorded keys (contract section 6).
  */
 export async function recordTrustedKey(dbFile: string, key: TestKeyPair = TEST_KEY_PAIR): Promise<void> {
-  const db = openDatabase(dbFile);
+  const kid = await calculateJwkThumbprint(key.publicJwk);
+  const store = openSqliteStore(dbFile);
   try {
-    recordCredentialKey(db, await calculateJwkThumbprint(key.publicJwk), key.publicJwk as Record<string, unknown>);
+    await store.transaction((tx) => tx.credentialKeys.record(kid, key.publicJwk as Record<string, unknown>));
   } finally {
-    db.close();
+    await store.close();
   }
 }
 

@@ -21,12 +21,13 @@ test('a closed connection’s sessions are freed and its cap starts over', () =>
 
 test('subscriptions count per connection and are freed with it', () => {
   const r = new SubscriptionRegistry(2);
-  r.subscribe('t1', conn('c1'), 's1', 'alice');
-  r.subscribe('t2', conn('c1'), 's1', 'alice');
-  assert.throws(() => r.subscribe('t3', conn('c1'), 's1', 'alice'), (e: { code?: number }) => e.code === -32003);
-  assert.deepEqual(r.connectionsFor('t1', 'bob'), []);
-  assert.equal(r.connectionsFor('t1', 'alice').length, 1);
+  r.subscribe('alice', 't1', conn('c1'), 's1');
+  r.subscribe('alice', 't2', conn('c1'), 's1');
+  assert.throws(() => r.subscribe('alice', 't3', conn('c1'), 's1'), (e: { code?: number }) => e.code === -32003);
+  // Threads are per user: bob's t1 is another thread, which alice's subscription never reaches.
+  assert.deepEqual(r.connectionsFor('bob', 't1'), []);
+  assert.equal(r.connectionsFor('alice', 't1').length, 1);
   r.dropConnection('c1');
-  r.subscribe('t3', conn('c1'), 's1', 'alice');
-  r.subscribe('t4', conn('c1'), 's1', 'alice');
+  r.subscribe('alice', 't3', conn('c1'), 's1');
+  r.subscribe('alice', 't4', conn('c1'), 's1');
 });
