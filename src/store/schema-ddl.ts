@@ -56,6 +56,7 @@ export function createTableSql(t: Table, engine: Engine): string {
   const lines = t.columns.map((c) => columnSql(c, engine));
   if (t.primaryKey) lines.push(`PRIMARY KEY (${t.primaryKey.join(', ')})`);
   for (const u of t.unique ?? []) lines.push(`UNIQUE (${u.join(', ')})`);
+  for (const f of t.foreignKeys ?? []) lines.push(`FOREIGN KEY (${f.columns.join(', ')}) REFERENCES ${f.table}(${f.refColumns.join(', ')})`);
   for (const check of t.checks ?? []) lines.push(`CHECK (${check})`);
   return `CREATE TABLE ${t.name} (\n  ${lines.join(',\n  ')}\n)`;
 }

@@ -45,6 +45,8 @@ export interface Table {
   columns: readonly Column[];
   primaryKey?: readonly string[];
   unique?: readonly (readonly string[])[];
+  /** Composite foreign keys (single-column ones sit on the column). */
+  foreignKeys?: readonly { columns: readonly string[]; table: string; refColumns: readonly string[] }[];
   /** Row checks written in the common subset of both dialects. */
   checks?: readonly string[];
 }
@@ -74,16 +76,29 @@ export const SCHEMA: Schema = {
       primaryKey: ['id'],
     },
     {
+      // A per-user namespace (contract §3): the thread is (user_id, id).
       name: 'threads',
-      columns: [req('id'), req('user_id', { references: { table: 'users', column: 'id' } }), req('created_at'), req('updated_at')],
-      primaryKey: ['id'],
+      columns: [
+        req('user_id', { references: { table: 'users', column: 'id' } }),
+        req('id'),
+        // The thread_seq of its newest message (0: none yet) — also message_count, since
+        // messages are never deleted. Bumping it row-locks the thread, so on PostgreSQL a
+        // thread's messages commit in sequence order (the fan-out order).
+        { name: 'last_seq', type: 'bigint', notNull: true, default: '0' },
+        req('created_at'),
+        req('updated_at'),
+      ],
+      primaryKey: ['user_id', 'id'],
     },
     {
       name: 'messages',
       columns: [
         { name: 'seq', type: 'serial' },
         req('id', { unique: true }),
-        req('thread_id', { references: { table: 'threads', column: 'id' } }),
+        req('user_id'),
+        req('thread_id'),
+        // 1, 2, 3… per thread: the order every daemon delivers the thread's events in.
+        { name: 'thread_seq', type: 'bigint', notNull: true },
         req('role', { oneOf: ['user', 'assistant', 'tool'] }),
         // The text the model saw: never JSON-typed (contract §5).
         req('content', { strictText: true }),
@@ -92,6 +107,8 @@ export const SCHEMA: Schema = {
         text('status'),
         req('created_at'),
       ],
+      foreignKeys: [{ columns: ['user_id', 'thread_id'], table: 'threads', refColumns: ['user_id', 'id'] }],
+      unique: [['user_id', 'thread_id', 'thread_seq']],
     },
     {
       name: 'events',
@@ -133,9 +150,9 @@ export const SCHEMA: Schema = {
     {
       name: 'tool_calls',
       columns: [
+        req('user_id'),
         req('thread_id'),
         req('tool_call_id'),
-        req('user_id'),
         req('action'),
         { name: 'args', type: 'json_text', notNull: true },
         req('args_sha256'),
@@ -143,7 +160,8 @@ export const SCHEMA: Schema = {
         { name: 'exit_code', type: 'integer', notNull: true },
         req('created_at'),
       ],
-      primaryKey: ['thread_id', 'tool_call_id'],
+      // Idempotency across daemons: one record per (user, thread, tool_call_id).
+      primaryKey: ['user_id', 'thread_id', 'tool_call_id'],
     },
     {
       name: 'credential_audit',
@@ -175,13 +193,12 @@ export const SCHEMA: Schema = {
   indexes: [
     { name: 'users_phone', table: 'users', columns: ['phone'], unique: true, whereNotNull: ['phone'] },
     { name: 'threads_user', table: 'threads', columns: ['user_id', 'updated_at'] },
-    { name: 'messages_thread', table: 'messages', columns: ['thread_id', 'seq'] },
     // One tool message per call: the idempotency key of contract §3.
-    { name: 'messages_tool_call', table: 'messages', columns: ['thread_id', 'tool_call_id'], unique: true, whereNotNull: ['tool_call_id'] },
+    { name: 'messages_tool_call', table: 'messages', columns: ['user_id', 'thread_id', 'tool_call_id'], unique: true, whereNotNull: ['tool_call_id'] },
     { name: 'events_owner_time', table: 'events', columns: ['owner_id', 'start_ms'] },
     { name: 'invites_invitee', table: 'invites', columns: ['invitee_id', 'status'] },
   ],
 };
 
 /** The version the declaration describes (the number of applied migration steps). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
