@@ -33,7 +33,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       case 'dev-token':
         return await devTokenCommand(rest);
       case 'automation':
-        return automationCommand(rest);
+        return await automationCommand(rest);
       case 'demo': {
         const { runDemo } = await import('./demo.js');
         return await runDemo(rest);
@@ -137,7 +137,7 @@ async function devTokenCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-function automationCommand(args: string[]): number {
+async function automationCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'add') throw new UsageError('usage: toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]');
   const { values } = parseArgs({
@@ -148,7 +148,7 @@ function automationCommand(args: string[]): number {
   if (!values.owner) throw new UsageError('automation add needs --owner USER_ID');
   if (values.allow === undefined) throw new UsageError('automation add needs --allow m.x,m.y');
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-  const job = addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
+  const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
   process.stdout.write(`${JSON.stringify(job)}\n`);
   return 0;
 }

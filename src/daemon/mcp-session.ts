@@ -1,4 +1,3 @@
-import { provisionUser } from '../store/users.js';
 import { ConfigError, Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import type { Session } from './sessions.js';
@@ -22,7 +21,7 @@ export async function openMcpSession(daemon: Daemon, env: NodeJS.ProcessEnv): Pr
   const agent = env.TOOLGATE_MCP_AGENT ?? 'default';
   const profile = daemon.config.agents.get(agent);
   if (!profile) throw new ConfigError(`TOOLGATE_MCP_AGENT: unknown agent profile "${agent}"`);
-  const user = daemon.db.transaction(() => provisionUser(daemon.db, identity.userId, identity)).immediate();
+  const user = await daemon.store.transaction((tx) => tx.users.provision(identity.userId, identity));
   return daemon.sessions.open({
     userId: user.id,
     connectionId: 'mcp',
