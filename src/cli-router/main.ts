@@ -1,9 +1,11 @@
-import { runCli } from './run-cli.js';
+import { closeCliStores, runCli } from './run-cli.js';
 
 /** `project-cli` process entry: stdin (when piped), env, argv → one JSON document + exit code. */
 export async function main(): Promise<void> {
   const stdin = process.stdin.isTTY ? null : await readAll(process.stdin);
   const outcome = await runCli({ argv: process.argv.slice(2), env: process.env, stdin });
+  // A PostgreSQL pool would otherwise keep the process alive until its idle timeout.
+  await closeCliStores();
   process.stdout.write(`${outcome.stdout}\n`);
   process.exitCode = outcome.exitCode;
 }

@@ -6,7 +6,7 @@ import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
 import { loadConfig } from './config.js';
 import { loadSigningKey } from './credential-issuer.js';
-import { dataDirOf, resolveDbPath } from './data-dir.js';
+import { dataDirOf, describeDb, resolveDbPath } from './data-dir.js';
 import type { Daemon } from './daemon.js';
 import { inprocessExecutor, subprocessExecutor } from './executor.js';
 import { createLogger, type Logger } from './logger.js';
@@ -72,7 +72,7 @@ export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'pack
 /** Builds the runtime: every configuration problem is a ConfigError raised before anything is served. */
 export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Daemon> {
   const dbPath = resolveDbPath(opts.db, opts.env);
-  const dataDir = dataDirOf(dbPath);
+  const dataDir = dataDirOf(dbPath, opts.env);
   const bearerKeys = resolveBearerKeys(opts.env, dataDir, opts.dev);
   if (!bearerKeys) {
     throw new ConfigError(
@@ -84,7 +84,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
-  const store = await openStore(dbPath, { synchronous: config.store.synchronous });
+  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     const recovered = await recoverToolCalls(store, log);
@@ -189,7 +189,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
       http.closeAllConnections();
     };
   }
-  log.log('info', 'serving', { transport: opts.transport, db: daemon.dbPath, executor: daemon.executor.kind, version: VERSION });
+  log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
 
   const code = await Promise.race([finished, signalled]);
   accepting = false;

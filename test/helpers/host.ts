@@ -15,6 +15,7 @@ import {
 import { WebSocketMessageReader, WebSocketMessageWriter } from '../../src/rpc/ws-message-stream.js';
 import { TOOLGATE_BIN, tempDir } from './repo.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
+import { pgDatabaseFor, TEST_PG_URL } from './pg.js';
 
 export type Transport = 'stdio' | 'ws';
 export const TRANSPORTS: readonly Transport[] = ['stdio', 'ws'];
@@ -53,6 +54,8 @@ export interface StartOptions {
   args?: string[];
   env?: Record<string, string>;
   dataDir?: string;
+  /** The database (path or URL) when it is not the data folder's own — e.g. two daemons on one PostgreSQL database. */
+  db?: string;
 }
 
 function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client {
@@ -99,10 +102,11 @@ export async function connectWs(port: number): Promise<Client> {
 export async function startHost(opts: StartOptions = {}): Promise<Host> {
   const transport = opts.transport ?? 'stdio';
   const dataDir = opts.dataDir ?? tempDir();
-  const dbPath = join(dataDir, 'toolgate.db');
+  // The PostgreSQL pass: the daemons of one data folder share one fresh database.
+  const dbPath = opts.db ?? (TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
   const transportArgs = transport === 'stdio' ? ['--stdio'] : ['--ws', '--port', '0'];
   const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', ...transportArgs, '--db', dbPath, ...(opts.args ?? [])], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...opts.env },
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}), ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -10,6 +10,7 @@
  * scopes to one database.
  */
 import { randomBytes } from 'node:crypto';
+import { after } from 'node:test';
 import pg from 'pg';
 
 export const TEST_PG_URL: string | undefined = process.env.TOOLGATE_TEST_PG_URL || undefined;
@@ -69,7 +70,9 @@ async function admin(base: string, sql: string): Promise<void> {
 
 /** Runs a query against a test database and returns its rows (for assertions on stored bytes). */
 export async function pgQuery<R = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
-  const client = new pg.Client({ connectionString: url });
+  // count(*) and other int8 values as numbers, as better-sqlite3 returns them.
+  const types = { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? Number : pg.types.getTypeParser(oid, format ?? 'text'))) as typeof pg.types.getTypeParser };
+  const client = new pg.Client({ connectionString: url, types });
   await client.connect();
   try {
     return (await client.query(text, values)).rows as R[];
@@ -77,3 +80,22 @@ export async function pgQuery<R = Record<string, unknown>>(url: string, text: st
     await client.end();
   }
 }
+
+const byDataDir = new Map<string, Promise<FreshDatabase>>();
+
+/**
+ * The database of a test's data folder in the PostgreSQL pass: created on
+ * first use, so a test that restarts a daemon on the same folder finds its
+ * data again (as it would find the SQLite file). Dropped when the process ends.
+ */
+export async function pgDatabaseFor(dataDir: string): Promise<string> {
+  let db = byDataDir.get(dataDir);
+  if (!db) {
+    db = freshPgDatabase();
+    byDataDir.set(dataDir, db);
+  }
+  return (await db).url;
+}
+
+// Every test file runs in its own process: drop what it created when it ends.
+if (TEST_PG_URL) after(dropAllFreshDatabases);

@@ -10,22 +10,9 @@
  */
 import pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
+import { describePgUrl } from './url.js';
 
-/** `--db` / `TOOLGATE_DB` select PostgreSQL with a `postgres://` or `postgresql://` URL. */
-export function isPostgresUrl(target: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(target);
-}
-
-/** The URL without its password, for logs and errors. */
-export function describePgUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparseable URL)';
-  }
-}
+export { describePgUrl, isPostgresUrl } from './url.js';
 
 function target(url: string): { host: string; port: string; user: string; database: string } {
   const u = new URL(url);

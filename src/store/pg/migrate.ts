@@ -26,6 +26,9 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map();
 const MIGRATION_LOCK = 0x746f6f6c67617465n; // "toolgate"
 
 export async function migratePg(client: pg.ClientBase, knownVersion = SCHEMA_VERSION): Promise<number> {
+  // Fast path (every project-cli process opens the store): already current, no lock taken.
+  const seen = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM toolgate_schema').catch(() => undefined);
+  if (seen?.rows[0]?.version === knownVersion) return knownVersion;
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()]);
