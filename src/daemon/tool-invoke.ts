@@ -94,7 +94,7 @@ export async function invokeTool(
     outcome =
       refusal || daemon.executor.kind === 'inprocess'
         ? await daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
-        : await runInChild(daemon, session, call, log);
+        : await runHeld(daemon, call, () => runInChild(daemon, session, call, log));
   } catch (err) {
     if (!(err instanceof StoreConflictError)) throw err;
     // A concurrent call with the same id (another process) stored first: answer as it did.
@@ -117,6 +117,20 @@ export async function invokeTool(
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
       daemon.threadListeners.publish(outcome.row);
       return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
+  }
+}
+
+/**
+ * A call finished across two commits (the child's, then the tool message) is
+ * marked as this daemon's while it runs, where the engine is shared by other
+ * daemons: their recovery at start must not write its tool message.
+ */
+async function runHeld<T>(daemon: Daemon, call: Call, work: () => Promise<T>): Promise<T> {
+  const release = await daemon.store.holdCall?.(call.userId, call.threadId, call.toolCallId);
+  try {
+    return await work();
+  } finally {
+    await release?.();
   }
 }
 

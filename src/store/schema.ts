@@ -72,7 +72,9 @@ export const SCHEMA: Schema = {
   tables: [
     {
       name: 'users',
-      columns: [req('id'), text('name'), text('phone'), text('role'), req('created_at'), req('updated_at')],
+      // Single-column text keys carry no NOT NULL of their own: the shipped SQLite steps never
+      // declared it (PostgreSQL's PRIMARY KEY implies it; SQLite's does not).
+      columns: [text('id'), text('name'), text('phone'), text('role'), req('created_at'), req('updated_at')],
       primaryKey: ['id'],
     },
     {
@@ -113,7 +115,7 @@ export const SCHEMA: Schema = {
     {
       name: 'events',
       columns: [
-        req('id'),
+        text('id'),
         req('owner_id', { references: { table: 'users', column: 'id' } }),
         req('title'),
         req('start_at'),
@@ -131,7 +133,7 @@ export const SCHEMA: Schema = {
     {
       name: 'invites',
       columns: [
-        req('id'),
+        text('id'),
         req('event_id', { references: { table: 'events', column: 'id', onDelete: 'CASCADE' } }),
         req('inviter_id', { references: { table: 'users', column: 'id' } }),
         req('invitee_id', { references: { table: 'users', column: 'id' } }),
@@ -166,7 +168,7 @@ export const SCHEMA: Schema = {
     {
       name: 'credential_audit',
       columns: [
-        req('jti'),
+        text('jti'),
         req('subject'),
         req('source', { oneOf: ['session', 'automation'] }),
         text('job_id'),
@@ -181,7 +183,7 @@ export const SCHEMA: Schema = {
     {
       name: 'automation_jobs',
       columns: [
-        req('id'),
+        text('id'),
         req('owner_id', { references: { table: 'users', column: 'id' } }),
         { name: 'enabled_skills', type: 'json', notNull: true },
         { name: 'allowed_actions', type: 'json', notNull: true },

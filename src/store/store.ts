@@ -51,6 +51,13 @@ export interface Store {
   describe(): Promise<StoreDescription>;
   /** Waits for pending units to commit, then closes the connection(s). */
   close(): Promise<void>;
+  /**
+   * Engines shared by several daemons (PostgreSQL): marks a call this daemon
+   * is finishing outside a unit (a child process runs it, then the tool
+   * message commits), so another daemon's recovery at start leaves it alone.
+   * The mark dies with this daemon's connection. Resolves with its release.
+   */
+  holdCall?(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>>;
 }
 
 export interface StoreDescription {

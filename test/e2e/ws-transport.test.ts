@@ -5,7 +5,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import { dbCount } from '../helpers/db.js';
 import WebSocket from 'ws';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import { writeFileSync } from 'node:fs';
@@ -43,13 +43,8 @@ async function rawSocket(port: number): Promise<{ ws: WebSocket; next(): Promise
   return { ws, next: () => (inbox.length ? Promise.resolve(inbox.shift()) : new Promise((r) => waiters.push(r))) };
 }
 
-function count(dbPath: string, sql: string, ...params: unknown[]): number {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return (db.prepare(sql).get(...params) as { n: number }).n;
-  } finally {
-    db.close();
-  }
+function count(dbPath: string, sql: string, ...params: unknown[]): Promise<number> {
+  return dbCount(dbPath, sql, params);
 }
 
 describe('one daemon, many connections', () => {
@@ -137,8 +132,8 @@ describe('one daemon, many connections', () => {
     );
     const results = await Promise.allSettled(calls);
     assert.equal(results.filter((r) => r.status === 'rejected').length, 0);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'burst'"), 100);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'dana'"), 100);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'burst'"), 100);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'dana'"), 100);
     await c.close();
   });
 
@@ -149,8 +144,8 @@ describe('one daemon, many connections', () => {
     await new Promise((r) => setTimeout(r, 20));
     await c.close();
     await new Promise((r) => setTimeout(r, 1500));
-    const events = count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'");
-    const messages = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'");
+    const events = await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'");
+    const messages = await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'");
     assert.equal(events, messages, 'either both the effect and its message exist, or neither');
     const again = await connectWs(host.port!);
     const s2 = await openSession(again, await mintBearer('erin'));
@@ -171,8 +166,8 @@ describe('one daemon, many connections', () => {
       }),
     );
     for (const [i, outcome] of outcomes.entries()) {
-      const events = count(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', `Cancel ${i}`);
-      const messages = count(host.dbPath, 'SELECT count(*) AS n FROM messages WHERE thread_id = ?', `cancel-${i}`);
+      const events = await count(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', `Cancel ${i}`);
+      const messages = await count(host.dbPath, 'SELECT count(*) AS n FROM messages WHERE thread_id = ?', `cancel-${i}`);
       if (outcome === 'completed') assert.deepEqual([events, messages], [1, 1], `call ${i} completed`);
       else {
         assert.equal(outcome, 'error -32800');
@@ -200,7 +195,7 @@ describe('limits', () => {
       const r = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'slow', args: createArgs('Too slow') });
       assert.equal(r.status, 'failure');
       assert.equal(JSON.parse(r.content[0]!.text).error.code, 'TIMEOUT');
-      assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Too slow'"), 0, 'the killed child committed nothing');
+      assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Too slow'"), 0, 'the killed child committed nothing');
       const list = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
       assert.equal(list.threads.length, 1);
     } finally {
@@ -220,7 +215,7 @@ describe('limits', () => {
       const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       assert.ok(rejected.length > 0);
       for (const r of rejected) assert.equal((r.reason as ResponseError<unknown>).code, -32003);
-      const stored = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 't'");
+      const stored = await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 't'");
       assert.equal(stored, results.length - rejected.length);
     } finally {
       await host.stop();
@@ -238,8 +233,8 @@ describe('limits', () => {
     const results = await Promise.allSettled(calls);
     assert.equal(await host.exited, 0);
     const answered = results.filter((r) => r.status === 'fulfilled').length;
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'"), answered, 'every answered call is stored');
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'ivy'"), answered);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'"), answered, 'every answered call is stored');
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'ivy'"), answered);
     assert.match(host.stderr(), /"msg":"stopped"/);
   });
 
@@ -271,10 +266,10 @@ describe('limits', () => {
     host.proc.kill('SIGTERM');
     const outcome = await pending.then(() => 'answered', () => 'dropped');
     assert.equal(await host.exited, 0);
-    const stored = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'");
+    const stored = await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'");
     assert.equal(outcome, 'answered', 'the in-flight call is answered before the daemon exits');
     assert.equal(stored, 1);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Stdio term'"), stored);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Stdio term'"), stored);
   });
 
   test('a client that reads slowly is paused, others are served meanwhile, and nothing is lost when it reads again', async () => {

@@ -217,6 +217,30 @@ describe('PostgreSQL engine', needsPg, () => {
     }
   });
 
+  test("recovery at start skips a call another live daemon is still finishing, and takes it once that daemon is gone", async () => {
+    const db = await freshPgDatabase();
+    const [a, b] = await Promise.all([openPgStore(db.url, { log: silent }), openPgStore(db.url, { log: silent })]);
+    try {
+      await a.transaction(async (tx) => {
+        await tx.users.ensure('alice');
+        await tx.toolCalls.record({
+          user_id: 'alice', thread_id: 't', tool_call_id: 'busy', action: 'memory.read',
+          args: '{}', args_sha256: 'h', outcome: '{"ok":true}', exit_code: 0,
+        });
+      });
+      const release = await a.holdCall('alice', 't', 'busy');
+      assert.deepEqual(await b.read((tx) => tx.toolCalls.withoutMessage()), [], 'held by a live daemon');
+      await release();
+      assert.deepEqual((await b.read((tx) => tx.toolCalls.withoutMessage())).map((c) => c.tool_call_id), ['busy']);
+      // A daemon that dies holding the mark releases it with its connection.
+      await a.holdCall('alice', 't', 'busy');
+      await a.close();
+      assert.deepEqual((await b.read((tx) => tx.toolCalls.withoutMessage())).map((c) => c.tool_call_id), ['busy']);
+    } finally {
+      await b.close().catch(() => {});
+    }
+  });
+
   describe('LISTEN/NOTIFY fan-out', () => {
     test('a watcher on daemon A receives what daemon B commits, in thread order, once', async () => {
       const db = await freshPgDatabase();

@@ -7,12 +7,14 @@
  * re-reads the winner), row locks order a thread's messages.
  */
 import { createHash } from 'node:crypto';
+import pgDriver from 'pg';
 import type pg from 'pg';
 import type { Store, StoreDescription, StoreOptions, Tx } from '../store.js';
 import { StoreConflictError } from '../store.js';
 import { migratePg } from './migrate.js';
-import { openPgPool, pgOpenError } from './connect.js';
+import { clientConfig, openPgPool, pgOpenError } from './connect.js';
 import {
+  CALL_LOCK_KEY,
   messagesAfter,
   PgAutomationJobs,
   PgContacts,
@@ -189,10 +191,48 @@ export class PgStore implements Store {
     return feed;
   }
 
+  private locks: Promise<pg.Client> | undefined;
+
+  /** The session that holds this daemon's call marks: one dedicated connection, opened on first use. */
+  private lockClient(): Promise<pg.Client> {
+    if (!this.locks) {
+      const client = new pgDriver.Client(clientConfig(this.url));
+      const lost = () => {
+        // Its locks are gone with it; the next call opens a new one.
+        this.locks = undefined;
+        this.log?.log('warn', 'lost the database connection that marks calls in progress; reopening on the next call');
+      };
+      client.on('error', lost);
+      this.locks = client.connect().then(() => client);
+      this.locks.catch(() => {
+        this.locks = undefined;
+      });
+    }
+    return this.locks;
+  }
+
+  async holdCall(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>> {
+    let client: pg.Client;
+    try {
+      client = await this.lockClient();
+      await client.query(`SELECT pg_advisory_lock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, [userId, threadId, toolCallId]);
+    } catch (err) {
+      // Without the mark the call still runs: the unique keys keep it exactly-once.
+      this.log?.log('warn', 'could not mark a call in progress', { error: (err as Error).message });
+      return async () => {};
+    }
+    return async () => {
+      await client.query(`SELECT pg_advisory_unlock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, [userId, threadId, toolCallId]).catch(() => {});
+    };
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await Promise.allSettled([...this.pending]);
     await this.feed?.close();
+    const locks = this.locks;
+    this.locks = undefined;
+    await locks?.then((c) => c.end()).catch(() => {});
     await this.pool.end();
   }
 }

@@ -232,6 +232,10 @@ export async function messagesAfter(q: Query, userId: string, threadId: string, 
   );
 }
 
+/** The advisory-lock key of one call, the same SQL expression on both sides (holder and recovery). */
+export const CALL_LOCK_KEY = (user: string, thread: string, call: string): string =>
+  `hashtextextended(${user} || chr(31) || ${thread} || chr(31) || ${call}, 0)`;
+
 export class PgToolCalls implements ToolCallsRepo {
   constructor(private readonly q: Query) {}
 
@@ -256,11 +260,17 @@ export class PgToolCalls implements ToolCallsRepo {
     if (rows.length === 0) throw new StoreConflictError('tool_calls_pkey');
   }
 
+  /**
+   * Calls without their tool message — except those a live daemon is still
+   * finishing: it holds the call's advisory lock (`PgStore.holdCall`) until
+   * its tool message commits, and the lock dies with its connection.
+   */
   async withoutMessage(): Promise<ToolCallRecord[]> {
     return this.q<ToolCallRecord>(
       `SELECT c.* FROM tool_calls c
         WHERE NOT EXISTS (SELECT 1 FROM messages m
                            WHERE m.user_id = c.user_id AND m.thread_id = c.thread_id AND m.tool_call_id = c.tool_call_id)
+          AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('c.user_id', 'c.thread_id', 'c.tool_call_id')})
         ORDER BY c.created_at`,
     );
   }
