@@ -211,19 +211,30 @@ export class PgStore implements Store {
     return this.locks;
   }
 
+  /** One statement at a time on the lock connection (pg wants no overlapping queries on one client). */
+  private lockChain: Promise<unknown> = Promise.resolve();
+
+  private onLockClient(sql: string, values: unknown[]): Promise<void> {
+    const next = this.lockChain.then(async () => {
+      const client = await this.lockClient();
+      await client.query(sql, values);
+    });
+    this.lockChain = next.catch(() => {});
+    return next;
+  }
+
   async holdCall(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>> {
-    let client: pg.Client;
+    const key = [userId, threadId, toolCallId];
     try {
-      client = await this.lockClient();
-      await client.query(`SELECT pg_advisory_lock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, [userId, threadId, toolCallId]);
+      // Never wait (the lock connection is shared by all calls): when another daemon racing on the
+      // same call holds the mark already, the call is marked as in progress all the same.
+      await this.onLockClient(`SELECT pg_try_advisory_lock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, key);
     } catch (err) {
       // Without the mark the call still runs: the unique keys keep it exactly-once.
       this.log?.log('warn', 'could not mark a call in progress', { error: (err as Error).message });
       return async () => {};
     }
-    return async () => {
-      await client.query(`SELECT pg_advisory_unlock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, [userId, threadId, toolCallId]).catch(() => {});
-    };
+    return () => this.onLockClient(`SELECT pg_advisory_unlock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, key).catch(() => {});
   }
 
   async close(): Promise<void> {
