@@ -3,27 +3,39 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { describePgUrl, isPostgresUrl } from '../store/pg/url.js';
 
-export const DEFAULT_DB = 'data/toolgate.db';
+export const DEFAULT_DB_FILE = 'toolgate.db';
 
 /**
- * The database: `--db` wins over TOOLGATE_DB, then the default. A file path
- * is made absolute; a `postgres://` URL is kept as it is (contract §12).
+ * The data folder when no database is named: TOOLGATE_HOME, else
+ * $XDG_DATA_HOME/toolgate, else ~/.local/share/toolgate. Never relative to
+ * the working directory — an MCP host may start the daemon from `/`, and it
+ * must find the same database and dev secret as from the repository.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TOOLGATE_HOME) return resolve(env.TOOLGATE_HOME);
+  // XDG: a relative XDG_DATA_HOME is invalid and ignored.
+  const xdg = env.XDG_DATA_HOME;
+  if (xdg && xdg.startsWith('/')) return join(xdg, 'toolgate');
+  return join(env.HOME || homedir(), '.local', 'share', 'toolgate');
+}
+
+/**
+ * The database: `--db` wins over TOOLGATE_DB, then `toolgate.db` in the
+ * default data folder. A file path is made absolute; a `postgres://` URL is
+ * kept as it is (contract §12).
  */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const target = flag ?? env.TOOLGATE_DB ?? DEFAULT_DB;
-  return isPostgresUrl(target) ? target : resolve(target);
+  const named = flag ?? env.TOOLGATE_DB;
+  if (named && isPostgresUrl(named)) return named;
+  return named ? resolve(named) : join(defaultDataDir(env), DEFAULT_DB_FILE);
 }
 
 /**
  * Keys and dev secrets live beside the database they belong to; with
- * PostgreSQL (no file) in the data folder — `$TOOLGATE_HOME`, else
- * `$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`.
+ * PostgreSQL (no file) in the default data folder.
  */
 export function dataDirOf(dbPath: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (!isPostgresUrl(dbPath)) return dirname(dbPath);
-  if (env.TOOLGATE_HOME) return resolve(env.TOOLGATE_HOME);
-  if (env.XDG_DATA_HOME) return join(resolve(env.XDG_DATA_HOME), 'toolgate');
-  return join(homedir(), '.local', 'share', 'toolgate');
+  return isPostgresUrl(dbPath) ? defaultDataDir(env) : dirname(dbPath);
 }
 
 /** The database as it may be shown in logs and messages: a URL without its password. */

@@ -21,13 +21,15 @@ interface Unit {
 
 /** Units committed together at most; past it the next ones start the next group. */
 const MAX_GROUP = 128;
+/** Turns of the event loop a group waits for more units (each a few microseconds when idle). */
+const MAX_WAIT_TURNS = 64;
 const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
 
 /**
  * The SQLite engine: one connection, group commit.
  *
- * Units (`transaction()`) queue up; on the next turn of the event loop —
- * after every message that arrived together has been read — one
+ * Units (`transaction()`) queue up; once a turn of the event loop passes
+ * without a new one — every message that arrived together has been read — one
  * `BEGIN IMMEDIATE` opens a group, each unit runs in its own SAVEPOINT
  * (a unit that throws is rolled back to it and fails alone), one COMMIT —
  * one fsync under `synchronous=FULL` — makes all of them durable, and only
@@ -48,9 +50,11 @@ export class SqliteStore implements Store {
   private group: Promise<void> | null = null;
   private savepointDepth = 0;
   private closed = false;
+  private readonly control: Statements;
 
   constructor(readonly connection: Db) {
     const st = new Statements(connection);
+    this.control = st;
     const tx: Tx = {
       users: sqliteUsers(st),
       threads: sqliteThreads(st),
@@ -104,8 +108,19 @@ export class SqliteStore implements Store {
   private schedule(): void {
     if (this.scheduled || this.group) return;
     this.scheduled = true;
-    // setImmediate, not a microtask: every request already read from the sockets gets to queue its unit first.
-    setImmediate(() => {
+    // Wait while units keep arriving: JSON-RPC connections hand over one request per turn of the
+    // event loop (setImmediate), so a burst already read from the sockets queues one unit per
+    // turn. The group opens after a whole turn in which no unit arrived (at most MAX_WAIT_TURNS).
+    let seen = -1;
+    let turns = 0;
+    const tick = () => {
+      const n = this.queue.length;
+      if (n !== seen && n < MAX_GROUP && turns < MAX_WAIT_TURNS) {
+        seen = n;
+        turns++;
+        setImmediate(tick);
+        return;
+      }
       this.scheduled = false;
       let done!: () => void;
       this.group = new Promise<void>((r) => (done = r));
@@ -114,65 +129,83 @@ export class SqliteStore implements Store {
         done();
         if (this.queue.length > 0) this.schedule();
       });
-    });
+    };
+    setImmediate(tick);
+  }
+
+  /** Transaction control as prepared statements: parsed once per connection, like every query. */
+  private run(sql: string): void {
+    this.control.get(sql).run();
   }
 
   private async runGroup(): Promise<void> {
     const db = this.connection;
-    const settled: Array<() => void> = [];
-    const committed: Array<{ unit: Unit; value: unknown }> = [];
-    try {
-      db.exec('BEGIN IMMEDIATE');
-    } catch (err) {
-      for (const unit of this.queue.splice(0, MAX_GROUP)) unit.reject(err);
-      return;
-    }
+    const failed: Array<() => void> = [];
+    let committed: Array<{ unit: Unit; value: unknown }> = [];
+    let open = false;
     let n = 0;
     while (this.queue.length > 0 && n < MAX_GROUP) {
       const unit = this.queue.shift()!;
       n++;
-      db.exec('SAVEPOINT unit');
+      if (!open) {
+        try {
+          this.run('BEGIN IMMEDIATE');
+          open = true;
+        } catch (err) {
+          unit.reject(err);
+          continue;
+        }
+      }
+      // The first unit of a transaction needs no savepoint of its own: when it fails, rolling
+      // back the whole transaction undoes exactly its writes (a lone call pays for no savepoint).
+      const first = committed.length === 0;
+      if (!first) this.run('SAVEPOINT unit');
       try {
         const value = await unit.work(this.tx);
-        db.exec('RELEASE unit');
+        if (!first) this.run('RELEASE unit');
         committed.push({ unit, value });
       } catch (err) {
+        failed.push(() => unit.reject(err));
         if (!db.inTransaction) {
-          // SQLite gave up the whole transaction (I/O error, disk full): nothing of this group survives.
-          unit.reject(err);
+          // SQLite gave up the whole transaction (I/O error, disk full): nothing of it survives.
           for (const c of committed) c.unit.reject(err);
-          return;
+          committed = [];
+          open = false;
+        } else if (first) {
+          this.run('ROLLBACK');
+          open = false;
+        } else {
+          this.run('ROLLBACK TO unit');
+          this.run('RELEASE unit');
         }
-        db.exec('ROLLBACK TO unit');
-        db.exec('RELEASE unit');
-        settled.push(() => unit.reject(err));
       } finally {
         this.savepointDepth = 0;
       }
     }
-    try {
-      db.exec('COMMIT');
-    } catch (err) {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      for (const c of committed) c.unit.reject(err);
-      for (const s of settled) s();
-      return;
+    if (open) {
+      try {
+        this.run('COMMIT');
+      } catch (err) {
+        if (db.inTransaction) this.run('ROLLBACK');
+        for (const c of committed) c.unit.reject(err);
+        committed = [];
+      }
     }
     for (const c of committed) c.unit.resolve(c.value);
-    for (const s of settled) s();
+    for (const f of failed) f();
   }
 
   private async savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const name = `nested_${++this.savepointDepth}`;
-    this.connection.exec(`SAVEPOINT ${name}`);
+    this.run(`SAVEPOINT ${name}`);
     try {
       const value = await work(this.tx);
-      this.connection.exec(`RELEASE ${name}`);
+      this.run(`RELEASE ${name}`);
       return value;
     } catch (err) {
       if (this.connection.inTransaction) {
-        this.connection.exec(`ROLLBACK TO ${name}`);
-        this.connection.exec(`RELEASE ${name}`);
+        this.run(`ROLLBACK TO ${name}`);
+        this.run(`RELEASE ${name}`);
       }
       throw err;
     } finally {
