@@ -167,6 +167,8 @@ async function stream(
       res.destroy();
     }
   });
+  // PostgreSQL: other daemons' calls of this thread reach the listener above from here on.
+  await daemon.fanout?.watch(userId, threadId);
   const ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
   res.once('close', () => {
     clearInterval(ping);

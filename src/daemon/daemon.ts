@@ -8,6 +8,7 @@ import { SessionRegistry } from './sessions.js';
 import type { SubscriptionRegistry } from './subscriptions.js';
 import type { ThreadListeners } from './ag-ui-stream.js';
 import type { UiCache } from './ui-cache.js';
+import type { PgFanout } from './pg-fanout.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -26,6 +27,12 @@ export interface Daemon {
   threadListeners: ThreadListeners;
   /** Compiled `ui_schema` of stored messages, so history does not re-parse and recompile them. */
   uiCache: UiCache;
+  /**
+   * PostgreSQL only: the cross-daemon fan-out (LISTEN/NOTIFY). Watching a
+   * thread makes other daemons' stored messages of it reach this daemon's
+   * subscribers and AG-UI streams; resolves once nothing later can be missed.
+   */
+  fanout?: PgFanout;
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;

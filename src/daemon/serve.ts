@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../store/open-store.js';
+import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
 import { loadConfig } from './config.js';
@@ -89,7 +90,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     const signingKey = await loadSigningKey(opts.env, dataDir);
     const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
-    return {
+    const daemon: Daemon = {
       store,
       dbPath,
       config,
@@ -105,6 +106,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
     };
+    // PostgreSQL: other daemons' calls reach this daemon's subscribers and streams (LISTEN/NOTIFY).
+    // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
+    if (store.engine === 'postgres') {
+      const { deliverFromOtherDaemons, PgFanout } = await import('./pg-fanout.js');
+      daemon.fanout = await PgFanout.start(store as PgStore, deliverFromOtherDaemons(daemon));
+    }
+    return daemon;
   } catch (err) {
     await store.close();
     throw err;

@@ -116,6 +116,8 @@ export async function invokeTool(
     case 'ran':
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
       daemon.threadListeners.publish(outcome.row);
+      // PostgreSQL: this daemon delivered it itself; the fan-out only moves its cursor past it.
+      daemon.fanout?.localCommit({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
       return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
   }
 }

@@ -11,7 +11,6 @@ import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 type Executor = 'inprocess' | 'subprocess';
 
 const EXECUTORS: Executor[] = ['inprocess', 'subprocess'];
-const FANOUT_WIRED = false;
 
 interface ToolResponse {
   tool_call_id: string;
@@ -59,7 +58,7 @@ for (const executor of EXECUTORS) {
       }
     });
 
-    test('a WebSocket client subscribed through daemon A receives the tool/result of a call made through daemon B', { todo: FANOUT_WIRED ? false : 'the PostgreSQL fan-out joins the thread-event bus when that lands' }, async () => {
+    test('a WebSocket client subscribed through daemon A receives the tool/result of a call made through daemon B', async () => {
       const { a, b } = await twoDaemons(executor);
       try {
         const [sa, sb] = await Promise.all([session(a), session(b)]);
