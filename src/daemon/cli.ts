@@ -19,7 +19,7 @@ usage:
   toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]
   toolgate demo [--db FILE]
 
-environment: TOOLGATE_DB, TOOLGATE_BEARER_SECRET, TOOLGATE_BEARER_JWKS, TOOLGATE_SERVICE_KEY
+environment: TOOLGATE_DB (a SQLite file or a postgres:// URL), TOOLGATE_BEARER_SECRET, TOOLGATE_BEARER_JWKS, TOOLGATE_SERVICE_KEY
 `;
 
 class UsageError extends Error {}
