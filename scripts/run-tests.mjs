@@ -16,6 +16,7 @@ const root = new URL('..', import.meta.url).pathname;
 const PG_SUITES = [
   'unit/pg-store',
   'e2e/pg-two-daemons',
+  'e2e/pg-open-errors',
   'e2e/daemon-skeleton',
   'e2e/ws-transport',
   'e2e/ui-on-the-wire',

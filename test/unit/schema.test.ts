@@ -56,3 +56,12 @@ test('the PostgreSQL DDL types messages.metadata as jsonb and content as text, a
   assert.match(ddl, /\bcontent text NOT NULL/);
   assert.doesNotMatch(ddl, /json_valid|typeof\(|AUTOINCREMENT/);
 });
+
+test('a SQLite file from a newer toolgate is refused with a clear error', () => {
+  const file = join(tempDir(), 'newer.db');
+  openDatabase(file).close();
+  const raw = new Database(file);
+  raw.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+  raw.close();
+  assert.throws(() => openDatabase(file), /schema is at version \d+, newer than this toolgate knows/);
+});
