@@ -101,10 +101,8 @@ export async function execute(tx: Tx, action: ActionDefinition, call: CoreCall):
   const { module, method } = action;
   const { claims, input } = call;
   const bound = claims.call;
-  if (bound) {
-    const recorded = await tx.toolCalls.get(claims.sub, bound.thread_id, bound.tool_call_id);
-    if (recorded) return answerFromRecord(recorded, bound.args_sha256, module, method);
-  }
+  const recorded = await recordedOutcome(tx, action, call);
+  if (recorded) return recorded;
   const outcome = await runAction(tx, action, claims, input);
   if (bound) {
     // A StoreConflictError here (another process recorded this call first) undoes the unit; the caller reads the winner.
@@ -120,6 +118,14 @@ export async function execute(tx: Tx, action: ActionDefinition, call: CoreCall):
     });
   }
   return outcome;
+}
+
+/** The answer of a call already recorded under the credential's `call` key (read only), or undefined. */
+export async function recordedOutcome(tx: Tx, action: ActionDefinition, call: CoreCall): Promise<CoreOutcome | undefined> {
+  const bound = call.claims.call;
+  if (!bound) return undefined;
+  const recorded = await tx.toolCalls.get(call.claims.sub, bound.thread_id, bound.tool_call_id);
+  return recorded ? answerFromRecord(recorded, bound.args_sha256, action.module, action.method) : undefined;
 }
 
 function answerFromRecord(recorded: { args_sha256: string; outcome: string; exit_code: number }, argsHash: string, module: string, method: string): CoreOutcome {

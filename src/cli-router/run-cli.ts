@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import type { Store } from '../store/store.js';
+import { StoreConflictError, type Store } from '../store/store.js';
 import { openStore } from '../store/open-store.js';
 import { inputJsonSchema } from './registry.js';
 import { CredentialError, verifyCredential, type CredentialClaims } from './credential.js';
 import { UsageError, flagKinds, offersCredentialByFlag, parseFlags } from './argv.js';
-import { CREDENTIAL_ENV, admitAction, admitInput, execute, failure, isAction, type CoreOutcome } from './core.js';
+import { CREDENTIAL_ENV, admitAction, admitInput, execute, failure, isAction, recordedOutcome, type CoreOutcome } from './core.js';
 
 export type { CliDocument, CliError } from './core.js';
 
@@ -103,7 +103,16 @@ async function run(inv: CliInvocation): Promise<CoreOutcome> {
   const dbTarget = inv.env[CLI_ENV.db];
   if (!dbTarget) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
   const store = await storeFor(dbTarget);
-  return store.transaction((tx) => execute(tx, action, call));
+  try {
+    return await store.transaction((tx) => execute(tx, action, call));
+  } catch (err) {
+    // Another process recorded this very call first (our unit was undone): answer from its record.
+    if (err instanceof StoreConflictError) {
+      const recorded = await store.read((tx) => recordedOutcome(tx, action, call));
+      if (recorded) return recorded;
+    }
+    throw err;
+  }
 }
 
 function parseStdin(stdin: string | null): Record<string, unknown> {

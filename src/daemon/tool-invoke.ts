@@ -89,18 +89,19 @@ export async function invokeTool(
     : checkWhitelist(session, args);
 
   const started = performance.now();
+  const run = () =>
+    refusal || daemon.executor.kind === 'inprocess'
+      ? daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
+      : runHeld(daemon, call, () => runInChild(daemon, session, call, log));
   let outcome: Outcome;
   try {
-    outcome =
-      refusal || daemon.executor.kind === 'inprocess'
-        ? await daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
-        : await runHeld(daemon, call, () => runInChild(daemon, session, call, log));
+    outcome = await run();
   } catch (err) {
     if (!(err instanceof StoreConflictError)) throw err;
-    // A concurrent call with the same id (another process) stored first: answer as it did.
+    // A concurrent call with the same id (another process) stored first: answer as it did. If it has
+    // recorded the action but not stored its message yet, run again: the core answers from that record.
     const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
-    if (!winner) throw err;
-    outcome = { kind: 'stored', row: winner };
+    outcome = winner ? { kind: 'stored', row: winner } : await run();
   }
   const ms = performance.now() - started;
   if (daemon.executor.kind === 'inprocess' && ms > daemon.callTimeoutMs) {
@@ -139,8 +140,10 @@ async function runHeld<T>(daemon: Daemon, call: Call, work: () => Promise<T>): P
 /** The session's whitelist, checked by the daemon before any credential is issued. */
 function checkWhitelist(session: Session, args: ToolCallArgs): CliDocument | null {
   const action = `${args.module}.${args.method}`;
-  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}`);
-  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session`);
+  // Both answers name what this session may call, so the model can correct itself in one step.
+  const allowed = { allowed_actions: session.allowedActions };
+  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}: call one of error.allowed_actions`, allowed);
+  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session: it may call only error.allowed_actions`, allowed);
   return null;
 }
 
@@ -226,8 +229,8 @@ async function storeOutcome(tx: Tx, call: Call, doc: CliDocument): Promise<Outco
 }
 
 /** A failure decided by the daemon itself, shaped like project-cli's. */
-function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string): CliDocument {
-  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method } };
+function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CliDocument {
+  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method, ...extra } };
 }
 
 function replay(daemon: Daemon, conn: Connection, call: Call, row: MessageRow): ToolResponse {
