@@ -6,7 +6,7 @@ import type { Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { SessionRegistry } from './sessions.js';
 import type { SubscriptionRegistry } from './subscriptions.js';
-import type { ThreadListeners } from './ag-ui-stream.js';
+import type { ThreadEventBus } from './thread-events.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -19,9 +19,10 @@ export interface Daemon {
   log: Logger;
   env: NodeJS.ProcessEnv;
   sessions: SessionRegistry;
+  /** Every message stored in a thread, published once after its commit (subscriptions and AG-UI streams listen). */
+  threadEvents: ThreadEventBus;
+  /** `thread/subscribe` bookkeeping; a consumer of `threadEvents`. */
   subscriptions: SubscriptionRegistry;
-  /** Listeners for each thread's newly stored tool messages (the AG-UI event streams). */
-  threadListeners: ThreadListeners;
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;

@@ -49,16 +49,22 @@ function toWire(row: MessageRow, view: 'ui' | 'context'): HistoryMessage {
   return m;
 }
 
-/** `message/append`: a user or assistant message; claims a new thread for the session's user. */
+/**
+ * `message/append`: a user or assistant message; claims a new thread for the
+ * session's user. Once committed it goes on the thread-event bus, so the
+ * thread's AG-UI streams show it live.
+ */
 export function appendMessage(daemon: Daemon, session: Session, p: z.infer<typeof MessageAppendParams>): { id: string } {
   const { db } = daemon;
-  return db
+  const row = db
     .transaction(() => {
       if (!claimThread(db, p.thread_id, session.userId)) throw threadNotFound();
       const metadata = p.worker_output ? { worker_output: p.worker_output } : {};
-      return { id: insertMessage(db, { threadId: p.thread_id, role: p.role, content: p.content, metadata }).id };
+      return insertMessage(db, { threadId: p.thread_id, role: p.role, content: p.content, metadata });
     })
     .immediate();
+  daemon.threadEvents.publish({ userId: session.userId, threadId: p.thread_id, row });
+  return { id: row.id };
 }
 
 export function threadList(daemon: Daemon, session: Session, p: z.infer<typeof ThreadListParams>): { threads: ThreadSummary[] } {

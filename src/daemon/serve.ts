@@ -16,7 +16,8 @@ import { recoverToolCalls } from './recovery.js';
 import { SessionRegistry } from './sessions.js';
 import { SubscriptionRegistry } from './subscriptions.js';
 import { createHttpServer } from './http-server.js';
-import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
+import { agUiStreamRoute } from './ag-ui-stream.js';
+import { ThreadEventBus } from './thread-events.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
 import type { Connection } from './daemon.js';
@@ -89,6 +90,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     const signingKey = await loadSigningKey(opts.env, dataDir);
     const recovered = recoverToolCalls(db, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
+    const threadEvents = new ThreadEventBus();
     return {
       db,
       dbPath,
@@ -99,8 +101,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       log,
       env: opts.env,
       sessions: new SessionRegistry(),
-      subscriptions: new SubscriptionRegistry(),
-      threadListeners: new ThreadListeners(),
+      threadEvents,
+      subscriptions: new SubscriptionRegistry(threadEvents),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
     };

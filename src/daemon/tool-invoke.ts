@@ -59,7 +59,7 @@ export async function invokeTool(
   if (!claimThread(db, threadId, session.userId)) throw threadNotFound();
 
   const stored = getToolMessage(db, threadId, toolCallId);
-  if (stored) return replay(daemon, conn, threadId, stored, args);
+  if (stored) return replay(conn, threadId, stored, args);
 
   const started = performance.now();
   const doc = offersCredential
@@ -68,7 +68,7 @@ export async function invokeTool(
   const output = buildToolAgentOutput(doc, args, toolCallId, deriveUiHints);
   if (doc.ok === false && doc.error.code === 'DUPLICATE_TOOL_CALL_ID') {
     // The id belongs to another call: answer, but store nothing under it.
-    return respond(daemon, conn, threadId, output, projectText(output), 'caller');
+    return respond(conn, threadId, output, projectText(output));
   }
   const text = projectText(output);
   let row: MessageRow;
@@ -79,12 +79,13 @@ export async function invokeTool(
   } catch (err) {
     // A concurrent call with the same id stored first: answer as it did.
     const winner = getToolMessage(db, threadId, toolCallId);
-    if (winner) return replay(daemon, conn, threadId, winner, args);
+    if (winner) return replay(conn, threadId, winner, args);
     throw err;
   }
   log.log('info', 'tool call', { status: output.status, ms: Math.round(performance.now() - started), message_id: row.id });
-  daemon.threadListeners.publish(row);
-  return respond(daemon, conn, threadId, output, text, 'subscribers');
+  // Subscribers and AG-UI streams of the thread learn of the call from the bus; the caller, below.
+  daemon.threadEvents.publish({ userId: session.userId, threadId, row, origin: conn.id });
+  return respond(conn, threadId, output, text);
 }
 
 async function runAction(
@@ -129,7 +130,7 @@ function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string): CliDo
   return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method } };
 }
 
-function replay(daemon: Daemon, conn: Connection, threadId: string, row: MessageRow, args: ToolCallArgs): ToolResponse {
+function replay(conn: Connection, threadId: string, row: MessageRow, args: ToolCallArgs): ToolResponse {
   const output = (JSON.parse(row.metadata) as { tool_agent_output: ToolAgentOutput }).tool_agent_output;
   if (argsSha256(output.tool_call_args) !== argsSha256(args)) {
     const duplicate: ToolAgentOutput = {
@@ -145,30 +146,19 @@ function replay(daemon: Daemon, conn: Connection, threadId: string, row: Message
         method: args.method,
       },
     };
-    return respond(daemon, conn, threadId, duplicate, projectText(duplicate), 'caller');
+    return respond(conn, threadId, duplicate, projectText(duplicate));
   }
-  return respond(daemon, conn, threadId, output, row.content, 'caller');
+  return respond(conn, threadId, output, row.content);
 }
 
 /**
- * Sends the notifications (partials, then final) and returns the response,
- * which the transport writes after them. A call that ran reaches the invoking
- * connection and every connection subscribed to the thread, each once; a
- * replayed or refused duplicate reaches the caller only — subscribers saw
- * that call already, and no second event happened.
+ * Sends the caller its notifications (partials, then final) and returns the
+ * response, which the transport writes after them. A call that ran reaches
+ * the thread's subscribers through the thread-event bus (published before
+ * this); a replayed or refused duplicate reaches the caller only —
+ * subscribers saw that call already, and no second event happened.
  */
-function respond(
-  daemon: Daemon,
-  conn: Connection,
-  threadId: string,
-  output: ToolAgentOutput,
-  text: string,
-  audience: 'caller' | 'subscribers',
-): ToolResponse {
-  const targets = new Map<string, Connection>([[conn.id, conn]]);
-  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(threadId)) targets.set(c.id, c);
-  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) {
-    for (const target of targets.values()) target.notify('tool/result', n);
-  }
+function respond(conn: Connection, threadId: string, output: ToolAgentOutput, text: string): ToolResponse {
+  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);
   return { tool_call_id: output.tool_call_id, status: output.status, content: [{ type: 'text', text }] };
 }

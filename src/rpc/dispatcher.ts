@@ -61,13 +61,13 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
     const s = session();
     // Subscribing claims a new thread, as appending would: only its owner can watch it.
     if (!claimThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
-    daemon.subscriptions.subscribe(params.thread_id, conn, s.id);
+    daemon.subscriptions.subscribe(s.userId, params.thread_id, conn, s.id);
     return { thread_id: params.thread_id, subscribed: true };
   }),
   'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
     const s = session();
     if (!ownsThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
-    daemon.subscriptions.unsubscribe(params.thread_id, conn.id, s.id);
+    daemon.subscriptions.unsubscribe(s.userId, params.thread_id, conn.id, s.id);
     return { thread_id: params.thread_id, subscribed: false };
   }),
   'message/append': method(M.MessageAppendParams, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),

@@ -83,14 +83,13 @@ export function pageMessages(db: Db, threadId: string, before: string | undefine
   return { rows: page, nextBefore: hasMore && page.length > 0 ? page[0]!.id : null };
 }
 
-/** A thread's tool messages after a sequence number, oldest first (for streaming replays page by page). */
-export function toolMessagesAfter(db: Db, threadId: string, afterSeq: number, limit: number): MessageRow[] {
+/**
+ * A thread's messages after a position, oldest first (AG-UI streams replay
+ * page by page). The position is `seq`, as `threadSeqOf` in
+ * src/daemon/thread-events.ts reads it; the two change together.
+ */
+export function messagesAfter(db: Db, threadId: string, afterSeq: number, limit: number): MessageRow[] {
   return db
-    .prepare("SELECT * FROM messages WHERE thread_id = ? AND role = 'tool' AND seq > ? ORDER BY seq LIMIT ?")
+    .prepare('SELECT * FROM messages WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?')
     .all(threadId, afterSeq, limit) as MessageRow[];
-}
-
-/** The sequence number of a message of this thread, or undefined. */
-export function messageSeq(db: Db, threadId: string, messageId: string): number | undefined {
-  return (db.prepare('SELECT seq FROM messages WHERE id = ? AND thread_id = ?').get(messageId, threadId) as { seq: number } | undefined)?.seq;
 }
