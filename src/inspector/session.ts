@@ -84,6 +84,7 @@ export class SessionPanel {
   connectionLost(): void {
     const had = this.session !== null;
     this.session = null;
+    this.render();
     if (had) this.announcer.say('Connection lost; the session will be reopened when the daemon is back.');
   }
 
@@ -113,6 +114,8 @@ export class SessionPanel {
       await this.events.opened(this.session, restoring);
     } catch (err) {
       if (err instanceof RpcError && err.unauthorized) this.token = null; // refused: never retry it
+      this.session = null;
+      this.render(); // the token form again, so another token can be pasted
       showError(this.error, `Could not open the session: ${describeError(err)}`);
     } finally {
       setBusy(this.openButton, false);
