@@ -16,7 +16,7 @@ import { devToken } from './dev-token.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './demo-output.js';
 
-/** The daemon's own default, so `npm run inspector` afterwards shows the demo's threads. */
+/** The repository's demo database (`npm start` and `npm run inspector` both pass it), so the inspector shows the demo's threads. */
 const DEMO_DB = 'data/toolgate.db';
 const DEMO_USER = 'alice';
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -341,7 +341,7 @@ export async function runDemo(args: string[]): Promise<number> {
     const inspectorToken = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 24 * 3600, db: dbPath, env });
     p.line();
     // The link's token is signed with this database's dev secret: the server must use the same folder.
-    const serveCmd = values.db === undefined ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\``;
+    const serveCmd = dbPath === resolve(DEMO_DB) ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\``;
     p.line(s.bold('See it in the browser:') + ` ${serveCmd},`);
     p.line('then open this link: it signs in as alice with a dev token (valid 24 h, local dev secret only; the page takes');
     p.line('the token off the address bar, and reloading the page signs out):');
