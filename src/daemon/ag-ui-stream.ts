@@ -16,8 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
-import { messagesAfter, type MessageRow } from '../store/messages.js';
-import { ownsThread } from '../store/threads.js';
+import type { MessageRow } from '../store/store.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import { threadSeqOf } from './thread-events.js';
@@ -85,7 +84,7 @@ async function stream(
     return;
   }
   const threadId = decodeThreadId(rawThreadId);
-  if (threadId === null || !ownsThread(daemon.db, threadId, userId)) {
+  if (threadId === null || !(await daemon.store.read((tx) => tx.threads.exists(userId, threadId)))) {
     sendJson(res, 404, { error: 'thread not found' });
     return;
   }
@@ -148,7 +147,8 @@ async function stream(
   let replayed = 0;
   if (replay) {
     for (;;) {
-      const rows = messagesAfter(daemon.db, threadId, lastSeq, PAGE);
+      const after = lastSeq;
+      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE));
       if (rows.length === 0 || res.destroyed) break;
       let drained = true;
       for (const row of rows) drained = send(row) && drained;

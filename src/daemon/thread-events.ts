@@ -14,7 +14,7 @@
  * daemon's commit over LISTEN/NOTIFY reads the row back and publishes it
  * here, and neither consumer changes.
  */
-import type { MessageRow } from '../store/messages.js';
+import type { MessageRow } from '../store/store.js';
 import { threadKey } from './thread-key.js';
 
 export interface StoredMessageEvent {
@@ -33,13 +33,12 @@ export type ThreadEventListener = (event: StoredMessageEvent) => void;
 
 /**
  * A message's position in its thread: the SSE event id of the AG-UI stream
- * and the order every consumer relies on. Today it is the message's
- * monotonic `seq` (unique across the table, so increasing within a thread);
- * once messages carry a per-thread sequence, this and `messagesAfter` in the
- * store are the two places that change.
+ * and the order every consumer relies on — the per-thread `thread_seq` the
+ * store assigns (1, 2, 3… per `(user, thread_id)`), so it means the same on
+ * every daemon of one database.
  */
 export function threadSeqOf(row: MessageRow): number {
-  return row.seq;
+  return row.thread_seq;
 }
 
 export class ThreadEventBus {

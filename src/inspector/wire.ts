@@ -15,7 +15,7 @@ export type {
 export type { UiSchema, UiComponent, UiAction } from '../generated/ui-schema.js';
 export type { HistoryMessage } from '../daemon/history.js';
 export type { SessionOpenResult } from '../daemon/session-open.js';
-export type { ThreadSummary } from '../store/threads.js';
+export type { ThreadSummary } from '../store/store.js';
 
 /** `initialize`'s result, as far as the inspector reads it. */
 export interface InitializeResult {

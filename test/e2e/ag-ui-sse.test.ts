@@ -21,10 +21,8 @@ import { agUiStreamRoute } from '../../src/daemon/ag-ui-stream.js';
 import { ThreadEventBus } from '../../src/daemon/thread-events.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
-import { openDatabase } from '../../src/store/database.js';
-import { insertMessage, type MessageRow } from '../../src/store/messages.js';
-import { claimThread } from '../../src/store/threads.js';
-import { ensureUser } from '../../src/store/users.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { MessageRow } from '../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 
@@ -515,16 +513,15 @@ describe('AG-UI event stream, in process', () => {
   let token: string;
 
   before(async () => {
-    const db = openDatabase(join(tempDir(), 'toolgate.db'));
+    const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
     daemon = {
-      db,
+      store,
       log: createLogger(() => {}),
       env: {},
       bearerKeys: { kind: 'secret', secret: new TextEncoder().encode(TEST_BEARER_SECRET), origin: 'env' },
       threadEvents: new ThreadEventBus(),
     } as unknown as Daemon;
-    ensureUser(db, 'erin');
-    claimThread(db, 'quiet', 'erin');
+    await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
     const output = buildToolAgentOutput(
       { ok: true, module: 'calendar', method: 'create', data: { event: { id: 'evt_1', owner_id: 'erin', title: 'Stored', start_at: args.input.start_at, end_at: args.input.end_at } } },
@@ -532,7 +529,9 @@ describe('AG-UI event stream, in process', () => {
       'k1',
       deriveUiHints,
     );
-    row = insertMessage(db, { threadId: 'quiet', role: 'tool', content: projectText(output), metadata: { tool_agent_output: output }, toolCallId: 'k1', status: output.status });
+    row = await store.transaction((tx) =>
+      tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'tool', content: projectText(output), metadataJson: JSON.stringify({ tool_agent_output: output }), toolCallId: 'k1', status: output.status }),
+    );
     token = await mintBearer('erin');
     server = createHttpServer(daemon, [agUiStreamRoute(daemon, { pingIntervalMs: 50 })]);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -541,7 +540,7 @@ describe('AG-UI event stream, in process', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    daemon.db.close();
+    await daemon.store.close();
   });
 
   test('pings an idle stream, and drops its listener when the client goes away', async () => {
@@ -555,10 +554,10 @@ describe('AG-UI event stream, in process', () => {
     // A message the stream already sent (same sequence) is not sent again; a later one is, with the same bytes.
     daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row });
     assert.ok(await sse.quiet(200));
-    daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: { ...row, seq: row.seq + 1 } });
+    daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: { ...row, thread_seq: row.thread_seq + 1 } });
     const live = await sse.runs(1);
     assert.deepEqual(live.map((f) => f.data), replayed.map((f) => f.data), 'live and replayed are the same bytes');
-    assert.equal(live.at(-1)!.id, String(row.seq + 1));
+    assert.equal(live.at(-1)!.id, String(row.thread_seq + 1));
 
     sse.close();
     const deadline = Date.now() + 5_000;
@@ -567,7 +566,7 @@ describe('AG-UI event stream, in process', () => {
   });
 
   test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {
-    const atEnd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(row.seq) });
+    const atEnd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(row.thread_seq) });
     try {
       assert.ok(await atEnd.quiet(200));
     } finally {
@@ -575,7 +574,7 @@ describe('AG-UI event stream, in process', () => {
     }
     const odd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': `${row.id}:2` });
     try {
-      assert.equal((await odd.runs(1)).at(-1)!.id, String(row.seq));
+      assert.equal((await odd.runs(1)).at(-1)!.id, String(row.thread_seq));
     } finally {
       odd.close();
     }
@@ -583,7 +582,7 @@ describe('AG-UI event stream, in process', () => {
 });
 
 describe('ThreadEventBus', () => {
-  const row = { seq: 1, id: 'msg_1', thread_id: 't', role: 'user', content: 'hi', metadata: '{}', tool_call_id: null, status: null, created_at: '' } as MessageRow;
+  const row = { thread_seq: 1, user_id: 'u', id: 'msg_1', thread_id: 't', role: 'user', content: 'hi', metadata: '{}', tool_call_id: null, status: null, created_at: '' } as MessageRow;
 
   test('delivers a thread’s messages to its listeners only, keyed by (user, thread)', () => {
     const bus = new ThreadEventBus();
