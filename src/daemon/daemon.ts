@@ -6,7 +6,7 @@ import type { Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { SessionRegistry } from './sessions.js';
 import type { SubscriptionRegistry } from './subscriptions.js';
-import type { ThreadListeners } from './ag-ui-stream.js';
+import type { ThreadEventBus } from './thread-events.js';
 import type { UiCache } from './ui-cache.js';
 import type { PgFanout } from './pg-fanout.js';
 
@@ -22,9 +22,10 @@ export interface Daemon {
   log: Logger;
   env: NodeJS.ProcessEnv;
   sessions: SessionRegistry;
+  /** Every message stored in a thread, published once after its commit (subscriptions and AG-UI streams listen). */
+  threadEvents: ThreadEventBus;
+  /** `thread/subscribe` bookkeeping; a consumer of `threadEvents`. */
   subscriptions: SubscriptionRegistry;
-  /** Listeners for each thread's newly stored tool messages (the AG-UI event streams). */
-  threadListeners: ThreadListeners;
   /** Compiled `ui_schema` of stored messages, so history does not re-parse and recompile them. */
   uiCache: UiCache;
   /**

@@ -340,9 +340,12 @@ export async function runDemo(args: string[]): Promise<number> {
     // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
     const inspectorToken = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 24 * 3600, db: dbPath, env });
     p.line();
-    p.line(s.bold('See it in the browser:') + ` \`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\` (\`npm run inspector\` runs it on ./data/toolgate.db),`);
-    p.line('then open http://127.0.0.1:8787/ and paste this dev token for alice (valid 24 h, local dev secret only):');
-    p.line(inspectorToken);
+    // The link's token is signed with this database's dev secret: the server must use the same folder.
+    const serveCmd = dbPath === resolve(DEMO_DB) ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\``;
+    p.line(s.bold('See it in the browser:') + ` ${serveCmd},`);
+    p.line('then open this link: it signs in as alice with a dev token (valid 24 h, local dev secret only; the page takes');
+    p.line('the token off the address bar, and reloading the page signs out):');
+    p.line(`http://127.0.0.1:8787/#token=${inspectorToken}`);
     return 0;
   } catch (err) {
     shuttingDown = true;

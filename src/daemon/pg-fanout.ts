@@ -18,9 +18,6 @@
 import type { MessageRow } from '../store/store.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import type { PgThreadFeed, ThreadRef } from '../store/pg/thread-feed.js';
-import { notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
-import { deriveUiHints } from '../codec/ui-hints.js';
-import { compileStoredUi } from './ui.js';
 import type { Daemon } from './daemon.js';
 
 export interface FanoutEvent {
@@ -89,28 +86,15 @@ export class PgFanout {
 }
 
 /**
- * What this daemon does with a message another daemon stored: its
- * `thread/subscribe` connections get the call's `tool/result` notifications,
- * rebuilt from the stored `tool_agent_output` (the same pure function the
- * live path uses), and its AG-UI streams get the row. Messages this daemon
- * stored itself (`origin` set) were delivered by the live path already.
+ * What this daemon does with a message another daemon stored: it goes on
+ * this daemon's thread-event bus, whose listeners are the `thread/subscribe`
+ * fan-out (which rebuilds `tool/result` from the stored row) and the AG-UI
+ * streams. Messages this daemon stored itself (`origin` set) were published
+ * by the live path already.
  */
 export function deliverFromOtherDaemons(daemon: Daemon): (e: FanoutEvent) => void {
   return (e) => {
-    if (e.origin !== undefined || e.row.role !== 'tool') return;
-    let output: ToolAgentOutput;
-    try {
-      output = (JSON.parse(e.row.metadata) as { tool_agent_output: ToolAgentOutput }).tool_agent_output;
-    } catch {
-      daemon.log.log('warn', 'thread fan-out: a stored tool message without readable metadata', { message_id: e.row.id });
-      return;
-    }
-    const targets = daemon.subscriptions.connectionsFor(e.userId, e.threadId);
-    if (targets.length > 0) {
-      for (const n of notificationsFor(e.threadId, output, compileStoredUi, deriveUiHints)) {
-        for (const c of targets) c.notify('tool/result', n);
-      }
-    }
-    daemon.threadListeners.publish(e.row);
+    if (e.origin !== undefined) return;
+    daemon.threadEvents.publish({ userId: e.userId, threadId: e.threadId, row: e.row });
   };
 }

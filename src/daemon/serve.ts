@@ -16,7 +16,8 @@ import { recoverToolCalls } from './recovery.js';
 import { SessionRegistry } from './sessions.js';
 import { SubscriptionRegistry } from './subscriptions.js';
 import { createHttpServer } from './http-server.js';
-import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
+import { agUiStreamRoute } from './ag-ui-stream.js';
+import { ThreadEventBus } from './thread-events.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
 import { serveMcpStdio } from '../rpc/mcp-stdio.js';
@@ -90,6 +91,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     const signingKey = await loadSigningKey(opts.env, dataDir);
     const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
+    const threadEvents = new ThreadEventBus();
     const daemon: Daemon = {
       store,
       dbPath,
@@ -100,8 +102,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       log,
       env: opts.env,
       sessions: new SessionRegistry(),
-      subscriptions: new SubscriptionRegistry(),
-      threadListeners: new ThreadListeners(),
+      threadEvents,
+      subscriptions: new SubscriptionRegistry(threadEvents),
       uiCache: new UiCache(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,

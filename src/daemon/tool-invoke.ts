@@ -116,7 +116,8 @@ export async function invokeTool(
       return respond(daemon, conn, call, outcome.output, projectText(outcome.output), 'caller');
     case 'ran':
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
-      daemon.threadListeners.publish(outcome.row);
+      // Subscribers and AG-UI streams of the thread learn of the call from the bus; the caller, below.
+      daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
       // PostgreSQL: this daemon delivered it itself; the fan-out only moves its cursor past it.
       daemon.fanout?.localCommit({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
       return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
@@ -273,7 +274,8 @@ function respond(
   storedId?: string,
 ): ToolResponse {
   const targets = new Map<string, Connection>([[conn.id, conn]]);
-  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(call.userId, call.threadId)) targets.set(c.id, c);
+  // `subscribers`: the thread's other connections already got these from the thread-event bus (subscriptions.ts).
+  void audience;
   const notifications = notificationsFor(call.threadId, output, compileStoredUi, deriveUiHints);
   if (storedId !== undefined) {
     const final = notifications[notifications.length - 1]!;

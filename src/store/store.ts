@@ -220,8 +220,8 @@ export interface MessagesRepo {
   page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean }): Promise<MessagePage>;
   /** Metadata JSON text of these messages of the thread, by id (for rows paged without it). */
   metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>>;
-  /** The thread's tool messages with `thread_seq > afterSeq`, oldest first. */
-  toolMessagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
+  /** The thread's messages (every role) with `thread_seq > afterSeq`, oldest first: AG-UI replays page by page. */
+  messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
   /** The `thread_seq` of a message of this thread, or undefined. */
   seqOf(userId: string, threadId: string, messageId: string): Promise<number | undefined>;
 }

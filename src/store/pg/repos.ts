@@ -204,9 +204,9 @@ export class PgMessages implements MessagesRepo {
     return new Map(rows.map((r) => [r.id, r.metadata]));
   }
 
-  async toolMessagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]> {
+  async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]> {
     return this.q<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND role = 'tool' AND thread_seq > $3
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3
         ORDER BY thread_seq LIMIT $4`,
       [userId, threadId, afterSeq, limit],
     );
