@@ -102,7 +102,9 @@ export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
 
   let rawInput: Record<string, unknown>;
   try {
-    rawInput = { ...parseStdin(inv.stdin), ...parseFlags(flagArgs, flagKinds(inputJsonSchema(action))) };
+    // The JSON Schema (for flag kinds) costs a few ms to derive: only when there are flags.
+    const fromFlags = flagArgs.length > 0 ? parseFlags(flagArgs, flagKinds(inputJsonSchema(action))) : {};
+    rawInput = { ...parseStdin(inv.stdin), ...fromFlags };
   } catch (err) {
     if (err instanceof UsageError) return fail('INVALID_ACTION_INPUT', err.message, { input_schema: inputJsonSchema(action) });
     throw err;
