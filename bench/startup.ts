@@ -32,10 +32,10 @@ export async function runStartup(rounds: number): Promise<StartupRow[]> {
     ['node -e 0', ['-e', '0']],
     ['empty ES module (the launcher alone)', [probe, 'none']],
     ['node:crypto (sha256, randomUUID)', [probe, 'crypto']],
-    ['WebCrypto (what jose verifies with)', [probe, 'webcrypto']],
+    ['WebCrypto (jose’s verify path; the CLI no longer loads it)', [probe, 'webcrypto']],
     ['better-sqlite3 (require + open :memory:)', [probe, 'sqlite']],
-    ['zod from node_modules (ESM tree)', [probe, 'zod']],
-    ['jose from node_modules (ESM tree)', [probe, 'jose']],
+    ['zod from node_modules (ESM tree; the bundle replaces it)', [probe, 'zod']],
+    ['jose from node_modules (ESM tree; no longer in the CLI)', [probe, 'jose']],
     ['the CLI bundle: read + compile from cache + evaluate', [probe, 'bundle', REPO_ROOT]],
     ['project-cli, no credential (load, refuse, exit 3)', [PROJECT_CLI_BIN, 'calendar', 'create']],
   ];
