@@ -42,8 +42,8 @@ const SEED_CALLS: Array<(i: number) => { module: string; method: string; input: 
 async function seed(dbFile: string, dataDir: string, synchronous: Synchronous, total: number): Promise<void> {
   const tg = await startToolgateStdio({ executor: 'inprocess', dbFile, dataDir, synchronous });
   try {
-    // 240 tool calls and 120 user/assistant messages: the template.
-    for (let i = 0; i < 120; i++) {
+    // 160 tool calls and 80 user/assistant messages: the template.
+    for (let i = 0; i < 80; i++) {
       await tg.request('message/append', { session_id: tg.sessionId, thread_id: THREAD, role: i % 2 ? 'assistant' : 'user', content: `message ${i}: what is on my calendar?` });
       for (let j = 0; j < 2; j++) {
         const n = i * 2 + j;

@@ -42,7 +42,7 @@ if (only.has('side')) {
   for (const [synchronous, rounds] of settings) {
     log(`side by side, synchronous=${synchronous} (${elapsed()})`);
     results.sideBySide.push(
-      await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(200), conc: n(200) }, slow: { seq: n(10), conc: n(16) }, log }),
+      await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, log }),
     );
   }
 }
@@ -56,11 +56,11 @@ if (only.has('ws')) {
 }
 if (only.has('startup')) {
   log(`project-cli start-up probes (${elapsed()})`);
-  results.startup = await runStartup(Math.max(7, n(11)));
+  results.startup = await runStartup(Math.max(7, n(9)));
 }
 if (only.has('profile')) {
   log(`CPU profile of the in-process daemon (${elapsed()})`);
-  results.profile = await profileInprocess({ synchronous: 'FULL', seq: n(300), conc: n(300) });
+  results.profile = await profileInprocess({ synchronous: 'FULL', seq: n(250), conc: n(250) });
 }
 results.seconds = (performance.now() - started) / 1000;
 
