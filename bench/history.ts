@@ -55,26 +55,52 @@ async function seed(dbFile: string, dataDir: string, synchronous: Synchronous, t
   }
   const db = new Database(dbFile);
   try {
-    const threadId = (db.prepare('SELECT thread_id FROM messages GROUP BY thread_id ORDER BY count(*) DESC LIMIT 1').get() as { thread_id: string }).thread_id;
-    const template = (db.prepare('SELECT count(*) AS n, max(seq) AS top FROM messages WHERE thread_id = ?').get(threadId) as { n: number; top: number });
-    const cols = (db.prepare('PRAGMA table_info(messages)').all() as Array<{ name: string }>).map((c) => c.name).filter((c) => c !== 'seq');
+    const cols = (db.prepare('PRAGMA table_info(messages)').all() as Array<{ name: string }>).map((c) => c.name);
+    const { where, key } = threadFilter(db, cols);
+    const template = db.prepare(`SELECT count(*) AS n, max(seq) AS top FROM messages WHERE ${where}`).get(...key) as { n: number; top: number };
+    // Every column but the row id; fresh message and tool-call ids, and (when
+    // the schema numbers messages per thread) sequence numbers after the last.
     const expr = (c: string) => {
       switch (c) {
         case 'id': return `id || '-' || @k`;
         case 'tool_call_id': return `CASE WHEN tool_call_id IS NULL THEN NULL ELSE tool_call_id || '-' || @k END`;
         case 'metadata': return `CASE WHEN tool_call_id IS NULL THEN metadata ELSE json_set(metadata, '$.tool_agent_output.tool_call_id', tool_call_id || '-' || @k) END`;
+        case 'thread_seq': return `thread_seq + @k * @n`;
         default: return c;
       }
     };
-    const copy = db.prepare(`INSERT INTO messages (${cols.join(', ')}) SELECT ${cols.map(expr).join(', ')} FROM messages WHERE thread_id = @t AND seq <= @top ORDER BY seq`);
+    const copied = cols.filter((c) => c !== 'seq');
+    let p = 0;
+    const named = where.replace(/\?/g, () => `@t${p++}`);
+    const copy = db.prepare(`INSERT INTO messages (${copied.join(', ')}) SELECT ${copied.map(expr).join(', ')} FROM messages WHERE ${named} AND seq <= @top ORDER BY seq`);
     db.pragma('synchronous = OFF'); // building the fixture only
     db.transaction(() => {
-      for (let k = 1; template.n * (k + 1) <= total; k++) copy.run({ k, t: threadId, top: template.top });
+      for (let k = 1; template.n * (k + 1) <= total; k++) {
+        copy.run({ k, n: template.n, top: template.top, ...Object.fromEntries(key.map((v, j) => [`t${j}`, v])) });
+      }
+      const threadCols = (db.prepare('PRAGMA table_info(threads)').all() as Array<{ name: string }>).map((c) => c.name);
+      if (threadCols.includes('last_seq') && cols.includes('thread_seq') && key.length === 2) {
+        db.prepare('UPDATE threads SET last_seq = (SELECT max(thread_seq) FROM messages WHERE user_id = ? AND thread_id = ?) WHERE user_id = ? AND id = ?').run(key[0], key[1], key[0], key[1]);
+      }
     })();
     db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();
   }
+}
+
+/**
+ * How the bench's thread is found in the messages table: by (user_id, thread_id)
+ * where threads are a per-user namespace, else by its internal id alone.
+ */
+function threadFilter(db: Database.Database, cols: string[]): { where: string; key: string[]; order: string } {
+  const order = cols.includes('thread_seq') ? 'thread_seq' : 'seq';
+  if (cols.includes('user_id')) {
+    const row = db.prepare('SELECT user_id, thread_id FROM messages GROUP BY user_id, thread_id ORDER BY count(*) DESC LIMIT 1').get() as { user_id: string; thread_id: string };
+    return { where: 'user_id = ? AND thread_id = ?', key: [row.user_id, row.thread_id], order };
+  }
+  const row = db.prepare('SELECT thread_id FROM messages GROUP BY thread_id ORDER BY count(*) DESC LIMIT 1').get() as { thread_id: string };
+  return { where: 'thread_id = ?', key: [row.thread_id], order };
 }
 
 export async function runHistory(opts: { synchronous: Synchronous; total: number; pageSize: number; rounds: number; perRound: number; log: (l: string) => void }): Promise<HistoryResult> {
@@ -83,10 +109,12 @@ export async function runHistory(opts: { synchronous: Synchronous; total: number
   const t0 = performance.now();
   await seed(dbFile, dir, opts.synchronous, opts.total);
   const db = new Database(dbFile, { readonly: true });
-  const threadId = (db.prepare('SELECT thread_id FROM messages GROUP BY thread_id ORDER BY count(*) DESC LIMIT 1').get() as { thread_id: string }).thread_id;
+  const cols = (db.prepare('PRAGMA table_info(messages)').all() as Array<{ name: string }>).map((c) => c.name);
+  const filter = threadFilter(db, cols);
+  const rawSql = `SELECT * FROM messages WHERE ${filter.where} ORDER BY ${filter.order} DESC LIMIT ?`;
   const messages = (db.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n;
   opts.log(`  history fixture: ${messages} messages in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const select = db.prepare('SELECT * FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT ?');
+  const select = db.prepare(rawSql);
 
   const tg = await startToolgateStdio({ executor: 'inprocess', dbFile, dataDir: dir, synchronous: opts.synchronous });
   const echo = await startEcho();
@@ -94,7 +122,7 @@ export async function runHistory(opts: { synchronous: Synchronous; total: number
   const per = { ui: [] as number[], context: [] as number[], raw: [] as number[], rawInProcess: [] as number[] };
   try {
     const get = (view: 'ui' | 'context') => tg.request<{ messages: unknown[] }>('history/get', { session_id: tg.sessionId, thread_id: THREAD, view, limit: opts.pageSize });
-    const raw = () => echo.peer.rpc.sendRequest('history/raw', { db: dbFile, thread_id: threadId, limit: opts.pageSize }) as Promise<{ messages: unknown[] }>;
+    const raw = () => echo.peer.rpc.sendRequest('history/raw', { db: dbFile, sql: rawSql, args: [...filter.key, opts.pageSize] }) as Promise<{ messages: unknown[] }>;
     const timeOf = async (fn: () => Promise<unknown>, n: number) => {
       const out: number[] = [];
       for (let i = 0; i < n; i++) {
@@ -114,7 +142,7 @@ export async function runHistory(opts: { synchronous: Synchronous; total: number
       per.ui.push(await timeOf(() => get('ui'), opts.perRound));
       per.context.push(await timeOf(() => get('context'), opts.perRound));
       per.raw.push(await timeOf(raw, opts.perRound));
-      per.rawInProcess.push(await timeOf(async () => JSON.stringify(select.all(threadId, opts.pageSize)), opts.perRound));
+      per.rawInProcess.push(await timeOf(async () => JSON.stringify(select.all(...filter.key, opts.pageSize)), opts.perRound));
     }
   } finally {
     await tg.stop();

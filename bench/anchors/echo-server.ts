@@ -13,14 +13,15 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 const rpc = createMessageConnection(new StreamMessageReader(process.stdin), new StreamMessageWriter(process.stdout));
 rpc.onRequest('tool/invoke', (params: unknown) => params);
 
+// The rows a page of history is made of, newest first by the thread's index
+// (the bench passes the SELECT that fits the schema it finds).
 let raw: { db: Database.Database; select: Database.Statement } | undefined;
-rpc.onRequest('history/raw', (params: { db: string; thread_id: string; limit: number }) => {
-  if (!raw) {
+rpc.onRequest('history/raw', (params: { db: string; sql: string; args: unknown[] }) => {
+  raw ??= (() => {
     const db = new Database(params.db, { readonly: true });
-    // The rows a page of history is made of: newest first, by the thread's index.
-    raw = { db, select: db.prepare('SELECT * FROM messages WHERE thread_id = ? ORDER BY seq DESC LIMIT ?') };
-  }
-  return { messages: raw.select.all(params.thread_id, params.limit) };
+    return { db, select: db.prepare(params.sql) };
+  })();
+  return { messages: raw.select.all(...params.args) };
 });
 rpc.onNotification('exit', () => process.exit(0));
 process.stdin.on('end', () => process.exit(0));
