@@ -71,7 +71,8 @@ export function render(r: Results): string {
     L.push(`## Side by side: \`calendar.create\` over stdio, \`synchronous=${s.synchronous}\``, '');
     L.push(`${s.rounds} interleaved rounds; per round and entry: sequential calls, then calls at concurrency ${s.concurrency} ` +
       `(${e.echo.seqPerRound}+${e.echo.concPerRound} for a–c, ${e.node.seqPerRound}+${e.node.concPerRound} for d–e). ` +
-      'p50 = median of the round p50s; p99 pooled over the rounds.', '');
+      'p50 = median of the round p50s; p99 pooled over the rounds. toolgate is configured with `store.synchronous` = ' +
+      `${s.synchronous}; a build that does not apply that key yet runs its store at its own default.`, '');
     L.push(`| entry | p50 | p99 | calls/s @${s.concurrency} | p99 @${s.concurrency} | p50 ÷ echo | calls/s ÷ echo | p50 ÷ MCP | calls/s ÷ MCP | peak RSS |`);
     L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const k of ['echo', 'mcp', 'inprocess', 'subprocess', 'node'] as EntryKey[]) {
