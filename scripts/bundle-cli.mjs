@@ -39,8 +39,18 @@ const sqliteAddon = {
     const addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node');
     const fromBundle = relative(dirname(outfile), addon);
     b.onResolve({ filter: /^bindings$/ }, (args) => (args.importer.includes('/better-sqlite3/') ? { path: 'bindings', namespace: 'sqlite-addon' } : undefined));
+    // The path found at build first; an installed package may have better-sqlite3 elsewhere (hoisted),
+    // so otherwise where `require` resolves it from the bundle — still no `bindings` search.
     b.onLoad({ filter: /.*/, namespace: 'sqlite-addon' }, () => ({
-      contents: `module.exports = () => require(${JSON.stringify(`./${fromBundle}`)});`,
+      contents: `const { dirname, join } = require('node:path');
+module.exports = (name) => {
+  try {
+    return require(${JSON.stringify(`./${fromBundle}`)});
+  } catch (err) {
+    if (err.code !== 'MODULE_NOT_FOUND') throw err;
+    return require(join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', name));
+  }
+};`,
       loader: 'js',
     }));
   },
@@ -54,7 +64,7 @@ await build({
   format: 'cjs',
   target: 'node20',
   // The addon itself is required at run time by its path (see sqliteAddon).
-  external: ['*.node'],
+  external: ['*.node', 'better-sqlite3/package.json'],
   plugins: [zodEnglishOnly, sqliteAddon],
   minifyWhitespace: true,
   minifySyntax: true,
