@@ -12,7 +12,6 @@ import { createDaemon } from '../../src/daemon/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
 import { PendingWrites } from '../../src/rpc/tracked-writer.js';
-import { closeCliDatabases } from '../../src/cli-router/run-cli.js';
 import { tempDir } from '../helpers/repo.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
@@ -56,7 +55,6 @@ test('stdio: a tool call’s notifications and its response leave in one write',
   } finally {
     host.dispose();
     handle.close();
-    daemon.db.close();
-    closeCliDatabases();
+    await daemon.store.close();
   }
 });
