@@ -1,4 +1,6 @@
-import { importJWK, jwtVerify, errors as joseErrors, type JWK } from 'jose';
+import type { JWK } from 'jose';
+import type { JsonWebKey } from 'node:crypto';
+import { JwsError, verifyCompactJws } from './jws.js';
 import { z } from 'zod';
 
 export const CREDENTIAL_ISSUER = 'toolgate';
@@ -28,27 +30,6 @@ export const CredentialClaims = z.object({
 });
 export type CredentialClaims = z.infer<typeof CredentialClaims>;
 
-/**
- * Imported verify keys, by their JWK text. The in-process executor verifies
- * every call with the same daemon key: importing it once saves the work on
- * each call. Bounded, since a key only changes when the daemon's does.
- */
-const importedKeys = new Map<string, Promise<Awaited<ReturnType<typeof importJWK>>>>();
-const MAX_IMPORTED_KEYS = 8;
-
-function importVerifyKey(jwk: JWK): Promise<Awaited<ReturnType<typeof importJWK>>> {
-  const id = JSON.stringify(jwk);
-  let key = importedKeys.get(id);
-  if (!key) {
-    if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.clear();
-    key = importJWK(jwk, jwk.alg ?? (jwk.kty === 'OKP' ? 'EdDSA' : 'ES256'));
-    // A key that fails to import is not remembered.
-    key.catch(() => importedKeys.delete(id));
-    importedKeys.set(id, key);
-  }
-  return key;
-}
-
 export class CredentialError extends Error {
   override name = 'CredentialError';
 }
@@ -58,21 +39,31 @@ export class CredentialError extends Error {
  * is checked; the reason for a refusal never includes the token.
  */
 export async function verifyCredential(token: string, verifyKey: JWK): Promise<CredentialClaims> {
-  let payload: unknown;
+  // Signature (node:crypto, see jws.ts), then every registered claim the way
+  // a JWT verifier checks them: issuer, audience, required ids and times,
+  // not expired, not before `nbf`; then the schema of our own claims.
+  let payload: Record<string, unknown>;
   try {
-    const key = await importVerifyKey(verifyKey);
-    ({ payload } = await jwtVerify(token, key, {
-      issuer: CREDENTIAL_ISSUER,
-      audience: CREDENTIAL_AUDIENCE,
-      algorithms: CREDENTIAL_ALGORITHMS,
-      requiredClaims: ['sub', 'jti', 'iat', 'exp'],
-    }));
+    ({ payload } = verifyCompactJws(token, verifyKey as JsonWebKey, CREDENTIAL_ALGORITHMS));
   } catch (err) {
-    if (err instanceof joseErrors.JWTExpired) throw new CredentialError('credential expired');
-    if (err instanceof joseErrors.JWTClaimValidationFailed) throw new CredentialError(`credential claim "${err.claim}" is not valid`);
-    throw new CredentialError('credential signature or format is not valid');
+    if (err instanceof JwsError) throw new CredentialError('credential signature or format is not valid');
+    throw err;
   }
-  return checkClaims(payload);
+  const nowS = Math.floor(Date.now() / 1000);
+  for (const claim of ['sub', 'jti', 'iat', 'exp'] as const) {
+    if (!(claim in payload)) throw new CredentialError(`credential claim "${claim}" is not valid`);
+  }
+  for (const claim of ['iat', 'exp', 'nbf'] as const) {
+    if (claim in payload && typeof payload[claim] !== 'number') throw new CredentialError(`credential claim "${claim}" is not valid`);
+  }
+  if (payload.iss !== CREDENTIAL_ISSUER) throw new CredentialError('credential claim "iss" is not valid');
+  const aud = payload.aud;
+  if (!(aud === CREDENTIAL_AUDIENCE || (Array.isArray(aud) && aud.includes(CREDENTIAL_AUDIENCE)))) {
+    throw new CredentialError('credential claim "aud" is not valid');
+  }
+  if ((payload.exp as number) <= nowS) throw new CredentialError('credential expired');
+  if (typeof payload.nbf === 'number' && payload.nbf > nowS) throw new CredentialError('credential claim "nbf" is not valid');
+  return checkClaims(payload, nowS);
 }
 
 /**

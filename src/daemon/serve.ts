@@ -20,8 +20,7 @@ import { agUiStreamRoute } from './ag-ui-stream.js';
 import { ThreadEventBus } from './thread-events.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
-import { serveMcpStdio } from '../rpc/mcp-stdio.js';
-import { createMcpHttp } from '../rpc/mcp-http.js';
+import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
@@ -171,13 +170,15 @@ export async function serve(opts: ServeOptions): Promise<number> {
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {
     const principal = await openMcpStdioPrincipal(daemon, opts.env);
+    // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
+    const { serveMcpStdio } = await import('../rpc/mcp-stdio.js');
     const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    const mcpHttp = createMcpHttp({
+    const mcpHttp = lazyMcpHttp({
       daemon,
       track,
       accepting: () => accepting,
@@ -185,7 +186,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
       maxInFlight: limits.maxInFlight,
       allowedHosts: daemon.config.http.allowedHosts,
       allowedOrigins: daemon.config.http.allowedOrigins,
-    });
+    }, log);
     const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route]);
     const ws = attachWebSocketRpc(daemon, http, limits, shared);
     await new Promise<void>((resolve, reject) => {

@@ -1,7 +1,8 @@
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { createMessageConnection, StreamMessageReader } from 'vscode-jsonrpc/node';
 import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
+import { CoalescingMessageWriter } from './coalescing-writer.js';
 
 export interface StdioHandle {
   /** Resolves with the exit code once the peer sent `exit` or closed stdin. */
@@ -20,7 +21,7 @@ export function serveStdio(
   output: NodeJS.WritableStream,
   opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number; writes: PendingWrites },
 ): StdioHandle {
-  const rpc = createMessageConnection(new StreamMessageReader(input), new TrackedWriter(new StreamMessageWriter(output), opts.writes));
+  const rpc = createMessageConnection(new StreamMessageReader(input), new TrackedWriter(new CoalescingMessageWriter(output), opts.writes));
   // The host started this process: the connection is trusted by construction.
   const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
   let resolveFinished!: (code: number) => void;
