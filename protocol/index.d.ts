@@ -78,7 +78,7 @@ export interface ToolResponse {
    * @minItems 1
    * @maxItems 1
    */
-  content: [TextContent];
+  content: TextContent[];
 }
 /**
  * params of a tool/result notification: one non-final partial per batch item, then the final one.

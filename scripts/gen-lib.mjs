@@ -120,6 +120,8 @@ export async function buildTypes(schemas, protocol) {
     unreachableDefinitions: true,
     format: true,
     strictIndexSignatures: false,
+    // zod's `.length(1)` arrays stay arrays, as their inferred types are.
+    ignoreMinAndMaxItems: true,
   });
   const requests = Object.entries(protocol.REQUESTS)
     .map(([m, s]) => `  ${JSON.stringify(m)}: { params: ${s.paramsId ? title(schemas, s.paramsId) : 'null | undefined'}; result: ${title(schemas, s.resultId)} };`)
