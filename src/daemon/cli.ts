@@ -18,6 +18,7 @@ usage:
   toolgate dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]
   toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]
   toolgate demo [--db FILE]
+  toolgate conformance (--stdio "CMD …" | --ws ws://HOST:PORT/rpc) --token T [--token-b T2]   (see conformance --help)
 
 environment: TOOLGATE_DB, TOOLGATE_BEARER_SECRET, TOOLGATE_BEARER_JWKS, TOOLGATE_SERVICE_KEY
 `;
@@ -34,6 +35,10 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         return await devTokenCommand(rest);
       case 'automation':
         return automationCommand(rest);
+      case 'conformance': {
+        const { conformanceCommand } = await import('../conformance/cli.js');
+        return await conformanceCommand(rest);
+      }
       case 'demo': {
         const { runDemo } = await import('./demo.js');
         return await runDemo(rest);
