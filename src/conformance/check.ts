@@ -18,7 +18,18 @@ export function expect(condition: unknown, reason: string): asserts condition {
 }
 
 export function expectSame(actual: unknown, expected: unknown, what: string): void {
-  if (!isDeepStrictEqual(actual, expected)) fail(`${what}: expected ${brief(expected)}, got ${brief(actual)}`);
+  if (isDeepStrictEqual(actual, expected)) return;
+  if (typeof actual === 'string' && typeof expected === 'string') fail(`${what}: ${stringDifference(actual, expected)}`);
+  fail(`${what}: expected ${brief(expected)}, got ${brief(actual)}`);
+}
+
+/** Where two long texts part, with a little context, so a one-byte difference is visible. */
+function stringDifference(actual: string, expected: string): string {
+  let i = 0;
+  while (i < actual.length && i < expected.length && actual[i] === expected[i]) i++;
+  const from = Math.max(0, i - 30);
+  const around = (t: string) => `${from > 0 ? '…' : ''}${JSON.stringify(t.slice(from, i + 30)).slice(1, -1)}${t.length > i + 30 ? '…' : ''}`;
+  return `differs at character ${i} (${actual.length} characters, expected ${expected.length}): expected ${around(expected)}, got ${around(actual)}`;
 }
 
 /** A short, one-line rendering of a value for the report. */

@@ -50,8 +50,16 @@ async function invoke(ctx: Context, client: ConformanceClient, session: string, 
   return { response, early, late, seq: outcome.seq };
 }
 
-/** Asserts the notification stream of one call: at least one, before the response, the last (only) one final. */
-function expectStream(early: Array<Record<string, unknown>>, late: Array<Record<string, unknown>>, response: ToolResponse) {
+type Call = Awaited<ReturnType<typeof invoke>>;
+
+/**
+ * Asserts the notification stream of one call: at least one, all before the response, only the
+ * last one final. When none came before the response, waits a moment to tell "late" from "never".
+ */
+async function expectStream(ctx: Context, client: ConformanceClient, call: Call) {
+  const { early, response } = call;
+  if (early.length === 0) await client.waitFor(() => client.toolResults(call.seq).some((n) => n.tool_call_id === response.tool_call_id), ctx.settleMs);
+  const late = client.toolResults(call.seq).filter((n) => n.tool_call_id === response.tool_call_id);
   expect(late.length === 0, `${late.length} tool/result notification(s) arrived after the response; all must come before it`);
   expect(early.length > 0, 'no tool/result notification arrived before the response');
   const final = early[early.length - 1]!;
@@ -126,9 +134,9 @@ export const CHECKS: Check[] = [
     name: 'session/open: opens a session for the token\'s user',
     async run(ctx) {
       const r = ok(await ctx.a.call(P.SessionOpenRequest, { auth: { type: 'bearer', token: ctx.tokenA } }), 'session/open');
-      expect(r.session_id.length > 0, 'session_id is empty');
-      expect(r.user_id.length > 0, 'user_id is empty');
-      ctx.sessionA = r.session_id;
+      if (typeof r.session_id === 'string' && r.session_id.length > 0) ctx.sessionA = r.session_id;
+      expect(typeof r.session_id === 'string' && r.session_id.length > 0, `session_id is missing or empty: ${brief(r.session_id)}`);
+      expect(typeof r.user_id === 'string' && r.user_id.length > 0, `user_id is missing or empty: ${brief(r.user_id)}`);
     },
   },
   {
@@ -163,10 +171,11 @@ export const CHECKS: Check[] = [
       const s = sessionA(ctx);
       const toolCallId = `call-${ctx.run}-1`;
       const args = memoryArgs(ctx, 'remember the conformance run');
-      const { response, early, late } = await invoke(ctx, ctx.a, s, ctx.thread, toolCallId, args);
+      const call = await invoke(ctx, ctx.a, s, ctx.thread, toolCallId, args);
+      const { response } = call;
       expectSame(response.tool_call_id, toolCallId, 'response tool_call_id');
       expectSame(response.status, 'success', 'response status');
-      const final = expectStream(early, late, response);
+      const final = await expectStream(ctx, ctx.a, call);
       expectSame(final.tool_name, TOOL_NAME, 'tool_name');
       expectSame(final.tool_call_args, args, 'tool_call_args (exactly what the model wrote)');
       ctx.first = { toolCallId, args, response, final };
@@ -245,7 +254,7 @@ export const CHECKS: Check[] = [
       const s = sessionA(ctx);
       const unknown = await invoke(ctx, ctx.a, s, ctx.thread, `call-${ctx.run}-unknown`, { module: 'nosuch', method: 'nothing', input: {} });
       expectSame(unknown.response.status, 'failure', 'unknown action status');
-      const final = expectStream(unknown.early, unknown.late, unknown.response);
+      const final = await expectStream(ctx, ctx.a, unknown);
       const error = final.error as Record<string, unknown> | undefined;
       expect(error, 'the failure notification has no error');
       expectSame(error.code, 'UNKNOWN_ACTION', 'error.code of an unknown action');
@@ -268,8 +277,9 @@ export const CHECKS: Check[] = [
       const s = sessionA(ctx);
       const bad = { ...event(3, 10), end_at: '2031-03-03T09:00:00+00:00' };
       const args = { module: 'calendar', method: 'create', input: { items: [event(3, 8), bad, event(3, 12)] } };
-      const { response, early, late } = await invoke(ctx, ctx.a, s, ctx.thread, `call-${ctx.run}-batch`, args);
-      const final = expectStream(early, late, response);
+      const call = await invoke(ctx, ctx.a, s, ctx.thread, `call-${ctx.run}-batch`, args);
+      const { response, early } = call;
+      const final = await expectStream(ctx, ctx.a, call);
       const partials = early.slice(0, -1);
       expectSame(partials.length, 3, 'non-final notifications');
       partials.forEach((n, i) => {
@@ -288,14 +298,15 @@ export const CHECKS: Check[] = [
     name: `batch: more than ${BATCH_MAX_ITEMS} items is INVALID_ACTION_INPUT before anything runs`,
     async run(ctx) {
       const items = Array.from({ length: BATCH_MAX_ITEMS + 1 }, (_, i) => event(10 + (i % 10), 1 + (i % 20)));
-      const { response, early, late } = await invoke(ctx, ctx.a, sessionA(ctx), ctx.thread, `call-${ctx.run}-toobig`, {
+      const call = await invoke(ctx, ctx.a, sessionA(ctx), ctx.thread, `call-${ctx.run}-toobig`, {
         module: 'calendar',
         method: 'create',
         input: { items },
       });
+      const { response, early } = call;
       expectSame(response.status, 'failure', 'status');
       expectSame((JSON.parse(text(response)) as { error?: { code?: unknown } }).error?.code, 'INVALID_ACTION_INPUT', 'error.code');
-      expectStream(early, late, response);
+      await expectStream(ctx, ctx.a, call);
       expectSame(early.length, 1, 'notifications (only the final one: no item ran)');
     },
   },
