@@ -52,7 +52,6 @@ function relink(node, file, fileOf) {
 
 /** `{ [file]: schemaDocument }` from the protocol module. */
 export function buildSchemas(protocol) {
-  const { z } = protocol.__zod ?? {};
   const toJSONSchema = protocol.toJSONSchema;
   const docs = toJSONSchema(protocol.protocolRegistry, {
     target: 'draft-2020-12',
@@ -171,7 +170,6 @@ export async function buildTypes(schemas, protocol) {
 function title(schemas, id) {
   for (const doc of Object.values(schemas)) {
     if (doc.$defs?.[id]) return doc.$defs[id].title ?? id;
-    if (doc.title === id || (doc.$defs === undefined && false)) return id;
   }
   for (const [file, spec] of Object.entries(FILES)) if (spec.root === id) return schemas[file].title ?? id;
   throw new Error(`no shape ${id}`);
