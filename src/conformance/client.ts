@@ -33,6 +33,8 @@ interface Pending {
 
 export class ConformanceClient {
   readonly received: Received[] = [];
+  /** What this client sent, each with the number of messages received before it (for a transcript). */
+  readonly sent: Array<{ afterSeq: number; message: Record<string, unknown> }> = [];
   readonly violations: string[] = [];
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -87,6 +89,7 @@ export class ConformanceClient {
         },
       });
       const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      this.sent.push({ afterSeq: this.received.length, message });
       this.transport.send(message).catch((err: Error) => {
         this.pending.delete(id);
         resolve({ ok: false, error: { code: NaN, message: `cannot send ${method}: ${err.message}` }, seq: this.received.length, missing: true });
@@ -95,7 +98,21 @@ export class ConformanceClient {
   }
 
   async notify(method: string, params?: unknown): Promise<void> {
-    await this.transport.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+    const message = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    this.sent.push({ afterSeq: this.received.length, message });
+    await this.transport.send(message);
+  }
+
+  /** Everything sent and received, in order: `[direction, message]` with `->` for sent. */
+  transcript(): Array<['->' | '<-', Record<string, unknown>]> {
+    const out: Array<['->' | '<-', Record<string, unknown>]> = [];
+    let s = 0;
+    for (const r of this.received) {
+      while (s < this.sent.length && this.sent[s]!.afterSeq < r.seq) out.push(['->', this.sent[s++]!.message]);
+      out.push(['<-', r.message]);
+    }
+    while (s < this.sent.length) out.push(['->', this.sent[s++]!.message]);
+    return out;
   }
 
   /** `tool/result` notifications received after `afterSeq` (exclusive) up to `uptoSeq` (inclusive). */
