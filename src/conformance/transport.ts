@@ -74,6 +74,44 @@ export function stdioTransport(argv: readonly string[], env: NodeJS.ProcessEnv =
   };
 }
 
+/**
+ * LSP-framed JSON-RPC over streams the caller owns (an in-memory duplex pair in
+ * tests). `end()` on `output` is the goodbye; the peer ending `input` is a close.
+ */
+export function streamTransport(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, description: string): RawTransport {
+  const reader = new StreamMessageReader(input);
+  const writer = new StreamMessageWriter(output);
+  const closeListeners: Array<(reason: string) => void> = [];
+  let closed = false;
+  const fireClose = (reason: string) => {
+    if (closed) return;
+    closed = true;
+    for (const l of closeListeners) l(reason);
+  };
+  reader.onClose(() => fireClose('stream closed'));
+  input.on('end', () => fireClose('stream ended'));
+  reader.onError(() => {});
+  writer.onError(() => {});
+  return {
+    description,
+    async send(message) {
+      await writer.write(message as Message);
+    },
+    onMessage(listener) {
+      reader.listen((m) => listener(m));
+    },
+    onClose(listener) {
+      closeListeners.push(listener);
+    },
+    exitCode: () => undefined,
+    async close() {
+      output.end();
+      reader.dispose();
+      writer.dispose();
+    },
+  };
+}
+
 /** Connects to a `/rpc` WebSocket endpoint: one JSON-RPC message per text frame. */
 export async function wsTransport(url: string): Promise<RawTransport> {
   const socket = new WebSocket(url);
