@@ -116,6 +116,22 @@ export const ToolAgentOutput = named(
   'What the system keeps of a call: metadata.tool_agent_output of its tool message. ui_hints are internal and never leave the daemon.',
 );
 
+/**
+ * The JSON Schema the tool descriptor (and MCP's `tools/list`) gives the model for
+ * {@link ToolCallArgs}: deliberately thin — three required fields, no action matrix,
+ * no limits the model would have to learn — with a description per field.
+ */
+export const TOOL_INPUT_SCHEMA: Record<string, unknown> = {
+  type: 'object',
+  properties: {
+    module: { type: 'string', description: 'module name, e.g. calendar' },
+    method: { type: 'string', description: 'method name, e.g. read' },
+    input: { type: 'object', description: 'the action input', additionalProperties: true },
+  },
+  required: ['module', 'method', 'input'],
+  additionalProperties: false,
+};
+
 /** The descriptor `initialize` returns: a thin input schema that does not list the action matrix. */
 export const ToolDescriptor = named(
   'protocol',

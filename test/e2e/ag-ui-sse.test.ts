@@ -23,12 +23,8 @@ import { claimThread } from '../../src/store/threads.js';
 import { ensureUser } from '../../src/store/users.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: 'text'; text: string }>;
-}
 
 interface SseFrame {
   id?: string;

@@ -13,11 +13,8 @@ import { join } from 'node:path';
 import { tempDir } from '../helpers/repo.js';
 import { startHost, openSession, connectWs, type Host, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  status: string;
-  content: Array<{ text: string }>;
-}
 
 const createArgs = (title: string) => ({
   module: 'calendar',
