@@ -4,6 +4,12 @@
 //   bottom (it imports nothing of ours) and the conformance runner sees only src/protocol.
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+import { builtinRules } from 'eslint/use-at-your-own-risk';
+
+/** ESLint's own recommended rules (what @eslint/js ships), read from the rules' metadata. */
+const eslintRecommended = Object.fromEntries(
+  [...builtinRules].filter(([, rule]) => rule.meta?.docs?.recommended).map(([name]) => [name, 'error']),
+);
 
 /** `no-restricted-imports` with one message per forbidden layer. */
 const forbid = (...layers) => [
@@ -31,6 +37,7 @@ const DAEMON_IMPORTS_RPC_TODAY = [
 
 export default defineConfig(
   { ignores: ['dist/**', 'node_modules/**', 'protocol/**', 'data/**', 'src/inspector/**'] },
+  { rules: eslintRecommended },
   ...tseslint.configs.recommended,
   {
     rules: {
@@ -39,6 +46,11 @@ export default defineConfig(
       // Non-null assertions document invariants the compiler cannot see (checked indexes).
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // Node scripts: the globals (process, console, URL…) are Node's; the compiler checks the TypeScript.
+    files: ['**/*.mjs', '**/*.js'],
+    rules: { 'no-undef': 'off' },
   },
   {
     // Tests take apart untyped JSON from the wire.
