@@ -1,11 +1,27 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 
-export const DEFAULT_DB = 'data/toolgate.db';
+export const DEFAULT_DB_FILE = 'toolgate.db';
 
-/** The database file: `--db` wins over TOOLGATE_DB, then the default. */
+/**
+ * The data folder when no database is named: TOOLGATE_HOME, else
+ * $XDG_DATA_HOME/toolgate, else ~/.local/share/toolgate. Never relative to
+ * the working directory — an MCP host may start the daemon from `/`, and it
+ * must find the same database and dev secret as from the repository.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.TOOLGATE_HOME) return resolve(env.TOOLGATE_HOME);
+  // XDG: a relative XDG_DATA_HOME is invalid and ignored.
+  const xdg = env.XDG_DATA_HOME;
+  if (xdg && xdg.startsWith('/')) return join(xdg, 'toolgate');
+  return join(env.HOME || homedir(), '.local', 'share', 'toolgate');
+}
+
+/** The database file: `--db` wins over TOOLGATE_DB, then `toolgate.db` in the default data folder. */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(flag ?? env.TOOLGATE_DB ?? DEFAULT_DB);
+  const named = flag ?? env.TOOLGATE_DB;
+  return named ? resolve(named) : join(defaultDataDir(env), DEFAULT_DB_FILE);
 }
 
 /** Keys and dev secrets live beside the database they belong to. */

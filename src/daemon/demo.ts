@@ -17,7 +17,7 @@ import { PACKAGE_ROOT } from './package-root.js';
 import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './demo-output.js';
 import type { HistoryMessage, ToolResponse, ToolResultNotification } from '../protocol/index.js';
 
-/** The daemon's own default, so `npm run inspector` afterwards shows the demo's threads. */
+/** The repository's demo database (`npm start` and `npm run inspector` both pass it), so the inspector shows the demo's threads. */
 const DEMO_DB = 'data/toolgate.db';
 const DEMO_USER = 'alice';
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -317,7 +317,7 @@ export async function runDemo(args: string[]): Promise<number> {
     // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
     const inspectorToken = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 24 * 3600, db: dbPath, env });
     p.line();
-    p.line(s.bold('See it in the browser:') + ` \`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\` (or \`npm run inspector\` for the default database),`);
+    p.line(s.bold('See it in the browser:') + ` \`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\` (\`npm run inspector\` runs it on ./data/toolgate.db),`);
     p.line('then open http://127.0.0.1:8787/ and paste this dev token for alice (valid 24 h, local dev secret only):');
     p.line(inspectorToken);
     return 0;

@@ -19,10 +19,10 @@ import { createHttpServer } from './http-server.js';
 import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
-import type { Connection } from './daemon.js';
-import { serveMcp } from '../rpc/mcp-server.js';
+import { serveMcpStdio } from '../rpc/mcp-stdio.js';
+import { createMcpHttp } from '../rpc/mcp-http.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
-import { openMcpSession } from './mcp-session.js';
+import { openMcpStdioPrincipal } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
 
 export interface ServeOptions {
@@ -159,15 +159,23 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = stdio.finished;
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {
-    const session = await openMcpSession(daemon, opts.env);
-    const conn: Connection = { id: 'mcp', transport: 'mcp', trusted: false, notify: () => {} };
-    const mcp = await serveMcp(daemon, session, conn, track);
+    const principal = await openMcpStdioPrincipal(daemon, opts.env);
+    const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    const http = createHttpServer(daemon, [agUiStreamRoute(daemon)]);
+    const mcpHttp = createMcpHttp({
+      daemon,
+      track,
+      accepting: () => accepting,
+      maxMessageBytes: limits.maxMessageBytes,
+      maxInFlight: limits.maxInFlight,
+      allowedHosts: daemon.config.http.allowedHosts,
+      allowedOrigins: daemon.config.http.allowedOrigins,
+    });
+    const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route]);
     const ws = attachWebSocketRpc(daemon, http, limits, shared);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -179,6 +187,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     process.stderr.write(`${JSON.stringify({ listening: { host, port } })}\n`);
     finished = new Promise<number>(() => {});
     stop = async () => {
+      // MCP sessions hold SSE streams open: end them first so the server can close.
+      await mcpHttp.closeAll();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeIdleConnections();

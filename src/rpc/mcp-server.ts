@@ -1,76 +1,114 @@
 /**
- * `serve --mcp`: the same one tool as an MCP server on stdio (newline-
- * delimited JSON-RPC, via the official MCP SDK), acting for the user of the
- * bearer token in TOOLGATE_MCP_TOKEN. A `tools/call` goes through exactly the
- * path of `tool/invoke` — whitelist, credential, CLI boundary, storage — in
- * one thread per server process.
+ * The MCP face of toolgate, built on the official SDK's server package
+ * (`@modelcontextprotocol/server` v2): one McpServer per principal — a stdio
+ * connection, an HTTP session, or one sessionless HTTP request — with
+ *
+ * - exactly one tool, `project_cli` (thin input schema, an output schema,
+ *   honest annotations, a description naming the enabled skills);
+ * - the enabled skills through the Skills extension and plain resources;
+ * - each enabled skill as a prompt too, for hosts that surface prompts;
+ * - `logging`, carrying only that principal's own calls.
+ *
+ * Transports (mcp-stdio.ts, mcp-http.ts) decide who the principal is; this
+ * file only describes what the principal is served.
  */
-import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { CancellationToken } from 'vscode-jsonrpc';
-import type { Connection, Daemon } from '../daemon/daemon.js';
-import type { Session } from '../daemon/sessions.js';
+import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
+import { z } from 'zod';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
-import { invokeTool } from '../daemon/tool-invoke.js';
-import { ToolArgs } from './methods.js';
+import { listSkills, readSkill } from '../daemon/skills.js';
+import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
+import { skillUri } from './mcp-skills.js';
 
-export interface McpHandle {
-  /** Resolves when the client closes stdin (or the transport closes). */
-  closed: Promise<void>;
-  close(): Promise<void>;
-}
+/** Actions that change nothing; a whitelist of only these makes the tool read-only. */
+const READ_ONLY_ACTIONS = new Set(['calendar.read', 'contacts.read', 'memory.read']);
+/** Actions that delete or overwrite what the user had. */
+const DESTRUCTIVE_ACTIONS = new Set(['calendar.delete', 'calendar.update', 'memory.forget', 'memory.update', 'calendar.reject_invite']);
 
-/** An AbortSignal seen as the CancellationToken the tool path expects. */
-function tokenOf(signal: AbortSignal): CancellationToken {
+/**
+ * The thin input schema as the SDK's tools/list advertises it. Validation is
+ * deliberately ours (mcp-tool.ts): the SDK would answer a malformed object
+ * with its own error text, the model needs the structured
+ * INVALID_ACTION_INPUT projection instead.
+ */
+function advertisedOnly<T>(json: Record<string, unknown>): StandardSchemaWithJSON<T, T> {
   return {
-    get isCancellationRequested() {
-      return signal.aborted;
+    '~standard': {
+      version: 1,
+      vendor: 'toolgate',
+      validate: (value: unknown) => ({ value: value as T }),
+      jsonSchema: { input: () => json, output: () => json },
     },
-    onCancellationRequested: (listener: (e: unknown) => unknown) => {
-      const handler = () => listener(undefined);
-      signal.addEventListener('abort', handler, { once: true });
-      return { dispose: () => signal.removeEventListener('abort', handler) };
-    },
-  } as CancellationToken;
+  };
 }
 
-export async function serveMcp(
-  daemon: Daemon,
-  session: Session,
-  conn: Connection,
-  track: <T>(work: Promise<T>) => Promise<T>,
-): Promise<McpHandle> {
-  const threadId = `mcp-${randomUUID()}`;
-  const server = new Server({ name: 'toolgate', version: daemon.version }, { capabilities: { tools: {} } });
+/** What `structuredContent` is: the object the text projection is the JSON of. */
+export const ToolOutputSchema = z.union([
+  z.object({
+    status: z.enum(['success', 'partial']),
+    module: z.string(),
+    method: z.string(),
+    data: z.unknown().describe('the action result: ids, outcome and counts for chained calls'),
+  }),
+  z.object({
+    status: z.literal('failure'),
+    error: z.looseObject({ code: z.string(), message: z.string(), module: z.string().nullable(), method: z.string().nullable() }),
+  }),
+]);
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: [{ name: TOOL_DESCRIPTOR.name, description: TOOL_DESCRIPTOR.description, inputSchema: TOOL_DESCRIPTOR.input_schema }],
-  }));
+export function toolDescription(enabledSkills: readonly string[]): string {
+  const skills = enabledSkills.length
+    ? `Enabled skills: ${enabledSkills.join(', ')}. Before calling an action, read its skill: the resource ` +
+      `${enabledSkills.map(skillUri).join(', ')} (resources/read, or skills/get with the Skills extension), ` +
+      'or the prompt of the same name. '
+    : 'No skills are enabled for this agent. ';
+  return `${TOOL_DESCRIPTOR.description} ${skills}The result text is the JSON of structuredContent.`;
+}
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    if (request.params.name !== TOOL_DESCRIPTOR.name) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${request.params.name}`);
-    const args = ToolArgs.safeParse(request.params.arguments ?? {});
-    if (!args.success) {
-      throw new McpError(ErrorCode.InvalidParams, 'project_cli needs {module, method, input}', {
-        issues: args.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
-      });
-    }
-    const log = daemon.log.child({ connection: conn.id, method: 'tools/call', request_id: `mcp_${String(extra.requestId)}` });
-    const response = await track(
-      invokeTool(daemon, conn, session, { session_id: session.id, thread_id: threadId, tool_call_id: `mcp-${randomUUID()}`, args: args.data }, tokenOf(extra.signal), log),
-    );
-    // The projection is the model's text, as on every transport; a tool failure is an MCP tool error.
-    return { content: response.content, isError: response.status === 'failure' };
-  });
+export function toolAnnotations(allowedActions: readonly string[]) {
+  return {
+    title: 'Project actions',
+    readOnlyHint: allowedActions.every((a) => READ_ONLY_ACTIONS.has(a)),
+    destructiveHint: allowedActions.some((a) => DESTRUCTIVE_ACTIONS.has(a)),
+    idempotentHint: false,
+    openWorldHint: false,
+  };
+}
 
-  const transport = new StdioServerTransport();
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((r) => (resolveClosed = r));
-  transport.onclose = () => resolveClosed();
-  process.stdin.once('end', () => resolveClosed());
-  await server.connect(transport);
-  daemon.log.log('info', 'mcp server ready', { user_id: session.userId, thread_id: threadId });
-  return { closed, close: () => server.close() };
+export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
+  const { session } = principal;
+  const server = new McpServer(
+    { name: 'toolgate', version: deps.daemon.version },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
+      instructions: toolDescription(session.enabledSkills),
+    },
+  );
+
+  server.registerTool(
+    TOOL_DESCRIPTOR.name,
+    {
+      title: 'Project actions',
+      description: toolDescription(session.enabledSkills),
+      inputSchema: advertisedOnly(TOOL_DESCRIPTOR.input_schema as unknown as Record<string, unknown>),
+      outputSchema: ToolOutputSchema,
+      annotations: toolAnnotations(session.allowedActions),
+    },
+    (args: unknown, ctx) => callProjectCli(deps, principal, args, ctx),
+  );
+
+  catalog.attach(server);
+
+  for (const { name, description } of listSkills(session).skills) {
+    server.registerPrompt(name, { title: `Skill: ${name}`, description }, () => ({
+      description,
+      messages: [
+        {
+          role: 'user' as const,
+          content: { type: 'resource' as const, resource: { uri: skillUri(name), mimeType: 'text/markdown', text: readSkill(session, name, undefined).content } },
+        },
+      ],
+    }));
+  }
+  return server;
 }

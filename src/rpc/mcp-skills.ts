@@ -1,0 +1,57 @@
+/**
+ * Skills over MCP through the SDK's Skills extension (SEP-2640,
+ * `io.modelcontextprotocol/skills`): `skills/list`, `skills/get` and the
+ * `skill://<name>/<file>` resources (listed in `resources/list`, read with
+ * `resources/read`). A session sees only its enabled skills: the catalog is
+ * built over a view of the skills folder that holds nothing else, so a
+ * disabled skill is neither listed nor readable — there is nothing to leak.
+ */
+import { SkillsExtension, type SkillCatalog, type SkillFiles } from '@modelcontextprotocol/server/ext/skills';
+import { nodeSkillFiles } from '@modelcontextprotocol/server/ext/skills/node';
+import { SKILLS_DIR } from '../daemon/package-root.js';
+import type { Logger } from '../daemon/logger.js';
+
+/** The skills folder as the catalog sees it: only the named skill folders exist. */
+export function onlySkills(files: SkillFiles, names: readonly string[]): SkillFiles {
+  const allowed = new Set(names);
+  const skillOf = (path: string) => path.split('/')[0] ?? '';
+  return {
+    async list(dir) {
+      if (dir === '') return (await files.list(dir)).filter((e) => e.kind === 'directory' && allowed.has(e.name));
+      return allowed.has(skillOf(dir)) ? files.list(dir) : [];
+    },
+    async read(path) {
+      if (!allowed.has(skillOf(path))) throw new Error('no such skill file');
+      return files.read(path);
+    },
+  };
+}
+
+/** One catalog per set of enabled skills, loaded once (the folder ships with the package). */
+export class SkillCatalogs {
+  private readonly byKey = new Map<string, Promise<SkillCatalog>>();
+
+  constructor(
+    private readonly log: Logger,
+    private readonly dir: string = SKILLS_DIR,
+  ) {}
+
+  for(enabled: readonly string[]): Promise<SkillCatalog> {
+    const names = [...new Set(enabled)].sort();
+    const key = names.join(',');
+    let catalog = this.byKey.get(key);
+    if (!catalog) {
+      catalog = SkillsExtension.load(onlySkills(nodeSkillFiles(this.dir), names), {
+        onWarning: (w) => this.log.log('warn', 'skill catalog', { path: w.path, problem: w.message }),
+      });
+      this.byKey.set(key, catalog);
+      catalog.catch(() => this.byKey.delete(key));
+    }
+    return catalog;
+  }
+}
+
+/** The `SKILL.md` resource of a skill, as the catalog names it. */
+export function skillUri(name: string): string {
+  return `skill://${name}/SKILL.md`;
+}

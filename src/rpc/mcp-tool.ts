@@ -1,0 +1,189 @@
+/**
+ * `tools/call` of `project_cli` over MCP: a thin adapter onto `invokeTool`,
+ * the very path of `tool/invoke` (whitelist, credential, CLI boundary,
+ * storage, subscribers, AG-UI). It only translates:
+ *
+ * - arguments → `args` (a malformed object becomes the structured
+ *   INVALID_ACTION_INPUT projection, a tool error the model can correct);
+ * - `_meta["toolgate/thread_id"]` / the MCP session → the thread;
+ * - the call's own `tool/result` partials → `notifications/progress`;
+ * - the AbortSignal of `notifications/cancelled` → the cancellation token;
+ * - the response → `content` (the projection, byte for byte),
+ *   `structuredContent` (the object that text is the JSON of), `isError`.
+ */
+import { randomUUID } from 'node:crypto';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
+import { z } from 'zod';
+import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
+import { redact } from '../codec/redact.js';
+import type { Connection, Daemon } from '../daemon/daemon.js';
+import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
+import type { Logger } from '../daemon/logger.js';
+import type { Session } from '../daemon/sessions.js';
+import { invokeTool } from '../daemon/tool-invoke.js';
+import { RpcErrorCode } from './errors.js';
+import { ToolArgs } from './methods.js';
+
+export const THREAD_META_KEY = 'toolgate/thread_id';
+export const TOOL_CALL_META_KEY = 'toolgate/tool_call_id';
+
+/** Who an MCP server instance acts for, and how its calls are limited. */
+export interface McpPrincipal {
+  session: Session;
+  /** Thread of calls that name none and have no MCP session: stdio's own, or the user's `mcp` (sessionless HTTP). */
+  fallbackThread: string;
+  /** Re-checks the credential before each call (stdio: the token's `exp`); a message when it no longer holds. */
+  checkAuth?: () => Promise<string | null>;
+  /** Calls in flight for this principal (an MCP session, or a user's sessionless requests). */
+  inFlight: { count: number; max: number };
+}
+
+export interface McpCallDeps {
+  daemon: Daemon;
+  track: <T>(work: Promise<T>) => Promise<T>;
+  accepting: () => boolean;
+}
+
+const Id = z.string().min(1).max(200);
+
+/** The projection of a failure the daemon decides before any action runs. */
+function failure(error: ToolError): CallToolResult {
+  const structured = { status: 'failure' as const, error };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
+}
+
+/** `module`/`method` of the error as the model wrote them (null when it did not). */
+function namesOf(raw: unknown): { module: string | null; method: string | null } {
+  const r = (raw ?? {}) as { module?: unknown; method?: unknown };
+  return { module: typeof r.module === 'string' ? r.module : null, method: typeof r.method === 'string' ? r.method : null };
+}
+
+/**
+ * A problem of the host's side of the call (its `_meta`, the thread, load):
+ * not the model's to correct, so a protocol error — which the SDK's tool
+ * dispatcher hands back as a plain-text tool error.
+ */
+function hostError(code: number, message: string): ProtocolError {
+  return new ProtocolError(code, message);
+}
+
+/** An AbortSignal seen as the CancellationToken the tool path expects. */
+export function tokenOf(signal: AbortSignal): CancellationToken {
+  return {
+    get isCancellationRequested() {
+      return signal.aborted;
+    },
+    onCancellationRequested: (listener: (e: unknown) => unknown) => {
+      const handler = () => listener(undefined);
+      signal.addEventListener('abort', handler, { once: true });
+      return { dispose: () => signal.removeEventListener('abort', handler) };
+    },
+  } as CancellationToken;
+}
+
+export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal, raw: unknown, ctx: ServerContext): Promise<CallToolResult> {
+  const { daemon } = deps;
+  const names = namesOf(raw);
+  const log = daemon.log.child({ transport: 'mcp', mcp_session: ctx.sessionId ?? null, request_id: `mcp_${String(ctx.mcpReq.id)}` });
+
+  if (principal.checkAuth) {
+    const problem = await principal.checkAuth();
+    if (problem) return failure({ code: 'UNAUTHENTICATED', message: problem, ...names });
+  }
+  const parsed = ToolArgs.safeParse(raw ?? {});
+  if (!parsed.success) {
+    return failure({
+      code: 'INVALID_ACTION_INPUT',
+      message: 'project_cli takes {module, method, input}: module and method are strings, input is an object',
+      ...names,
+      issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+      input_schema: TOOL_DESCRIPTOR.input_schema,
+    });
+  }
+  const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
+  const namedThread = meta[THREAD_META_KEY];
+  if (namedThread !== undefined && !Id.safeParse(namedThread).success) {
+    throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${THREAD_META_KEY}"] must be a string of 1 to 200 characters`);
+  }
+  const namedCall = meta[TOOL_CALL_META_KEY];
+  if (namedCall !== undefined && !Id.safeParse(namedCall).success) {
+    throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${TOOL_CALL_META_KEY}"] must be a string of 1 to 200 characters`);
+  }
+  const threadId = (namedThread as string | undefined) ?? (ctx.sessionId ? `mcp-${ctx.sessionId}` : principal.fallbackThread);
+  const toolCallId = (namedCall as string | undefined) ?? `mcp-${randomUUID()}`;
+
+  if (!deps.accepting()) throw hostError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
+  if (principal.inFlight.count >= principal.inFlight.max) {
+    throw hostError(RpcErrorCode.Overloaded, `too many calls in flight (at most ${principal.inFlight.max})`);
+  }
+
+  // This call's own notifications: partials become progress; the final one is the response itself.
+  const progressToken = meta.progressToken as string | number | undefined;
+  const items = Array.isArray(parsed.data.input.items) ? parsed.data.input.items.length : undefined;
+  const sent: Array<Promise<void>> = [];
+  let progress = 0;
+  const conn: Connection = {
+    id: `mcp_${randomUUID()}`,
+    transport: 'mcp',
+    trusted: false,
+    notify(method, params) {
+      const n = params as ToolResultNotification;
+      if (method !== 'tool/result' || n.final || progressToken === undefined) return;
+      progress += 1;
+      const item = n.result?.data as { index?: number; ok?: boolean } | undefined;
+      const message = item && typeof item.index === 'number' ? `item ${item.index}: ${item.ok ? 'ok' : 'failed'}` : `item ${progress}`;
+      sent.push(
+        ctx.mcpReq
+          .notify({ method: 'notifications/progress', params: { progressToken, progress, ...(items ? { total: items } : {}), message } })
+          .catch(() => {}),
+      );
+    },
+  };
+
+  principal.inFlight.count += 1;
+  const started = performance.now();
+  try {
+    const response = await deps.track(
+      invokeTool(
+        daemon,
+        conn,
+        principal.session,
+        { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
+        tokenOf(ctx.mcpReq.signal),
+        log,
+      ),
+    );
+    await Promise.all(sent);
+    // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.
+    if (sent.length > 0) await new Promise((resolve) => setImmediate(resolve));
+    const text = response.content[0].text;
+    const structured = JSON.parse(text) as Record<string, unknown>;
+    await logCall(ctx, log, {
+      thread_id: threadId,
+      tool_call_id: toolCallId,
+      action: `${parsed.data.module}.${parsed.data.method}`,
+      status: response.status,
+      ms: Math.round(performance.now() - started),
+    });
+    return { content: response.content, structuredContent: structured, isError: response.status === 'failure' };
+  } catch (err) {
+    // THREAD_NOT_FOUND and the like: the same code and message as on tool/invoke.
+    if (err instanceof ResponseError) throw new ProtocolError(err.code, err.message, err.data);
+    throw err;
+  } finally {
+    principal.inFlight.count -= 1;
+  }
+}
+
+/**
+ * `notifications/message` about the session's own call, when the client
+ * enabled logging: only this request's outcome, redacted like every log.
+ */
+async function logCall(ctx: ServerContext, log: Logger, fields: Record<string, unknown>): Promise<void> {
+  try {
+    await ctx.mcpReq.log('info', redact(fields), 'toolgate');
+  } catch (err) {
+    log.log('debug', 'mcp log message not sent', { err: (err as Error).message });
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The stdio MCP server in process, over injected streams: the same code as
+ * `serve --mcp`, with the SDK's client on the other end of two pipes. Time
+ * is moved instead of waited for, to see a token expire mid-session.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { createDaemon } from '../../src/daemon/serve.js';
+import { createLogger } from '../../src/daemon/logger.js';
+import { openMcpStdioPrincipal } from '../../src/daemon/mcp-session.js';
+import { serveMcpStdio } from '../../src/rpc/mcp-stdio.js';
+import { tempDir } from '../helpers/repo.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+
+test('in process: a token that expires mid-session fails each call with UNAUTHENTICATED; the server stays up', async () => {
+  const token = await mintBearer('mia', {}, { expiresIn: '10m' });
+  const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
+  const logs: string[] = [];
+  const daemon = await createDaemon(
+    { transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env },
+    createLogger((line) => logs.push(line)),
+  );
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const principal = await openMcpStdioPrincipal(daemon, env);
+  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, stdin: toServer, stdout: fromServer });
+  // The server's newline-delimited JSON transport is symmetric: the client uses it the other way round.
+  const client = new Client({ name: 'in-process', version: '1' });
+  await client.connect(new StdioServerTransport(fromServer, toServer));
+  // jose reads the clock as `new Date()`: shift that (and Date.now) to jump past the token's exp.
+  const RealDate = Date;
+  const shiftClock = (ms: number) => {
+    globalThis.Date = class extends RealDate {
+      constructor(...args: unknown[]) {
+        if (args.length === 0) super(RealDate.now() + ms);
+        else super(...(args as [string]));
+      }
+      static override now() {
+        return RealDate.now() + ms;
+      }
+    } as DateConstructor;
+  };
+  try {
+    const args = { name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {} } };
+    const first = (await client.callTool(args)) as { isError?: boolean };
+    assert.notEqual(first.isError, true);
+
+    shiftClock(11 * 60_000);
+    const later = (await client.callTool(args)) as { isError?: boolean; structuredContent: { error: { code: string; message: string } }; content: Array<{ text: string }> };
+    assert.equal(later.isError, true);
+    assert.equal(later.structuredContent.error.code, 'UNAUTHENTICATED');
+    assert.match(later.structuredContent.error.message, /TOOLGATE_MCP_TOKEN/);
+    assert.ok(!later.content[0]!.text.includes(token));
+    assert.equal((await client.listTools()).tools.length, 1, 'still serving');
+
+    globalThis.Date = RealDate;
+    assert.notEqual(((await client.callTool(args)) as { isError?: boolean }).isError, true);
+  } finally {
+    globalThis.Date = RealDate;
+    await client.close();
+    await handle.close();
+    daemon.db.close();
+  }
+  assert.ok(!logs.join('').includes(token.split('.')[2]!), 'the token is never logged');
+});
+
+test('in process: notifications/cancelled reaches a running call — no response is sent, and the call completed or left no trace', async () => {
+  const token = await mintBearer('mia', {}, { expiresIn: '10m' });
+  const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
+  const daemon = await createDaemon(
+    { transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env },
+    createLogger(() => {}),
+  );
+  // Hold the action until the client has cancelled, so the cancel meets a call in flight.
+  const real = daemon.executor;
+  let entered!: () => void;
+  const running = new Promise<void>((r) => (entered = r));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  daemon.executor = {
+    kind: real.kind,
+    async run(req, log) {
+      entered();
+      await gate;
+      return real.run(req, log);
+    },
+  };
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const principal = await openMcpStdioPrincipal(daemon, env);
+  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, stdin: toServer, stdout: fromServer });
+  const client = new Client({ name: 'in-process', version: '1' });
+  // Both directions as they pass: which id the cancelled call had, and what was answered.
+  const lines = (into: Array<{ id?: unknown; method?: string; params?: { arguments?: { method?: string } } }>) => (c: Buffer) => {
+    for (const line of c.toString('utf8').split('\n').filter(Boolean)) into.push(JSON.parse(line) as { id?: unknown });
+  };
+  const wire: Array<{ id?: unknown; method?: string }> = [];
+  const sent: Array<{ id?: unknown; method?: string; params?: { arguments?: { method?: string } } }> = [];
+  fromServer.on('data', lines(wire));
+  toServer.on('data', lines(sent));
+  await client.connect(new StdioServerTransport(fromServer, toServer));
+  try {
+    const abort = new AbortController();
+    const args = { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } };
+    const pending = client.callTool({ name: 'project_cli', arguments: args, _meta: { 'toolgate/thread_id': 'cancelled' } }, { signal: abort.signal });
+    await running;
+    abort.abort();
+    await assert.rejects(pending);
+    release();
+    // The server goes on serving; the cancelled request never gets a response.
+    assert.equal((await client.listTools()).tools.length, 1);
+    await client.callTool({ name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {} } });
+    const responses = wire.filter((m) => m.id !== undefined && m.method === undefined).map((m) => m.id);
+    assert.equal(new Set(responses).size, responses.length);
+    const cancelledId = sent.find((m) => m.method === 'tools/call' && m.params?.arguments?.method === 'update')!.id;
+    assert.ok(sent.some((m) => m.method === 'notifications/cancelled'), 'the client sent notifications/cancelled');
+    assert.ok(!responses.includes(cancelledId), `no response to the cancelled call (got ids ${responses.join(', ')})`);
+    const reader = new Database(daemon.dbPath, { readonly: true });
+    const rows = reader.prepare(`SELECT content FROM messages WHERE role = 'tool' AND content LIKE '%"method":"update"%'`).all();
+    reader.close();
+    assert.ok(rows.length <= 1, 'completed once, or not at all');
+  } finally {
+    release();
+    await client.close();
+    await handle.close();
+    daemon.db.close();
+  }
+});
