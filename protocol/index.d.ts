@@ -14,6 +14,25 @@ export type ToolErrorCode =
   | "INTERNAL"
   | "DUPLICATE_TOOL_CALL_ID";
 /**
+ * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
+ */
+export type ToolProjection =
+  | {
+      status: "success" | "partial";
+      module: string;
+      method: string;
+      /**
+       * the action result: ids, outcome and counts for chained calls
+       */
+      data: {
+        [k: string]: unknown;
+      };
+    }
+  | {
+      status: "failure";
+      error: ToolError;
+    };
+/**
  * One renderable component, discriminated by `type`.
  */
 export type UiComponent = UiCard | UiList | UiStack | UiField | UiDatetimeRange | UiStatusBadge | UiText | UiActions;

@@ -117,6 +117,7 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "ToolError": "tool-call",
   "ToolErrorCode": "tool-call",
   "ToolInvokeParams": "protocol",
+  "ToolProjection": "tool-call",
   "ToolResponse": "tool-call",
   "ToolResult": "tool-call",
   "ToolResultNotification": "tool-call",

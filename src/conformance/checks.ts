@@ -190,6 +190,8 @@ export const CHECKS: Check[] = [
       expectSame([result.module, result.method], ['memory', 'update'], 'result module/method');
       const expected = JSON.stringify({ status: first.response.status, module: result.module, method: result.method, data: result.data });
       expectSame(text(first.response), expected, 'content[0].text');
+      const shape = ctx.validator.check('ToolProjection', JSON.parse(text(first.response)));
+      expect(shape.length === 0, `the text is not a ToolProjection: ${shape.join('; ')}`);
       const problems = ctx.validator.check(ACTION_DATA['memory.update'], result.data);
       expect(problems.length === 0, `memory.update data does not match ${ACTION_DATA['memory.update']}: ${problems.join('; ')}`);
     },
@@ -260,6 +262,8 @@ export const CHECKS: Check[] = [
       expectSame(error.code, 'UNKNOWN_ACTION', 'error.code of an unknown action');
       expect(typeof error.message === 'string' && error.message.length > 0, 'error.message is empty');
       expectSame(text(unknown.response), JSON.stringify({ status: 'failure', error }), 'failure text');
+      const shape = ctx.validator.check('ToolProjection', JSON.parse(text(unknown.response)));
+      expect(shape.length === 0, `the failure text is not a ToolProjection: ${shape.join('; ')}`);
 
       const invalid = await invoke(ctx, ctx.a, s, ctx.thread, `call-${ctx.run}-invalid`, {
         module: 'calendar',

@@ -82,6 +82,25 @@ export const ToolResponse = named(
   'The result of tool/invoke: one text item holding the full JSON projection.',
 );
 
+/**
+ * The JSON a call's text holds: `ToolResponse.content[0].text`, the `context` view's tool
+ * message and MCP's `structuredContent` are this object (the text is `JSON.stringify` of it).
+ */
+export const ToolProjection = named(
+  'tool-call',
+  'ToolProjection',
+  z.union([
+    z.strictObject({
+      status: z.enum(['success', 'partial']),
+      module: z.string(),
+      method: z.string(),
+      data: z.unknown().describe('the action result: ids, outcome and counts for chained calls'),
+    }),
+    z.strictObject({ status: z.literal('failure'), error: ToolError }),
+  ]),
+  'The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.',
+);
+
 /** params of a `tool/result` notification. */
 export const ToolResultNotification = named(
   'tool-call',
@@ -146,6 +165,7 @@ export type ToolCallArgs = z.infer<typeof ToolCallArgs>;
 export type ToolResult = z.infer<typeof ToolResult>;
 export type ToolError = z.infer<typeof ToolError>;
 export type ToolResponse = z.infer<typeof ToolResponse>;
+export type ToolProjection = z.infer<typeof ToolProjection>;
 export type ToolResultNotification = z.infer<typeof ToolResultNotification>;
 export type ToolAgentOutput = z.infer<typeof ToolAgentOutput>;
 export type ToolDescriptor = z.infer<typeof ToolDescriptor>;
