@@ -12,6 +12,7 @@ import { CredentialError, verifyCredential, type CredentialClaims } from './cred
 import { UsageError, flagKinds, offersCredentialByFlag, offersCredentialInInput, parseFlags } from './argv.js';
 import { describeIssues } from './validation.js';
 import { redact } from '../codec/redact.js';
+import type { CliDocument } from '../protocol/cli-output.js';
 
 /** The environment variables project-cli reads — and nothing else. */
 export const CLI_ENV = {
@@ -37,18 +38,8 @@ export interface CliOutcome {
   exitCode: number;
 }
 
-export type CliDocument =
-  | { ok: true; module: string; method: string; data: unknown }
-  | { ok: false; module: string | null; method: string | null; error: CliError };
-
-/** A ToolError whose module/method are null when argv did not name them. */
-export interface CliError {
-  code: ToolErrorCode;
-  message: string;
-  module: string | null;
-  method: string | null;
-  [extra: string]: unknown;
-}
+/** The stdout document and its error are wire shapes, declared once in src/protocol. */
+export type { CliDocument };
 
 const databases = new Map<string, Db>();
 

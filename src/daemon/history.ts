@@ -7,17 +7,9 @@ import type { ToolAgentOutput } from '../codec/tool-output.js';
 import { compileStoredUi } from './ui.js';
 import type { Session } from './sessions.js';
 import type { Daemon } from './daemon.js';
+import type { HistoryMessage } from '../protocol/methods.js';
 
-export interface HistoryMessage {
-  id: string;
-  role: MessageRow['role'];
-  content: string;
-  created_at: string;
-  tool_call_id?: string;
-  status?: string;
-  ui_schema?: unknown;
-  worker_output?: unknown;
-}
+export type { HistoryMessage };
 
 /**
  * `history/get`. The `context` view is what an agent rebuilds its context
@@ -32,18 +24,19 @@ export function getHistory(daemon: Daemon, session: Session, p: z.infer<typeof H
   return { messages: page.rows.map((row) => toWire(row, view)), next_before: page.nextBefore };
 }
 
+/** Stored rows were checked when written (status, worker_output by their schemas): they are read back as typed. */
 function toWire(row: MessageRow, view: 'ui' | 'context'): HistoryMessage {
   const m: HistoryMessage = { id: row.id, role: row.role, content: row.content, created_at: row.created_at };
   if (row.role === 'tool') {
     if (row.tool_call_id !== null) m.tool_call_id = row.tool_call_id;
-    if (row.status !== null) m.status = row.status;
+    if (row.status !== null) m.status = row.status as HistoryMessage['status'];
     if (view === 'ui') {
       const meta = JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput };
       const ui = compileStoredUi(meta.tool_agent_output?.ui_hints);
-      if (ui) m.ui_schema = ui;
+      if (ui) m.ui_schema = ui as HistoryMessage['ui_schema'];
     }
   } else if (row.role === 'assistant' && view === 'ui') {
-    const meta = JSON.parse(row.metadata) as { worker_output?: unknown };
+    const meta = JSON.parse(row.metadata) as { worker_output?: HistoryMessage['worker_output'] };
     if (meta.worker_output) m.worker_output = meta.worker_output;
   }
   return m;

@@ -5,13 +5,9 @@ import { provisionUser } from '../store/users.js';
 import { getAutomationJob } from '../store/automation-jobs.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Connection, Daemon } from './daemon.js';
+import type { SessionOpenResult } from '../protocol/methods.js';
 
-export interface SessionOpenResult {
-  session_id: string;
-  user_id: string;
-  enabled_skills: string[];
-  allowed_actions: string[];
-}
+export type { SessionOpenResult };
 
 /**
  * `session/open`. The agent profile decides what the session may see and

@@ -1,19 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import { nowIso } from './database.js';
+import type { Event } from '../protocol/actions.js';
 
-/** The wire shape of contract section 10. */
-export interface Event {
-  id: string;
-  owner_id: string;
-  title: string;
-  start_at: string;
-  end_at: string;
-  location: string | null;
-  description: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The wire shape of contract section 10, declared once in src/protocol. */
+export type { Event };
 
 export interface EventFields {
   title: string;
