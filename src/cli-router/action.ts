@@ -15,6 +15,8 @@ export interface ActionContext {
 export interface ActionDefinition<S extends z.ZodType = z.ZodType> {
   module: string;
   method: string;
+  /** One line for `project-cli --help`: what the action does. */
+  summary: string;
   /** Parses the input; on failure the caller answers INVALID_ACTION_INPUT. */
   input: S;
   /** The schema shown to the model in `error.input_schema`; defaults to `input`. */

@@ -1,29 +1,15 @@
 /**
  * `toolgate` command line: parses flags and hands over. Nothing else lives here.
  */
-import { parseArgs } from 'node:util';
 import { ConfigError } from './bearer-auth.js';
 import { DatabaseOpenError } from '../store/database.js';
 import { devToken } from './dev-token.js';
 import { addAutomationJob } from './automation.js';
 import { serve, VERSION } from './serve.js';
+import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
+import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
 
-const USAGE = `toolgate ${VERSION}
-
-usage:
-  toolgate serve --stdio [--db FILE] [--config FILE] [--executor subprocess|inprocess] [--dev]
-  toolgate serve --ws --port N [--host 127.0.0.1] [--db FILE] [--config FILE] [--executor …] [--dev]
-  toolgate serve --mcp [--db FILE] [--config FILE] [--executor …] [--dev]   (acts for the user of TOOLGATE_MCP_TOKEN)
-        limits: [--call-timeout-ms N] [--max-message-bytes N] [--max-in-flight N] [--ping-interval-ms N] [--shutdown-grace-ms N]
-  toolgate dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]
-  toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]
-  toolgate demo [--db FILE]
-  toolgate conformance (--stdio "CMD …" | --ws ws://HOST:PORT/rpc) --token T [--token-b T2]   (see conformance --help)
-
-environment: TOOLGATE_DB, TOOLGATE_BEARER_SECRET, TOOLGATE_BEARER_JWKS, TOOLGATE_SERVICE_KEY
-`;
-
-class UsageError extends Error {}
+const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 
 export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
   const [command, ...rest] = argv;
@@ -36,61 +22,77 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       case 'automation':
         return automationCommand(rest);
       case 'conformance': {
-        const { conformanceCommand } = await import('../conformance/cli.js');
-        return await conformanceCommand(rest);
+        const values = parseCommand(CONFORMANCE, rest);
+        if (values === null) return 0;
+        const { ConformanceUsageError, conformanceCommand } = await import('../conformance/cli.js');
+        try {
+          return await conformanceCommand(values);
+        } catch (err) {
+          throw err instanceof ConformanceUsageError ? new UsageError(err.message, 'conformance') : err;
+        }
       }
       case 'demo': {
+        if (parseCommand(DEMO, rest) === null) return 0;
         const { runDemo } = await import('./demo.js');
         return await runDemo(rest);
       }
       case '--version':
         process.stdout.write(`${VERSION}\n`);
         return 0;
-      case undefined:
-      case 'help':
+      case 'help': {
+        // `toolgate help automation add` = `toolgate automation add --help`.
+        const spec = ALL_SPECS.find((c) => c.name === rest.join(' '));
+        if (rest.length > 0 && !spec) throw new UsageError(`no help for ${JSON.stringify(printable(rest.join(' ')))}`);
+        process.stdout.write(spec ? renderHelp(spec) : INDEX);
+        return 0;
+      }
       case '--help':
       case '-h':
-        process.stdout.write(USAGE);
-        return command === undefined ? 2 : 0;
+        process.stdout.write(INDEX);
+        return 0;
+      case undefined:
+        process.stderr.write(INDEX);
+        return 2;
       default:
-        throw new UsageError(`unknown command "${command}"`);
+        throw new UsageError(`unknown command ${JSON.stringify(printable(command))}`);
     }
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ConfigError || err instanceof DatabaseOpenError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`toolgate: ${(err as Error).message}\n${err instanceof UsageError ? USAGE : ''}`);
-      return 2;
-    }
-    throw err;
+    const line = usageLine(err, command);
+    if (line === null) throw err;
+    process.stderr.write(`${line}\n`);
+    return 2;
   }
 }
 
+/**
+ * The one line a usage or configuration mistake prints (exit 2), or null for
+ * a real failure. Never a stack: the person can act on the sentence.
+ */
+function usageLine(err: unknown, command: string | undefined): string | null {
+  if (err instanceof UsageError) {
+    const where = err.command ? `toolgate ${err.command}` : 'toolgate';
+    return `${where}: ${err.message} (see ${where} --help)`;
+  }
+  if (err instanceof ConfigError || err instanceof DatabaseOpenError) return `toolgate: ${oneLine((err as Error).message)}`;
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (command === 'serve' && (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL')) {
+    const what = { EADDRINUSE: 'is already in use', EACCES: 'is not permitted', EADDRNOTAVAIL: 'is not an address of this machine' }[e.code];
+    return `toolgate serve: cannot listen on ${e.address ?? '?'}:${e.port ?? '?'}: the address ${what} (${e.code}); choose another --port (0 picks a free one) or --host`;
+  }
+  return null;
+}
+
+const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
+
 async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      stdio: { type: 'boolean' },
-      ws: { type: 'boolean' },
-      mcp: { type: 'boolean' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      db: { type: 'string' },
-      config: { type: 'string' },
-      executor: { type: 'string' },
-      dev: { type: 'boolean' },
-      'call-timeout-ms': { type: 'string' },
-      'max-message-bytes': { type: 'string' },
-      'max-in-flight': { type: 'string' },
-      'ping-interval-ms': { type: 'string' },
-      'shutdown-grace-ms': { type: 'string' },
-    },
-    strict: true,
-  });
+  const values = parseCommand(SERVE, args);
+  if (values === null) return 0;
   const transports = [values.stdio, values.ws, values.mcp].filter(Boolean).length;
-  if (transports !== 1) throw new UsageError('serve needs exactly one transport: --stdio, --ws or --mcp');
-  if (!values.ws && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host belong to --ws');
-  if (values.ws && values.port === undefined) throw new UsageError('serve --ws needs --port N (0 picks a free port)');
+  if (transports !== 1) throw new UsageError('needs exactly one transport: --stdio, --ws or --mcp', 'serve');
+  if (!values.ws && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host belong to --ws', 'serve');
+  if (values.ws && values.port === undefined) throw new UsageError('--ws needs --port N (0 picks a free port)', 'serve');
   const executor = values.executor ?? 'subprocess';
-  if (executor !== 'subprocess' && executor !== 'inprocess') throw new UsageError('--executor must be subprocess or inprocess');
+  if (executor !== 'subprocess' && executor !== 'inprocess') throw new UsageError('--executor must be subprocess or inprocess', 'serve');
   const port = values.port === undefined ? undefined : integer('--port', values.port, 0, 65535);
   return serve({
     transport: values.ws ? 'ws' : values.mcp ? 'mcp' : 'stdio',
@@ -113,7 +115,7 @@ async function serveCommand(args: string[]): Promise<number> {
 
 function integer(flag: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} must be an integer from ${min} to ${max}`, 'serve');
   return n;
 }
 
@@ -122,21 +124,11 @@ function optionalInteger(flag: string, raw: string | undefined): number | undefi
 }
 
 async function devTokenCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      user: { type: 'string' },
-      phone: { type: 'string' },
-      name: { type: 'string' },
-      role: { type: 'string' },
-      ttl: { type: 'string' },
-      db: { type: 'string' },
-    },
-    strict: true,
-  });
-  if (!values.user) throw new UsageError('dev-token needs --user ID');
+  const values = parseCommand(DEV_TOKEN, args);
+  if (values === null) return 0;
+  if (!values.user) throw new UsageError('needs --user ID', 'dev-token');
   const ttl = values.ttl === undefined ? 24 * 3600 : Number(values.ttl);
-  if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive number of seconds');
+  if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive whole number of seconds', 'dev-token');
   const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, db: values.db, env: process.env });
   process.stdout.write(`${token}\n`);
   return 0;
@@ -144,14 +136,15 @@ async function devTokenCommand(args: string[]): Promise<number> {
 
 function automationCommand(args: string[]): number {
   const [sub, ...rest] = args;
-  if (sub !== 'add') throw new UsageError('usage: toolgate automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]');
-  const { values } = parseArgs({
-    args: rest,
-    options: { owner: { type: 'string' }, skills: { type: 'string' }, allow: { type: 'string' }, db: { type: 'string' } },
-    strict: true,
-  });
-  if (!values.owner) throw new UsageError('automation add needs --owner USER_ID');
-  if (values.allow === undefined) throw new UsageError('automation add needs --allow m.x,m.y');
+  if (sub !== 'add' && (args.includes('--help') || args.includes('-h'))) {
+    process.stdout.write(renderHelp(AUTOMATION));
+    return 0;
+  }
+  if (sub !== 'add') throw new UsageError(sub === undefined ? 'needs a subcommand: add' : `unknown subcommand ${JSON.stringify(printable(sub))}`, 'automation');
+  const values = parseCommand(AUTOMATION_ADD, rest);
+  if (values === null) return 0;
+  if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
+  if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   const job = addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
   process.stdout.write(`${JSON.stringify(job)}\n`);

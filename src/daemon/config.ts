@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigFile } from '../protocol/config.js';
 import { ACTION_NAMES } from '../cli-router/registry.js';
 import { ConfigError } from './bearer-auth.js';
+import { describeConfigIssue, parseConfigText } from './config-file.js';
 
 /** An agent profile: what it may see (skills) and, independently, what it may run. */
 export interface AgentProfile {
@@ -56,7 +57,7 @@ export const DEFAULT_CONFIG = {
 };
 
 /**
- * Loads `--config FILE` (JSON), or the default single profile. Every
+ * Loads `--config FILE` (JSON, or YAML for .yaml/.yml), or the default single profile. Every
  * problem is a ConfigError that names the file and the field.
  */
 export function loadConfig(file: string | undefined, knownSkills: readonly string[]): DaemonConfig {
@@ -68,17 +69,13 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
     } catch (err) {
       throw new ConfigError(`config ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw new ConfigError(`config ${file}: not valid JSON (${(err as Error).message})`);
-    }
+    raw = parseConfigText(file, text);
   }
   const where = file ?? 'default config';
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0]!;
-    throw new ConfigError(`config ${where}: ${first.path.join('.') || '(root)'}: ${first.message}`);
+    throw new ConfigError(`config ${where}: ${describeConfigIssue(first)}`);
   }
   const agents = new Map<string, AgentProfile>();
   for (const [name, p] of Object.entries(parsed.data.agents)) {

@@ -92,8 +92,10 @@ async function runAction(
   log: Logger,
 ): Promise<CliDocument> {
   const action = `${args.module}.${args.method}`;
-  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}`);
-  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session`);
+  // Both answers name what this session may call, so the model can correct itself in one step.
+  const allowed = { allowed_actions: session.allowedActions };
+  if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}: call one of error.allowed_actions`, allowed);
+  if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session: it may call only error.allowed_actions`, allowed);
 
   const call = { thread_id: threadId, tool_call_id: toolCallId, args_sha256: argsSha256(args) };
   const credential = await issueCredential(daemon.db, daemon.signingKey, {
@@ -121,8 +123,8 @@ async function runAction(
 }
 
 /** A failure decided by the daemon itself, shaped like project-cli's. */
-function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string): CliDocument {
-  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method } };
+function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CliDocument {
+  return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method, ...extra } };
 }
 
 function replay(daemon: Daemon, conn: Connection, threadId: string, row: MessageRow, args: ToolCallArgs): ToolResponse {

@@ -33,6 +33,8 @@ export interface WsRpcServer {
 }
 
 export const RPC_PATH = '/rpc';
+/** Paths an upgrade is served at: `/rpc`, and `/` for clients that connect to the bare address (pygls' start_ws). */
+const RPC_PATHS = new Set([RPC_PATH, '/']);
 
 export function attachWebSocketRpc(
   daemon: Daemon,
@@ -48,7 +50,7 @@ export function attachWebSocketRpc(
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Raw request line: never parse it as a URL (a malformed one must not throw here).
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== RPC_PATH || !opts.accepting()) {
+    if (!RPC_PATHS.has(path ?? '') || !opts.accepting()) {
       socket.end(`HTTP/1.1 ${opts.accepting() ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\n\r\n`);
       return;
     }

@@ -22,8 +22,9 @@ const OptionalText = z.string().max(5000).nullable().optional();
 
 /** Only judged when both instants parsed: a bad instant reports itself, not a bogus order. */
 const endAfterStart = (v: { start_at?: string | undefined; end_at?: string | undefined }) => {
-  const start = v.start_at === undefined ? NaN : Date.parse(v.start_at);
-  const end = v.end_at === undefined ? NaN : Date.parse(v.end_at);
+  const instant = (s: string | undefined) => (s !== undefined && Instant.safeParse(s).success ? Date.parse(s) : NaN);
+  const start = instant(v.start_at);
+  const end = instant(v.end_at);
   return Number.isNaN(start) || Number.isNaN(end) || end > start;
 };
 const END_AFTER_START = { message: 'end_at must be after start_at', path: ['end_at'] };
@@ -43,7 +44,20 @@ const ReadInput = z.discriminatedUnion('mode', [
 
 /** Items are validated one by one so that a bad item fails alone. */
 const BatchInput = z.strictObject({ items: z.array(z.unknown()).min(1).max(MAX_BATCH_ITEMS) });
-const CreateInput = z.union([BatchInput, EventInput]);
+type CreateParsed = z.output<typeof BatchInput> | z.output<typeof EventInput>;
+
+/**
+ * One event or a batch, told apart by shape: an object with `items` is a
+ * batch. Only the chosen branch's issues are reported, so a missing `title`
+ * is named `title` rather than lost in a union's "Invalid input".
+ */
+const CreateInput = z.unknown().transform((value, ctx): CreateParsed => {
+  const isBatch = typeof value === 'object' && value !== null && !Array.isArray(value) && 'items' in value;
+  const parsed = (isBatch ? BatchInput : EventInput).safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: value } as Parameters<typeof ctx.addIssue>[0]);
+  return z.NEVER;
+});
 const CreateDescribed = z.union([EventInput, z.strictObject({ items: z.array(EventInput).min(1).max(MAX_BATCH_ITEMS) })]);
 
 const UpdateInput = z
@@ -86,7 +100,7 @@ function create(ctx: ActionContext, input: z.output<typeof CreateInput>) {
   const items: BatchItemOutcome[] = input.items.map((raw, index) => {
     const parsed = EventInput.safeParse(raw);
     if (!parsed.success) {
-      return { index, ok: false, error: { code: 'INVALID_ACTION_INPUT', message: 'invalid item', issues: describeIssues(parsed.error) } };
+      return { index, ok: false, error: { code: 'INVALID_ACTION_INPUT', message: `invalid item ${index}`, issues: describeIssues(parsed.error, ['items', index]) } };
     }
     // Each item is written on its own (a savepoint inside the call's transaction).
     const event = ctx.db.transaction(() => createEvent(ctx.db, ctx.userId, parsed.data))();
@@ -164,16 +178,16 @@ function answerInvite(status: 'accepted' | 'rejected') {
 }
 
 export const calendarActions = [
-  defineAction({ module: 'calendar', method: 'read', input: ReadInput, run: read }),
-  defineAction({ module: 'calendar', method: 'create', input: CreateInput, describedBy: CreateDescribed, run: create }),
-  defineAction({ module: 'calendar', method: 'update', input: UpdateInput, run: update }),
-  defineAction({ module: 'calendar', method: 'delete', input: z.strictObject({ event_id: Id }), run: remove }),
+  defineAction({ module: 'calendar', method: 'read', summary: 'list your visible events of a day or a range, or get one event', input: ReadInput, run: read }),
+  defineAction({ module: 'calendar', method: 'create', summary: 'create one event, or a batch of up to 50 ({items: [...]})', input: CreateInput, describedBy: CreateDescribed, run: create }),
+  defineAction({ module: 'calendar', method: 'update', summary: 'change fields of an event you own', input: UpdateInput, run: update }),
+  defineAction({ module: 'calendar', method: 'delete', summary: 'delete an event you own', input: z.strictObject({ event_id: Id }), run: remove }),
   defineAction({
     module: 'calendar',
-    method: 'share',
+    method: 'share', summary: 'invite users to an event you own',
     input: z.strictObject({ event_id: Id, user_ids: z.array(Id).min(1).max(100) }),
     run: share,
   }),
-  defineAction({ module: 'calendar', method: 'accept_invite', input: z.strictObject({ invite_id: Id }), run: answerInvite('accepted') }),
-  defineAction({ module: 'calendar', method: 'reject_invite', input: z.strictObject({ invite_id: Id }), run: answerInvite('rejected') }),
+  defineAction({ module: 'calendar', method: 'accept_invite', summary: 'accept an invite addressed to you', input: z.strictObject({ invite_id: Id }), run: answerInvite('accepted') }),
+  defineAction({ module: 'calendar', method: 'reject_invite', summary: 'reject an invite addressed to you', input: z.strictObject({ invite_id: Id }), run: answerInvite('rejected') }),
 ];

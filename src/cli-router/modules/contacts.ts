@@ -25,4 +25,4 @@ function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
   return { items, count: items.length };
 }
 
-export const contactsActions = [defineAction({ module: 'contacts', method: 'read', input: ReadInput, run: read })];
+export const contactsActions = [defineAction({ module: 'contacts', method: 'read', summary: 'find people you know, or the registered user with exactly a phone number', input: ReadInput, run: read })];

@@ -18,10 +18,10 @@ function read(ctx: ActionContext, input: { key?: string | undefined }) {
 export const memoryActions = [
   defineAction({
     module: 'memory',
-    method: 'update',
+    method: 'update', summary: 'save or replace a memory under a key',
     input: z.strictObject({ key: Key, content: z.string().min(1).max(20000) }),
     run: (ctx, input) => ({ memory: upsertMemory(ctx.db, ctx.userId, input.key, input.content) }),
   }),
-  defineAction({ module: 'memory', method: 'forget', input: z.strictObject({ key: Key }), run: forget }),
-  defineAction({ module: 'memory', method: 'read', input: z.strictObject({ key: Key.optional() }), run: read }),
+  defineAction({ module: 'memory', method: 'forget', summary: 'delete the memory under a key', input: z.strictObject({ key: Key }), run: forget }),
+  defineAction({ module: 'memory', method: 'read', summary: 'list your memories, or the one under a key', input: z.strictObject({ key: Key.optional() }), run: read }),
 ];

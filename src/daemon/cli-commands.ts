@@ -1,0 +1,161 @@
+/**
+ * Every `toolgate` command as data: its help text and the flags parseArgs
+ * accepts (src/daemon/cli-help.ts renders and parses both from here).
+ *
+ * Adding a command: declare its spec below (`{…} satisfies CommandSpec`, so the
+ * parsed flags are typed from it), list it in COMMANDS (the
+ * top-level help and the help test walk that list), and dispatch it in
+ * cli.ts with `parseCommand(SPEC, args)`. Adding a flag: add it to the spec —
+ * the parser reads it from there, so an undocumented flag cannot exist.
+ */
+import type { CommandSpec } from './cli-help.js';
+
+const DB_FLAG = { type: 'string', value: 'FILE|URL', description: 'SQLite file or postgres:// URL', default: '$TOOLGATE_DB, else toolgate.db in the data folder' } as const;
+const CONFIG_FLAG = { type: 'string', value: 'FILE', description: 'agent profiles and limits, JSON or YAML (.yaml/.yml); see toolgate.config.example.json', default: 'one profile "default" with every skill and action' } as const;
+
+export const SERVE = {
+  name: 'serve',
+  summary: 'run the daemon: stdio, WebSocket (with inspector, MCP over HTTP, AG-UI) or MCP on stdio',
+  usage: [
+    'serve --stdio [--db FILE] [--config FILE] [flags]',
+    'serve --ws --port N [--host 127.0.0.1] [--db FILE] [--config FILE] [flags]',
+    'serve --mcp [--db FILE] [--config FILE] [flags]',
+  ],
+  description:
+    'Serves the one tool, project_cli, over exactly one transport. --stdio speaks JSON-RPC with LSP framing on ' +
+    'stdin/stdout. --ws listens on HOST:PORT: JSON-RPC over WebSocket at /rpc (and /), MCP Streamable HTTP at /mcp, ' +
+    'AG-UI streams at /threads/ID/events and the web inspector at /; it prints {"listening":{"host","port"}} on stderr ' +
+    'once ready. --mcp is an MCP server on stdio acting for the user of TOOLGATE_MCP_TOKEN. Logs are JSON lines on stderr. ' +
+    'Stops cleanly on shutdown+exit, SIGTERM/SIGINT or end of stdin.',
+  flags: {
+    stdio: { type: 'boolean', description: 'JSON-RPC on stdin/stdout (Content-Length framing)' },
+    ws: { type: 'boolean', description: 'WebSocket + HTTP server on --host/--port' },
+    mcp: { type: 'boolean', description: 'MCP server on stdio (newline-delimited JSON-RPC)' },
+    port: { type: 'string', value: 'N', description: '--ws: port to listen on; 0 picks a free one' },
+    host: { type: 'string', value: 'HOST', description: '--ws: address to listen on', default: '127.0.0.1' },
+    db: DB_FLAG,
+    config: CONFIG_FLAG,
+    executor: { type: 'string', value: 'KIND', description: 'subprocess (a project-cli process per call) or inprocess', default: 'subprocess' },
+    dev: { type: 'boolean', description: 'without TOOLGATE_BEARER_SECRET/JWKS, create and use a development secret in the data folder' },
+    'call-timeout-ms': { type: 'string', value: 'N', description: 'a tool call running longer fails with TIMEOUT', default: '30000' },
+    'max-message-bytes': { type: 'string', value: 'N', description: 'largest JSON-RPC message accepted', default: '1048576' },
+    'max-in-flight': { type: 'string', value: 'N', description: 'requests in progress per connection', default: '256' },
+    'ping-interval-ms': { type: 'string', value: 'N', description: '--ws: keep-alive ping interval', default: '30000' },
+    'shutdown-grace-ms': { type: 'string', value: 'N', description: 'how long shutdown waits for in-flight calls', default: 'call timeout + 5000' },
+  },
+  env: [
+    'TOOLGATE_DB',
+    'TOOLGATE_HOME',
+    'TOOLGATE_BEARER_SECRET',
+    'TOOLGATE_BEARER_JWKS',
+    'TOOLGATE_BEARER_ISSUER',
+    'TOOLGATE_BEARER_AUDIENCE',
+    'TOOLGATE_SERVICE_KEY',
+    'TOOLGATE_CREDENTIAL_KEY_FILE',
+    'TOOLGATE_MCP_TOKEN',
+    'TOOLGATE_MCP_AGENT',
+    'TOOLGATE_LOG_LEVEL',
+  ],
+  examples: [
+    'toolgate serve --ws --port 8787 --dev --db ./data/toolgate.db     # then open http://127.0.0.1:8787/',
+    'TOOLGATE_BEARER_SECRET=… toolgate serve --stdio --config toolgate.config.yaml',
+  ],
+} satisfies CommandSpec;
+
+export const DEV_TOKEN = {
+  name: 'dev-token',
+  summary: 'print a user bearer token signed with the configured HS256 secret (local use and demos)',
+  usage: ['dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]'],
+  description:
+    'Signs a JWT for user ID with TOOLGATE_BEARER_SECRET, or with the development secret in the data folder ' +
+    '(created when missing, as serve --dev does), and prints it on stdout. It cannot sign for a JWKS issuer.',
+  flags: {
+    user: { type: 'string', value: 'ID', description: 'the user id (`sub`); required' },
+    phone: { type: 'string', value: 'P', description: '`phone` claim, used when the user is first provisioned' },
+    name: { type: 'string', value: 'N', description: '`name` claim' },
+    role: { type: 'string', value: 'R', description: '`role` claim' },
+    ttl: { type: 'string', value: 'SECONDS', description: 'lifetime of the token', default: '86400' },
+    db: { ...DB_FLAG, description: 'the database whose data folder holds the dev secret' },
+  },
+  env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_BEARER_ISSUER', 'TOOLGATE_BEARER_AUDIENCE', 'TOOLGATE_DB', 'TOOLGATE_HOME'],
+  examples: ['TOKEN=$(toolgate dev-token --user alice --name Alice --phone +6590000001)'],
+} satisfies CommandSpec;
+
+export const AUTOMATION = {
+  name: 'automation',
+  summary: 'manage automation jobs (subcommand: add)',
+  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]'],
+  description: 'Automation jobs let a trusted backend open sessions that act for the job\'s owner. See toolgate automation add --help.',
+  flags: {},
+  env: [],
+  examples: ['toolgate automation add --help'],
+} satisfies CommandSpec;
+
+export const AUTOMATION_ADD = {
+  name: 'automation add',
+  summary: 'create an automation job and print {"job_id": …}',
+  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]'],
+  description:
+    'Creates a job that runs as USER_ID with exactly these skills and actions (wildcards such as calendar.* are ' +
+    'expanded now, so the job never widens later). A session opened with {"type":"automation","job_id"} over stdio, ' +
+    'or over WebSocket after an initialize carrying TOOLGATE_SERVICE_KEY, uses them.',
+  flags: {
+    owner: { type: 'string', value: 'USER_ID', description: 'the user the job acts for; required' },
+    skills: { type: 'string', value: 'a,b', description: 'comma-separated skills the job\'s sessions see', default: 'none' },
+    allow: { type: 'string', value: 'm.x,m.y', description: 'comma-separated actions (or module.*) the job may run; required' },
+    db: DB_FLAG,
+  },
+  env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
+  examples: ['toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create'],
+} satisfies CommandSpec;
+
+export const DEMO = {
+  name: 'demo',
+  summary: 'run a scripted session against a fresh daemon and narrate it (what `npm start` does)',
+  usage: ['demo [--db FILE]'],
+  description:
+    'Starts the real daemon (serve --stdio --dev) as a child, mints a dev token for alice as dev-token does, and ' +
+    'plays a scripted host session, printing every request, response and notification a host sees. The token itself is never printed.',
+  flags: {
+    db: { type: 'string', value: 'FILE', description: 'database the demo writes to', default: 'data/toolgate.db' },
+  },
+  env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_LOG_LEVEL'],
+  examples: ['toolgate demo     # then: npm run inspector, to browse what it stored'],
+} satisfies CommandSpec;
+
+export const CONFORMANCE = {
+  name: 'conformance',
+  summary: 'check any implementation of the toolgate protocol from the outside, over stdio or WebSocket',
+  usage: [
+    'conformance --stdio "CMD …" --token T [--token-b T2] [--timeout-ms N]',
+    'conformance --ws ws://HOST:PORT/rpc --token T [--token-b T2] [--timeout-ms N]',
+  ],
+  description:
+    'Speaks only the public protocol and validates every message it receives against the JSON Schemas in schemas/. ' +
+    'Checks the lifecycle (-32002 before initialize, shutdown/exit), sessions and bad tokens, tool/invoke with its ' +
+    'tool/result notifications before the response, the text projection against history\'s context view, UI replay ' +
+    'in the ui view, idempotency and DUPLICATE_TOOL_CALL_ID, batches (one partial per item, then the final one), ' +
+    'error shapes, message/append, thread/list, skills, subscriptions (--ws) and thread isolation between two users ' +
+    '(--token-b). Prints one line per check and "N passed, M failed" last; exit 0 iff all pass, 1 otherwise. Each run ' +
+    'uses fresh thread and call ids, so it can be repeated against the same database; the --stdio command inherits ' +
+    'this environment.',
+  flags: {
+    stdio: { type: 'string', value: '"CMD …"', description: 'start CMD (split into argv, never run by a shell) and talk on its stdin/stdout' },
+    ws: { type: 'string', value: 'URL', description: 'connect to a WebSocket endpoint, e.g. ws://127.0.0.1:8787/rpc' },
+    token: { type: 'string', value: 'T', description: 'bearer token of user A (required); its agent profile must allow calendar.* and memory.*' },
+    'token-b': { type: 'string', value: 'T2', description: 'bearer token of a second user, for the thread-isolation check (skipped without)' },
+    'timeout-ms': { type: 'string', value: 'N', description: 'how long to wait for any one response', default: '30000' },
+  },
+  env: ['TOOLGATE_BEARER_SECRET'],
+  examples: [
+    'T=$(toolgate dev-token --user alice --db /tmp/c.db); T2=$(toolgate dev-token --user bob --db /tmp/c.db)',
+    'toolgate conformance --stdio "toolgate serve --stdio --db /tmp/c.db" --token "$T" --token-b "$T2"',
+    'toolgate conformance --ws ws://127.0.0.1:8787/rpc --token "$T"',
+  ],
+} satisfies CommandSpec;
+
+/** Top-level commands, in the order `toolgate --help` lists them (subcommands are listed under their group). */
+export const COMMANDS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION_ADD, DEMO, CONFORMANCE];
+
+/** Every spec that answers --help, for the help test. */
+export const ALL_SPECS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION, AUTOMATION_ADD, DEMO, CONFORMANCE];

@@ -1,0 +1,120 @@
+/**
+ * `toolgate` as a newcomer meets it: every command and subcommand answers
+ * --help (exit 0, names its flags), and every usage mistake is one clean
+ * line on stderr with exit 2 — no Node parser text, no stack.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { ALL_SPECS, COMMANDS } from '../../src/daemon/cli-commands.js';
+import { ENVIRONMENT } from '../../src/daemon/cli-help.js';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+
+const env = { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+
+function toolgate(args: string[]) {
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env, encoding: 'utf8', timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** One line, ending in a pointer to help, and nothing that looks like a stack or Node's own wording. */
+function assertCleanUsageError(r: ReturnType<typeof toolgate>, label: string): void {
+  assert.equal(r.code, 2, `${label}: exit 2\n${r.stderr}`);
+  assert.equal(r.stdout, '', `${label}: nothing on stdout`);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `${label}: one line, got:\n${r.stderr}`);
+  assert.match(lines[0]!, /^toolgate/, label);
+  assert.doesNotMatch(r.stderr, /\n\s+at |ERR_PARSE_ARGS|TypeError|crashed|Unknown option|ambiguous/, label);
+}
+
+test('top-level --help lists every command on one line and names the environment', () => {
+  for (const flag of ['--help', '-h', 'help']) {
+    const r = toolgate([flag]);
+    assert.equal(r.code, 0, r.stderr);
+    for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^  ${c.name}\\s+\\S.*$`, 'm'), `lists ${c.name}`);
+    for (const name of Object.keys(ENVIRONMENT)) assert.ok(r.stdout.includes(name), `names ${name}`);
+  }
+});
+
+test('every command and subcommand answers --help: exit 0, its flags, environment and an example', () => {
+  for (const spec of ALL_SPECS) {
+    const argv = [...spec.name.split(' '), '--help'];
+    const r = toolgate(argv);
+    assert.equal(r.code, 0, `${argv.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr, '', argv.join(' '));
+    assert.ok(r.stdout.startsWith(`toolgate ${spec.name} — `), `${spec.name}: says what it does`);
+    for (const flag of Object.keys(spec.flags)) assert.match(r.stdout, new RegExp(`--${flag}\\b`), `${spec.name} names --${flag}`);
+    for (const e of spec.env) assert.ok(r.stdout.includes(e), `${spec.name} names ${e}`);
+    assert.match(r.stdout, /^examples?:$/m, `${spec.name} has an example`);
+    assert.equal(toolgate(['help', ...spec.name.split(' ')]).stdout, r.stdout, `toolgate help ${spec.name}`);
+    // -h works too, and --help wins over other (even bad) flags.
+    assert.equal(toolgate([...spec.name.split(' '), '--no-such-flag', '-h']).code, 0, `${spec.name} -h`);
+  }
+});
+
+test('serve --help names the variables a host needs, with defaults for the limits', () => {
+  const r = toolgate(['serve', '--help']);
+  for (const name of ['TOOLGATE_MCP_TOKEN', 'TOOLGATE_LOG_LEVEL', 'TOOLGATE_BEARER_JWKS', 'TOOLGATE_SERVICE_KEY', 'TOOLGATE_CREDENTIAL_KEY_FILE']) {
+    assert.ok(r.stdout.includes(name), name);
+  }
+  assert.match(r.stdout, /--host HOST .*\(default: 127\.0\.0\.1\)/);
+  assert.match(r.stdout, /--call-timeout-ms N .*\(default: 30000\)/);
+});
+
+test('a bad flag on every command and subcommand is one line with exit 2', () => {
+  for (const spec of ALL_SPECS) {
+    const argv = [...spec.name.split(' '), '--no-such-flag'];
+    const r = toolgate(argv);
+    assertCleanUsageError(r, argv.join(' '));
+    assert.match(r.stderr, /unknown flag --no-such-flag|needs a subcommand|unknown subcommand/, argv.join(' '));
+  }
+});
+
+test('usage mistakes are one line with exit 2: missing values, negative numbers, missing required flags', () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['dev-token', '--user', 'a', '--ttl', '-5'], /--ttl must be a positive whole number of seconds/],
+    [['dev-token', '--user', 'a', '--ttl', 'soon'], /--ttl must be/],
+    [['dev-token', '--user'], /--user needs a value/],
+    [['dev-token'], /needs --user/],
+    [['automation', 'add', '--owner', 'u'], /needs --allow/],
+    [['automation', 'add', '--allow', 'calendar.read'], /needs --owner/],
+    [['automation', 'remove'], /unknown subcommand "remove"/],
+    [['serve'], /exactly one transport/],
+    [['serve', '--stdio', '--ws', '--port', '0'], /exactly one transport/],
+    [['serve', '--ws'], /needs --port/],
+    [['serve', '--ws', '--port', '-1'], /--port must be an integer from 0 to 65535/],
+    [['serve', '--stdio', '--executor', 'thread'], /--executor must be subprocess or inprocess/],
+    [['serve', '--stdio=yes'], /--stdio takes no value/],
+    [['serve', '--stdio', 'extra'], /unexpected argument "extra"/],
+    [['demo', 'now'], /unexpected argument "now"/],
+    [['frobnicate'], /unknown command "frobnicate"/],
+  ];
+  for (const [argv, message] of cases) {
+    const r = toolgate(argv);
+    assertCleanUsageError(r, argv.join(' '));
+    assert.match(r.stderr, message, argv.join(' '));
+  }
+});
+
+test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
+  const holder: Server = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const port = (holder.address() as { port: number }).port;
+  try {
+    const dir = tempDir();
+    const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--ws', '--port', String(port), '--db', join(dir, 'toolgate.db')], { env });
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    assert.equal(code, 2, stderr);
+    const lines = stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, stderr);
+    assert.match(lines[0]!, new RegExp(`^toolgate serve: cannot listen on 127\\.0\\.0\\.1:${port}: .*in use \\(EADDRINUSE\\)`));
+    assert.doesNotMatch(stderr, /\n\s+at |crashed|setupListenHandle/);
+  } finally {
+    holder.close();
+  }
+});

@@ -1,0 +1,191 @@
+/**
+ * The package as a user gets it: `npm pack`, installed into an empty folder,
+ * then `npx toolgate --help` and a stdio session (initialize, session/open
+ * with a dev token, one tool/invoke) from there — nothing from the work tree
+ * but the tarball and the runtime dependencies.
+ *
+ * Installing: `npm install --offline` cannot work here, because the
+ * lockfile records no `resolved`/`integrity` and the npm cache lacks most
+ * packuments. So the test does what npm's install does with a tarball —
+ * unpack it to node_modules/toolgate, place its runtime dependency closure
+ * (read from package-lock.json, at the same paths) and link its bins — with
+ * the dependencies copied from this checkout's node_modules. Copying also
+ * reuses better-sqlite3's native build instead of compiling it a second time.
+ * Copies, not symlinks: a symlinked dependency would resolve its own imports
+ * from the work tree and hide a missing runtime dependency.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { REPO_ROOT, tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+
+interface LockEntry {
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+
+const work = tempDir('toolgate-pack-');
+const app = join(work, 'app');
+let files: string[] = [];
+const env = { PATH: process.env.PATH ?? '', HOME: work, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+
+/** Paths under node_modules of every package `roots` need at run time, resolved as Node would. */
+function runtimeClosure(roots: readonly string[]): string[] {
+  const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const find = (from: string, name: string): string | undefined => {
+    for (let base = from; ; ) {
+      const candidate = `${base ? `${base}/` : ''}node_modules/${name}`;
+      if (lock.packages[candidate]) return candidate;
+      if (!base) return undefined;
+      const i = base.lastIndexOf('/node_modules/');
+      base = i < 0 ? '' : base.slice(0, i);
+    }
+  };
+  const seen = new Set<string>();
+  const queue = roots.map((n) => find('', n) ?? assert.fail(`${n} is not in package-lock.json`));
+  while (queue.length > 0) {
+    const path = queue.pop()!;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const entry = lock.packages[path]!;
+    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) {
+      const optional = name in (entry.optionalDependencies ?? {}) || entry.peerDependenciesMeta?.[name]?.optional === true;
+      const found = find(path, name);
+      if (found) queue.push(found);
+      else assert.ok(optional, `${name} (needed by ${path}) is not in package-lock.json`);
+    }
+  }
+  return [...seen];
+}
+
+/**
+ * better-sqlite3 as its install leaves it at run time: its JavaScript and
+ * the compiled addon, not the SQLite sources and object files of the build.
+ */
+function wanted(pkg: string, rel: string): boolean {
+  if (pkg !== 'node_modules/better-sqlite3' || rel === '') return true;
+  if (/^(deps|src)(\/|$)/.test(rel)) return false;
+  return !rel.startsWith('build') || rel === 'build' || rel === 'build/Release' || rel.endsWith('.node');
+}
+
+before(() => {
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--offline', '--pack-destination', work], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }),
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  files = packed[0]!.files.map((f) => f.path);
+  const target = join(app, 'node_modules', 'toolgate');
+  mkdirSync(target, { recursive: true });
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
+  execFileSync('tar', ['xzf', join(work, packed[0]!.filename), '-C', target, '--strip-components=1']);
+
+  const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; bin: Record<string, string> };
+  for (const path of runtimeClosure(Object.keys(manifest.dependencies))) {
+    const from = join(REPO_ROOT, path);
+    cpSync(from, join(app, path), { recursive: true, dereference: true, filter: (src) => wanted(path, src.slice(from.length + 1)) });
+  }
+  const bin = join(app, 'node_modules', '.bin');
+  mkdirSync(bin, { recursive: true });
+  for (const [name, file] of Object.entries(manifest.bin)) symlinkSync(join('..', 'toolgate', file), join(bin, name));
+});
+
+after(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+test('the tarball ships what a user needs and no tests or source maps', () => {
+  for (const needed of [
+    'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
+    'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.mjs', 'dist/src/index.js', 'dist/src/index.d.ts',
+    'dist/src/daemon/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
+    'docs/protocols/tool-protocol.md', 'src/inspector/index.html',
+    'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
+  ]) {
+    assert.ok(files.includes(needed), `ships ${needed}`);
+  }
+  assert.deepEqual(files.filter((f) => f.startsWith('dist/test/') || f.startsWith('test/') || f.endsWith('.map') || f.startsWith('dist/bench/')), []);
+  const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'toolgate', 'package.json'), 'utf8')) as Record<string, unknown>;
+  assert.equal(manifest.private, undefined, 'publishable');
+  assert.equal(manifest.license, 'MIT');
+  assert.ok(existsSync(join(app, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')), 'the native build is reused');
+});
+
+test('npx toolgate --help works from the installed package', () => {
+  const r = spawnSync('npx', ['--offline', 'toolgate', '--help'], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^toolgate \d+\.\d+\.\d+ — /);
+  assert.match(r.stdout, /^ {2}serve\s/m);
+  const cli = spawnSync('npx', ['--offline', 'project-cli', '--help'], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(cli.stdout, /^ {2}calendar create\s/m);
+});
+
+test('the package entry and its exports resolve', () => {
+  const script = "const m = await import('toolgate'); const p = (await import('toolgate/package.json', { with: { type: 'json' } })).default; " +
+    "console.log(JSON.stringify({ version: m.VERSION, pkg: p.version, main: typeof m.main, actions: m.ACTION_NAMES.length }));";
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { version: string; pkg: string; main: string; actions: number };
+  assert.equal(out.version, out.pkg);
+  assert.equal(out.main, 'function');
+  assert.ok(out.actions > 0);
+});
+
+test('toolgate/protocol and toolgate/schemas/*.json resolve from the installed package, without zod', () => {
+  const script =
+    "const p = await import('toolgate/protocol'); const s = (await import('toolgate/schemas/protocol.json', { with: { type: 'json' } })).default; " +
+    "console.log(JSON.stringify({ methods: Object.keys(p.METHODS).length, version: p.PROTOCOL_VERSION, id: s.$id, same: p.schemas.protocol.$id === s.$id }));";
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { methods: number; version: string; id: string; same: boolean };
+  assert.ok(out.methods >= 11);
+  assert.equal(out.version, '1');
+  assert.equal(out.same, true);
+});
+
+test('the conformance runner ships with its dependencies: it passes against the installed daemon', () => {
+  const bin = join(app, 'node_modules', '.bin', 'toolgate');
+  const db = join(work, 'data', 'conformance.db');
+  const token = execFileSync(bin, ['dev-token', '--user', 'carol', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
+  const r = spawnSync(bin, ['conformance', '--stdio', `${bin} serve --stdio --db ${db}`, '--token', token], { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
+});
+
+test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke', async () => {
+  const bin = join(app, 'node_modules', '.bin', 'toolgate');
+  const db = join(work, 'data', 'toolgate.db');
+  const token = execFileSync(bin, ['dev-token', '--user', 'alice', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
+  const proc = spawn(bin, ['serve', '--stdio', '--db', db], { cwd: app, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  const rpc = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+  rpc.listen();
+  try {
+    const init = await rpc.sendRequest<{ server_info: { version: string } }>('initialize', { protocol_version: '1' });
+    assert.ok(init.server_info.version);
+    const session = await rpc.sendRequest<{ session_id: string; user_id: string }>('session/open', { auth: { type: 'bearer', token } });
+    assert.equal(session.user_id, 'alice');
+    const r = await rpc.sendRequest<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
+      session_id: session.session_id,
+      thread_id: 'packed',
+      tool_call_id: 'c1',
+      args: { module: 'calendar', method: 'create', input: { title: 'From the tarball', start_at: '2026-04-21T10:00:00+08:00', end_at: '2026-04-21T11:00:00+08:00' } },
+    });
+    assert.equal(r.status, 'success', `${r.content[0]?.text}\n${stderr}`);
+    assert.equal((JSON.parse(r.content[0]!.text) as { data: { event: { title: string } } }).data.event.title, 'From the tarball');
+    await rpc.sendRequest('shutdown');
+    await rpc.sendNotification('exit');
+    assert.equal(await exited, 0, stderr);
+  } finally {
+    rpc.dispose();
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+  }
+  assert.ok(existsSync(dirname(db)));
+});
