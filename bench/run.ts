@@ -15,16 +15,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { startHost, openSession, type Host } from '../test/helpers/host.js';
 import { mintBearer } from '../test/helpers/tokens.js';
-import { openDatabase } from '../src/store/database.js';
-import { loadSigningKey, issueCredential } from '../src/daemon/credential-issuer.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { loadSigningKey, issueClaims, signCredential } from '../src/daemon/credential-issuer.js';
 import { verifyCredential } from '../src/cli-router/credential.js';
 import { runCli, CLI_ENV } from '../src/cli-router/run-cli.js';
 import { buildToolAgentOutput, projectText } from '../src/codec/tool-output.js';
 import { deriveUiHints } from '../src/codec/ui-hints.js';
 import { compileUiSchema } from '../src/codec/ui-schema-compiler.js';
-import { insertMessage } from '../src/store/messages.js';
-import { claimThread } from '../src/store/threads.js';
-import { ensureUser } from '../src/store/users.js';
 
 interface Stat {
   name: string;
@@ -84,13 +81,18 @@ async function endToEnd(executor: 'subprocess' | 'inprocess', n: number): Promis
 async function parts(n: number): Promise<Stat[]> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
   const dbPath = join(dir, 'toolgate.db');
-  const db = openDatabase(dbPath);
-  ensureUser(db, 'bench');
-  claimThread(db, 'bench', 'bench');
+  const store = openSqliteStore(dbPath);
+  await store.transaction((tx) => tx.users.ensure('bench'));
   const key = await loadSigningKey({}, dir);
   const req = { userId: 'bench', actions: ['calendar.create'], source: 'session' as const, jobId: null, call: null };
-  const sign = await time(n, () => issueCredential(db, key, req));
-  const token = await issueCredential(db, key, req);
+  const issue = async () => {
+    const issued = issueClaims(req);
+    const token = await signCredential(issued.claims, key);
+    await store.transaction((tx) => tx.credentialAudit.record(issued.audit));
+    return token;
+  };
+  const sign = await time(n, issue);
+  const token = await issue();
   const verify = await time(n, () => verifyCredential(token, key.publicJwk));
   const env = { [CLI_ENV.credential]: token, [CLI_ENV.verifyKey]: JSON.stringify(key.publicJwk), [CLI_ENV.db]: dbPath };
   const input = { title: 'Part', start_at: '2026-04-21T10:00:00Z', end_at: '2026-04-21T11:00:00Z' };
@@ -102,9 +104,11 @@ async function parts(n: number): Promise<Stat[]> {
   const output = buildToolAgentOutput(doc, args, 'c', deriveUiHints);
   const ui = await time(n, () => compileUiSchema(output.ui_hints as never));
   const insert = await time(n, (i) =>
-    db.transaction(() => insertMessage(db, { threadId: 'bench', role: 'tool', content: projectText(output), metadata: { tool_agent_output: output }, toolCallId: `p${i}` })).immediate(),
+    store.transaction((tx) =>
+      tx.messages.insert({ userId: 'bench', threadId: 'bench', role: 'tool', content: projectText(output), metadataJson: JSON.stringify({ tool_agent_output: output }), toolCallId: `p${i}` }),
+    ),
   );
-  db.close();
+  await store.close();
   return [
     stats('issue credential (Ed25519 sign + audit row)', sign),
     stats('verify credential (EdDSA; key imported once)', verify),

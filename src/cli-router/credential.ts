@@ -72,11 +72,23 @@ export async function verifyCredential(token: string, verifyKey: JWK): Promise<C
     if (err instanceof joseErrors.JWTClaimValidationFailed) throw new CredentialError(`credential claim "${err.claim}" is not valid`);
     throw new CredentialError('credential signature or format is not valid');
   }
+  return checkClaims(payload);
+}
+
+/**
+ * Every claim check of a controlled credential except its signature: issuer,
+ * audience, subject, id, the exact actions, the 5–10 minute lifetime, not
+ * issued in the future, not expired. `verifyCredential` runs it after the
+ * signature; the in-process executor hands it the claims object it issued,
+ * so both executors refuse exactly the same credentials.
+ */
+export function checkClaims(payload: unknown, nowS: number = Math.floor(Date.now() / 1000)): CredentialClaims {
   const parsed = CredentialClaims.safeParse(payload);
   if (!parsed.success) throw new CredentialError('credential claims are not valid');
   const lifetime = parsed.data.exp - parsed.data.iat;
   if (lifetime < MIN_LIFETIME_S || lifetime > MAX_LIFETIME_S) throw new CredentialError('credential lifetime is out of bounds');
   // A credential "issued" in the future would outlive its lifetime: refuse it (small clock skew allowed).
-  if (parsed.data.iat > Math.floor(Date.now() / 1000) + CLOCK_SKEW_S) throw new CredentialError('credential issued in the future');
+  if (parsed.data.iat > nowS + CLOCK_SKEW_S) throw new CredentialError('credential issued in the future');
+  if (parsed.data.exp <= nowS) throw new CredentialError('credential expired');
   return parsed.data;
 }

@@ -1,22 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import type { Db } from '../store/database.js';
-import { openDatabase } from '../store/database.js';
-import { getToolCall, recordToolCall } from '../store/tool-calls.js';
-import { ensureUser } from '../store/users.js';
-import { argsSha256 } from '../codec/canonical-json.js';
-import { ActionError, EXIT_OK, exitCodeFor, type ToolErrorCode } from './errors.js';
-import { inputJsonSchema, lookupAction } from './registry.js';
-import type { ActionDefinition } from './action.js';
+import { StoreConflictError, type Store } from '../store/store.js';
+import { openStore } from '../store/open-store.js';
+import { inputJsonSchema } from './registry.js';
 import { CredentialError, verifyCredential, type CredentialClaims } from './credential.js';
-import { UsageError, flagKinds, offersCredentialByFlag, offersCredentialInInput, parseFlags } from './argv.js';
-import { describeIssues } from './validation.js';
-import { redact } from '../codec/redact.js';
-import type { CliDocument } from '../protocol/cli-output.js';
+import { UsageError, flagKinds, offersCredentialByFlag, parseFlags } from './argv.js';
+import { CREDENTIAL_ENV, admitAction, admitInput, execute, failure, isAction, recordedOutcome, type CoreOutcome } from './core.js';
+
+export type { CliDocument, CliError } from './core.js';
 
 /** The environment variables project-cli reads — and nothing else. */
 export const CLI_ENV = {
-  credential: 'PROJECT_CLI_CREDENTIAL',
+  credential: CREDENTIAL_ENV,
   verifyKey: 'PROJECT_CLI_VERIFY_KEY',
   verifyKeyFile: 'PROJECT_CLI_VERIFY_KEY_FILE',
   db: 'TOOLGATE_DB',
@@ -38,35 +33,41 @@ export interface CliOutcome {
   exitCode: number;
 }
 
-/** The stdout document and its error are wire shapes, declared once in src/protocol. */
-export type { CliDocument };
+const stores = new Map<string, Promise<Store>>();
 
-const databases = new Map<string, Db>();
-
-/** One connection per file per process: the in-process executor reuses it. */
-function database(file: string): Db {
-  let db = databases.get(file);
-  if (!db) {
-    db = openDatabase(file);
-    databases.set(file, db);
+/** One store (one connection) per database per process. */
+function storeFor(target: string): Promise<Store> {
+  let store = stores.get(target);
+  if (!store) {
+    store = openStore(target);
+    store.catch(() => stores.delete(target));
+    stores.set(target, store);
   }
-  return db;
+  return store;
 }
 
-export function closeCliDatabases(): void {
-  for (const db of databases.values()) db.close();
-  databases.clear();
+export async function closeCliStores(): Promise<void> {
+  const open = [...stores.values()];
+  stores.clear();
+  await Promise.allSettled(open.map(async (s) => (await s).close()));
 }
 
 /**
  * The restricted CLI as a function: argv, environment map and stdin in, one
- * JSON document and an exit code out. `bin/project-cli.mjs` and the daemon's
- * in-process executor both call this, so their results are byte-identical.
+ * JSON document and an exit code out — the thin adapter around the core
+ * (`core.ts`) that `bin/project-cli.mjs` runs. The credential is a signed
+ * JWT in the environment; the call runs as one transaction on the CLI's own
+ * connection.
  */
 export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
+  const outcome = await run(inv);
+  return { stdout: outcome.stdout, exitCode: outcome.exitCode };
+}
+
+async function run(inv: CliInvocation): Promise<CoreOutcome> {
   const [module = null, method = null, ...flagArgs] = inv.argv;
-  const fail = (code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CliOutcome =>
-    render({ ok: false, module, method, error: { code, message, module, method, ...extra } });
+  const fail = (code: Parameters<typeof failure>[2], message: string, extra: Record<string, unknown> = {}) =>
+    failure(module, method, code, message, extra);
 
   if (offersCredentialByFlag(inv.argv)) {
     return fail('UNAUTHENTICATED', `the credential is accepted only from the ${CLI_ENV.credential} environment variable`);
@@ -85,103 +86,33 @@ export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
     throw err;
   }
 
-  const action = lookupAction(module, method);
-  if (!action) return fail('UNKNOWN_ACTION', `unknown action ${module}.${method}`);
-  if (!claims.actions.includes(`${module}.${method}`)) {
-    return fail('ACTION_NOT_ALLOWED', `the credential does not permit ${module}.${method}`);
-  }
+  const action = admitAction(claims, module, method);
+  if (!isAction(action)) return action;
 
-  let rawInput: Record<string, unknown>;
+  let input: Record<string, unknown>;
   try {
-    rawInput = { ...parseStdin(inv.stdin), ...parseFlags(flagArgs, flagKinds(inputJsonSchema(action))) };
+    input = { ...parseStdin(inv.stdin), ...parseFlags(flagArgs, flagKinds(inputJsonSchema(action))) };
   } catch (err) {
     if (err instanceof UsageError) return fail('INVALID_ACTION_INPUT', err.message, { input_schema: inputJsonSchema(action) });
     throw err;
   }
-  if (offersCredentialInInput(rawInput)) {
-    return fail('UNAUTHENTICATED', `the credential is accepted only from the ${CLI_ENV.credential} environment variable`);
-  }
-  if (claims.call && claims.call.args_sha256 !== argsSha256({ module, method, input: rawInput })) {
-    return fail('UNAUTHENTICATED', 'the credential was issued for another call');
-  }
+  const call = { claims, module, method, input };
+  const refused = admitInput(call);
+  if (refused) return refused;
 
-  const dbFile = inv.env[CLI_ENV.db];
-  if (!dbFile) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
-  return execute(database(dbFile), action, claims, rawInput);
-}
-
-/**
- * Validates and runs the action in one IMMEDIATE transaction together with
- * the record that the call happened, so the effect and its record commit or
- * vanish together. A recorded call answers from its record without running.
- */
-function execute(db: Db, action: ActionDefinition, claims: CredentialClaims, rawInput: Record<string, unknown>): CliOutcome {
-  const { module, method } = action;
-  const call = claims.call;
-  return db.transaction((): CliOutcome => {
-    if (call) {
-      const recorded = getToolCall(db, call.thread_id, call.tool_call_id);
-      if (recorded) {
-        if (recorded.args_sha256 === call.args_sha256 && recorded.user_id === claims.sub) {
-          return { stdout: recorded.outcome, exitCode: recorded.exit_code };
-        }
-        return render({
-          ok: false, module, method,
-          error: { code: 'DUPLICATE_TOOL_CALL_ID', message: 'this tool_call_id was already used with other arguments', module, method },
-        });
-      }
-    }
-    const outcome = runAction(db, action, claims, rawInput);
-    if (call) {
-      recordToolCall(db, {
-        thread_id: call.thread_id,
-        tool_call_id: call.tool_call_id,
-        user_id: claims.sub,
-        action: `${module}.${method}`,
-        args: JSON.stringify({ module, method, input: rawInput }),
-        args_sha256: call.args_sha256,
-        outcome: outcome.stdout,
-        exit_code: outcome.exitCode,
-      });
-    }
-    return outcome;
-  }).immediate();
-}
-
-function runAction(db: Db, action: ActionDefinition, claims: CredentialClaims, rawInput: Record<string, unknown>): CliOutcome {
-  const { module, method } = action;
-  const parsed = action.input.safeParse(rawInput);
-  if (!parsed.success) {
-    return render({
-      ok: false, module, method,
-      error: {
-        code: 'INVALID_ACTION_INPUT',
-        message: `invalid input for ${module}.${method}`,
-        module, method,
-        issues: describeIssues(parsed.error),
-        input_schema: inputJsonSchema(action),
-      },
-    });
-  }
+  const dbTarget = inv.env[CLI_ENV.db];
+  if (!dbTarget) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
+  const store = await storeFor(dbTarget);
   try {
-    // A savepoint: a handler that fails leaves none of its writes behind.
-    const data = db.transaction(() => {
-      ensureUser(db, claims.sub);
-      return action.run({ db, userId: claims.sub, jobId: claims.job_id ?? null }, parsed.data);
-    })();
-    return render({ ok: true, module, method, data });
+    return await store.transaction((tx) => execute(tx, action, call));
   } catch (err) {
-    if (err instanceof ActionError) {
-      const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
-      return render({ ok: false, module, method, error: { ...err.details, ...extra, code: err.code, message: err.message, module, method } });
+    // Another process recorded this very call first (our unit was undone): answer from its record.
+    if (err instanceof StoreConflictError) {
+      const recorded = await store.read((tx) => recordedOutcome(tx, action, call));
+      if (recorded) return recorded;
     }
-    process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
-    return render({ ok: false, module, method, error: { code: 'INTERNAL', message: 'internal error', module, method } });
+    throw err;
   }
-}
-
-function render(doc: CliDocument): CliOutcome {
-  return { stdout: JSON.stringify(doc), exitCode: doc.ok ? EXIT_OK : exitCodeFor(doc.error.code) };
 }
 
 function parseStdin(stdin: string | null): Record<string, unknown> {
@@ -216,7 +147,6 @@ function loadVerifyKey(inv: CliInvocation): JWK {
   if (typeof jwk !== 'object' || jwk === null || 'd' in jwk) throw new CredentialError('the verify key must be a public JWK');
   return jwk;
 }
-
 
 function defaultReadFile(path: string): string {
   return readFileSync(path, 'utf8');

@@ -11,8 +11,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodeToolCallAsAgUi, sseFrame } from '../codec/ag-ui.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
-import { messageSeq, toolMessagesAfter, type MessageRow } from '../store/messages.js';
-import { ownsThread } from '../store/threads.js';
+import type { MessageRow } from '../store/store.js';
+import { threadKey } from './thread-key.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import { compileStoredUi } from './ui.js';
@@ -28,19 +28,20 @@ export class ThreadListeners {
   private readonly byThread = new Map<string, Set<ToolMessageListener>>();
 
   /** Returns the function that stops listening (safe to call twice). */
-  listen(threadId: string, fn: ToolMessageListener): () => void {
-    let set = this.byThread.get(threadId);
-    if (!set) this.byThread.set(threadId, (set = new Set()));
+  listen(userId: string, threadId: string, fn: ToolMessageListener): () => void {
+    const key = threadKey(userId, threadId);
+    let set = this.byThread.get(key);
+    if (!set) this.byThread.set(key, (set = new Set()));
     set.add(fn);
     return () => {
-      const current = this.byThread.get(threadId);
+      const current = this.byThread.get(key);
       if (!current?.delete(fn)) return;
-      if (current.size === 0) this.byThread.delete(threadId);
+      if (current.size === 0) this.byThread.delete(key);
     };
   }
 
   publish(row: MessageRow): void {
-    for (const fn of [...(this.byThread.get(row.thread_id) ?? [])]) {
+    for (const fn of [...(this.byThread.get(threadKey(row.user_id, row.thread_id)) ?? [])]) {
       try {
         fn(row);
       } catch {
@@ -49,9 +50,9 @@ export class ThreadListeners {
     }
   }
 
-  /** Listeners on a thread, or on all threads (for tests and diagnostics). */
-  count(threadId?: string): number {
-    if (threadId !== undefined) return this.byThread.get(threadId)?.size ?? 0;
+  /** Listeners on a user's thread, or on all threads (for tests and diagnostics). */
+  count(userId?: string, threadId?: string): number {
+    if (userId !== undefined && threadId !== undefined) return this.byThread.get(threadKey(userId, threadId))?.size ?? 0;
     let n = 0;
     for (const set of this.byThread.values()) n += set.size;
     return n;
@@ -120,7 +121,7 @@ async function stream(
     return;
   }
   const threadId = decodeThreadId(rawThreadId);
-  if (threadId === null || !ownsThread(daemon.db, threadId, userId)) {
+  if (threadId === null || !(await daemon.store.read((tx) => tx.threads.exists(userId, threadId)))) {
     sendJson(res, 404, { error: 'thread not found' });
     return;
   }
@@ -158,7 +159,7 @@ async function stream(
   const held: MessageRow[] = [];
   let live = false;
   let lastSeq = 0;
-  const stop = daemon.threadListeners.listen(threadId, (row) => {
+  const stop = daemon.threadListeners.listen(userId, threadId, (row) => {
     if (!live) return void held.push(row);
     res.write(framesOf(row).join(''));
     if (res.writableLength > maxBufferedBytes) {
@@ -175,20 +176,20 @@ async function stream(
 
   let replayed = 0;
   if (replay) {
-    const resumeSeq = resume ? messageSeq(daemon.db, threadId, resume.messageId) : undefined;
+    const resumeSeq = resume ? await daemon.store.read((tx) => tx.messages.seqOf(userId, threadId, resume.messageId)) : undefined;
     lastSeq = resumeSeq === undefined ? 0 : resumeSeq - 1;
     for (;;) {
-      const rows = toolMessagesAfter(daemon.db, threadId, lastSeq, PAGE);
+      const rows = await daemon.store.read((tx) => tx.messages.toolMessagesAfter(userId, threadId, lastSeq, PAGE));
       if (rows.length === 0 || res.destroyed) break;
       const chunk = rows
-        .map((row) => framesOf(row).slice(row.seq === resumeSeq ? resume!.index + 1 : 0).join(''))
+        .map((row) => framesOf(row).slice(row.thread_seq === resumeSeq ? resume!.index + 1 : 0).join(''))
         .join('');
-      lastSeq = rows[rows.length - 1]!.seq;
+      lastSeq = rows[rows.length - 1]!.thread_seq;
       replayed += rows.length;
       if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
     }
   }
-  for (const row of held) if (row.seq > lastSeq) res.write(framesOf(row).join(''));
+  for (const row of held) if (row.thread_seq > lastSeq) res.write(framesOf(row).join(''));
   live = true;
   log.log('info', 'ag-ui stream opened', { replayed_calls: replayed });
 }

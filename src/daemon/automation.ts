@@ -1,6 +1,4 @@
-import { openDatabase } from '../store/database.js';
-import { createAutomationJob } from '../store/automation-jobs.js';
-import { ensureUser } from '../store/users.js';
+import { openStore } from '../store/open-store.js';
 import { ConfigError } from './bearer-auth.js';
 import { expandActions } from './config.js';
 import { resolveDbPath } from './data-dir.js';
@@ -19,22 +17,20 @@ export interface AddJobOptions {
  * actions (wildcards expanded now, so the job never widens later). The owner
  * is provisioned if the daemon has not seen them yet.
  */
-export function addAutomationJob(opts: AddJobOptions): { job_id: string } {
+export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: string }> {
   const known = discoverSkills();
   const unknown = opts.skills.filter((s) => !known.includes(s));
   if (unknown.length > 0) throw new ConfigError(`unknown skill(s): ${unknown.join(', ')} (known: ${known.join(', ')})`);
   if (opts.allow.length === 0) throw new ConfigError('--allow needs at least one action');
   const actions = expandActions(opts.allow, '--allow');
-  const db = openDatabase(resolveDbPath(opts.db, opts.env));
+  const store = await openStore(resolveDbPath(opts.db, opts.env));
   try {
-    const job = db
-      .transaction(() => {
-        ensureUser(db, opts.owner);
-        return createAutomationJob(db, { ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions });
-      })
-      .immediate();
+    const job = await store.transaction(async (tx) => {
+      await tx.users.ensure(opts.owner);
+      return tx.automationJobs.create({ ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions });
+    });
     return { job_id: job.id };
   } finally {
-    db.close();
+    await store.close();
   }
 }

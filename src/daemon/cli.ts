@@ -20,7 +20,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       case 'dev-token':
         return await devTokenCommand(rest);
       case 'automation':
-        return automationCommand(rest);
+        return await automationCommand(rest);
       case 'conformance': {
         const values = parseCommand(CONFORMANCE, rest);
         if (values === null) return 0;
@@ -134,7 +134,7 @@ async function devTokenCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-function automationCommand(args: string[]): number {
+async function automationCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'add' && (args.includes('--help') || args.includes('-h'))) {
     process.stdout.write(renderHelp(AUTOMATION));
@@ -146,7 +146,7 @@ function automationCommand(args: string[]): number {
   if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
   if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-  const job = addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
+  const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
   process.stdout.write(`${JSON.stringify(job)}\n`);
   return 0;
 }

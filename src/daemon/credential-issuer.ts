@@ -2,9 +2,8 @@ import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKe
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Db } from '../store/database.js';
-import { auditCredential } from '../store/credential-audit.js';
-import { CREDENTIAL_AUDIENCE, CREDENTIAL_ISSUER } from '../cli-router/credential.js';
+import type { CredentialIssuance } from '../store/store.js';
+import { CREDENTIAL_AUDIENCE, CREDENTIAL_ISSUER, type CredentialClaims } from '../cli-router/credential.js';
 import { readOrCreateSecretFile } from './data-dir.js';
 import { ConfigError } from './bearer-auth.js';
 
@@ -62,33 +61,50 @@ export interface CredentialRequest {
   call: { thread_id: string; tool_call_id: string; args_sha256: string } | null;
 }
 
-/** Signs a short-lived controlled credential and audits its issuance (never the token). */
-export async function issueCredential(db: Db, key: SigningKey, req: CredentialRequest): Promise<string> {
+/** A credential issued for one call: its exact claims, and the audit row (never the token). */
+export interface Issued {
+  claims: CredentialClaims;
+  audit: CredentialIssuance;
+}
+
+/**
+ * Issues a short-lived controlled credential's claims (contract §7): the
+ * caller writes `audit` in the same unit of work that uses the credential.
+ * In-process the claims object goes to the CLI core as it is; for a child
+ * process it is signed (`signCredential`).
+ */
+export function issueClaims(req: CredentialRequest): Issued {
   const jti = randomUUID();
   const iat = Math.floor(Date.now() / 1000);
   const exp = iat + CREDENTIAL_LIFETIME_S;
-  const claims: Record<string, unknown> = { actions: [...req.actions] };
+  const claims: CredentialClaims = {
+    iss: CREDENTIAL_ISSUER,
+    aud: CREDENTIAL_AUDIENCE,
+    sub: req.userId,
+    jti,
+    iat,
+    exp,
+    actions: [...req.actions],
+  };
   if (req.jobId) claims.job_id = req.jobId;
   if (req.call) claims.call = req.call;
-  const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, typ: 'JWT' })
-    .setIssuer(CREDENTIAL_ISSUER)
-    .setAudience(CREDENTIAL_AUDIENCE)
-    .setSubject(req.userId)
-    .setJti(jti)
-    .setIssuedAt(iat)
-    .setExpirationTime(exp)
-    .sign(key.privateKey);
-  auditCredential(db, {
-    jti,
-    subject: req.userId,
-    source: req.source,
-    jobId: req.jobId,
-    actions: req.actions,
-    threadId: req.call?.thread_id ?? null,
-    toolCallId: req.call?.tool_call_id ?? null,
-    issuedAt: new Date(iat * 1000).toISOString(),
-    expiresAt: new Date(exp * 1000).toISOString(),
-  });
-  return token;
+  return {
+    claims,
+    audit: {
+      jti,
+      subject: req.userId,
+      source: req.source,
+      jobId: req.jobId,
+      actions: req.actions,
+      threadId: req.call?.thread_id ?? null,
+      toolCallId: req.call?.tool_call_id ?? null,
+      issuedAt: new Date(iat * 1000).toISOString(),
+      expiresAt: new Date(exp * 1000).toISOString(),
+    },
+  };
+}
+
+/** Signs issued claims as the JWT a project-cli process receives in its environment. */
+export function signCredential(claims: CredentialClaims, key: SigningKey): Promise<string> {
+  return new SignJWT({ ...claims }).setProtectedHeader({ alg: key.alg, typ: 'JWT' }).sign(key.privateKey);
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Store } from '../store/store.js';
 import type { BearerKeySource } from './bearer-auth.js';
 import type { DaemonConfig } from './config.js';
 import type { SigningKey } from './credential-issuer.js';
@@ -7,10 +7,12 @@ import type { Logger } from './logger.js';
 import { SessionRegistry } from './sessions.js';
 import type { SubscriptionRegistry } from './subscriptions.js';
 import type { ThreadListeners } from './ag-ui-stream.js';
+import type { UiCache } from './ui-cache.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
-  db: Db;
+  /** The store boundary: one unit of work per call (src/store/store.ts). */
+  store: Store;
   dbPath: string;
   config: DaemonConfig;
   signingKey: SigningKey;
@@ -22,6 +24,8 @@ export interface Daemon {
   subscriptions: SubscriptionRegistry;
   /** Listeners for each thread's newly stored tool messages (the AG-UI event streams). */
   threadListeners: ThreadListeners;
+  /** Compiled `ui_schema` of stored messages, so history does not re-parse and recompile them. */
+  uiCache: UiCache;
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { CliDocument } from '../cli-router/run-cli.js';
-import { runCli } from '../cli-router/run-cli.js';
+import type { CliDocument } from '../cli-router/core.js';
 import type { Logger } from './logger.js';
 import { PROJECT_CLI_BIN } from './package-root.js';
 import { Semaphore } from './semaphore.js';
@@ -20,11 +19,22 @@ export interface ExecOutcome {
   exitCode: number;
 }
 
-/** Runs project-cli for a call: in a child process, or in this process. */
-export interface Executor {
-  readonly kind: 'subprocess' | 'inprocess';
+/** Runs project-cli for a call in a child process, which writes through its own connection. */
+export interface SubprocessExecutor {
+  readonly kind: 'subprocess';
   run(req: ExecRequest, log: Logger): Promise<ExecOutcome>;
 }
+
+/**
+ * The same CLI core (`src/cli-router/core.ts`) run in this process, inside
+ * the call's own unit of work on the daemon's connection (tool-invoke.ts):
+ * no child, no token round trip, the same claim checks.
+ */
+export interface InprocessExecutor {
+  readonly kind: 'inprocess';
+}
+
+export type Executor = SubprocessExecutor | InprocessExecutor;
 
 const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
 
@@ -51,7 +61,7 @@ function parseDocument(stdout: string): CliDocument | null {
  * shell), the input as JSON on stdin — never as flags, so no value can be
  * read as an option — and only the environment it is given.
  */
-export function subprocessExecutor(maxProcesses: number): Executor {
+export function subprocessExecutor(maxProcesses: number): SubprocessExecutor {
   // One Node per call costs ~100 ms of CPU: past a few per core they only queue in the kernel.
   const slots = new Semaphore(maxProcesses);
   return {
@@ -114,30 +124,11 @@ function spawnCli(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
 }
 
 /**
- * Runs the same `runCli` with the same environment map and the same stdin,
- * in this process. Results are byte-identical to the subprocess executor's.
- *
- * The per-call timeout cannot apply here: in-process work cannot be killed,
- * and answering TIMEOUT while it goes on to commit would store a lie. The
- * work is bounded (crypto plus one synchronous SQLite transaction), so it is
- * awaited to the end and a slow call is only logged.
+ * In-process calls cannot be killed, so the per-call timeout cannot apply:
+ * answering TIMEOUT while the work goes on to commit would store a lie. The
+ * work is bounded (one unit of work of synchronous SQLite), so it runs to
+ * the end and a slow call is only logged (tool-invoke.ts).
  */
-export function inprocessExecutor(): Executor {
-  return {
-    kind: 'inprocess',
-    async run(req, log) {
-      const started = performance.now();
-      try {
-        const outcome = await runCli({ argv: [req.module, req.method], env: req.env, stdin: JSON.stringify(req.input) });
-        const ms = performance.now() - started;
-        if (ms > req.timeoutMs) log.log('warn', 'in-process call exceeded the call timeout', { ms: Math.round(ms), timeout_ms: req.timeoutMs });
-        const doc = parseDocument(outcome.stdout);
-        if (!doc) return failure(req, 'INTERNAL', 'the tool failed');
-        return { doc, exitCode: outcome.exitCode };
-      } catch (err) {
-        log.log('error', 'in-process project-cli threw', { err });
-        return failure(req, 'INTERNAL', 'the tool failed');
-      }
-    },
-  };
+export function inprocessExecutor(): InprocessExecutor {
+  return { kind: 'inprocess' };
 }

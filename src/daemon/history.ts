@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import { claimThread, listThreads, ownsThread, type ThreadSummary } from '../store/threads.js';
-import { insertMessage, pageMessages, type MessageRow } from '../store/messages.js';
+import type { MessageRow, ThreadSummary } from '../store/store.js';
 import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../rpc/methods.js';
 import { threadNotFound } from '../rpc/errors.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import { compileStoredUi } from './ui.js';
+import type { UiExtras } from './ui-cache.js';
 import type { Session } from './sessions.js';
 import type { Daemon } from './daemon.js';
 import type { HistoryMessage } from '../protocol/methods.js';
@@ -12,48 +12,74 @@ import type { HistoryMessage } from '../protocol/methods.js';
 export type { HistoryMessage };
 
 /**
- * `history/get`. The `context` view is what an agent rebuilds its context
- * from: the stored content, byte for byte. The `ui` view adds the tool UI,
- * recompiled from the stored hints — the same `ui_schema` the live
- * notification carried — and an assistant's worker output.
+ * `history/get` of the session user's thread. The `context` view is what an
+ * agent rebuilds its context from: the stored content, byte for byte (the
+ * metadata is not even read). The `ui` view adds the tool UI — the same
+ * `ui_schema` the live notification carried, compiled once per message and
+ * cached (ui-cache.ts) — and an assistant's worker output. A thread this
+ * user does not have is THREAD_NOT_FOUND, whatever other users have.
  */
-export function getHistory(daemon: Daemon, session: Session, p: z.infer<typeof HistoryGetParams>) {
-  if (!ownsThread(daemon.db, p.thread_id, session.userId)) throw threadNotFound();
+export async function getHistory(daemon: Daemon, session: Session, p: z.infer<typeof HistoryGetParams>) {
   const view = p.view ?? 'ui';
-  const page = pageMessages(daemon.db, p.thread_id, p.before, p.limit ?? 50);
-  return { messages: page.rows.map((row) => toWire(row, view)), next_before: page.nextBefore };
+  const userId = session.userId;
+  const { page, metadata } = await daemon.store.read(async (tx) => {
+    if (!(await tx.threads.exists(userId, p.thread_id))) throw threadNotFound();
+    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false });
+    // Only messages whose extras were never computed need their metadata read.
+    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !daemon.uiCache.get(r.id)).map((r) => r.id) : [];
+    const metadata = missing.length > 0 ? await tx.messages.metadataOf(userId, p.thread_id, missing) : new Map<string, string>();
+    return { page, metadata };
+  });
+  return { messages: page.rows.map((row) => toWire(daemon, row, view, metadata)), next_before: page.nextBefore };
 }
 
 /** Stored rows were checked when written (status, worker_output by their schemas): they are read back as typed. */
-function toWire(row: MessageRow, view: 'ui' | 'context'): HistoryMessage {
+function toWire(daemon: Daemon, row: MessageRow, view: 'ui' | 'context', metadata: Map<string, string>): HistoryMessage {
   const m: HistoryMessage = { id: row.id, role: row.role, content: row.content, created_at: row.created_at };
   if (row.role === 'tool') {
     if (row.tool_call_id !== null) m.tool_call_id = row.tool_call_id;
     if (row.status !== null) m.status = row.status as HistoryMessage['status'];
-    if (view === 'ui') {
-      const meta = JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput };
-      const ui = compileStoredUi(meta.tool_agent_output?.ui_hints);
-      if (ui) m.ui_schema = ui as HistoryMessage['ui_schema'];
-    }
-  } else if (row.role === 'assistant' && view === 'ui') {
-    const meta = JSON.parse(row.metadata) as { worker_output?: HistoryMessage['worker_output'] };
-    if (meta.worker_output) m.worker_output = meta.worker_output;
+  }
+  if (view === 'ui' && row.role !== 'user') {
+    const extras = extrasOf(daemon, row, metadata);
+    if (extras.ui_schema !== undefined) m.ui_schema = extras.ui_schema as HistoryMessage['ui_schema'];
+    if (extras.worker_output !== undefined) m.worker_output = extras.worker_output as HistoryMessage['worker_output'];
   }
   return m;
 }
 
-/** `message/append`: a user or assistant message; claims a new thread for the session's user. */
-export function appendMessage(daemon: Daemon, session: Session, p: z.infer<typeof MessageAppendParams>): { id: string } {
-  const { db } = daemon;
-  return db
-    .transaction(() => {
-      if (!claimThread(db, p.thread_id, session.userId)) throw threadNotFound();
-      const metadata = p.worker_output ? { worker_output: p.worker_output } : {};
-      return { id: insertMessage(db, { threadId: p.thread_id, role: p.role, content: p.content, metadata }).id };
-    })
-    .immediate();
+/** A message's ui-view extras: from the cache, or parsed and compiled once and cached. */
+function extrasOf(daemon: Daemon, row: MessageRow, metadata: Map<string, string>): UiExtras {
+  const cached = daemon.uiCache.get(row.id);
+  if (cached) return cached;
+  const extras: UiExtras = {};
+  const text = metadata.get(row.id);
+  if (text !== undefined) {
+    try {
+      const meta = JSON.parse(text) as { tool_agent_output?: ToolAgentOutput; worker_output?: unknown };
+      if (row.role === 'tool') {
+        const ui = compileStoredUi(meta.tool_agent_output?.ui_hints);
+        if (ui) extras.ui_schema = ui;
+      } else if (meta.worker_output) {
+        extras.worker_output = meta.worker_output;
+      }
+    } catch {
+      /* a broken row yields no extras rather than an error */
+    }
+  }
+  daemon.uiCache.set(row.id, extras);
+  return extras;
 }
 
-export function threadList(daemon: Daemon, session: Session, p: z.infer<typeof ThreadListParams>): { threads: ThreadSummary[] } {
-  return { threads: listThreads(daemon.db, session.userId, p.limit ?? 50) };
+/** `message/append`: a user or assistant message in the session user's thread (created when new). */
+export async function appendMessage(daemon: Daemon, session: Session, p: z.infer<typeof MessageAppendParams>): Promise<{ id: string }> {
+  const metadataJson = JSON.stringify(p.worker_output ? { worker_output: p.worker_output } : {});
+  const row = await daemon.store.transaction((tx) =>
+    tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }),
+  );
+  return { id: row.id };
+}
+
+export async function threadList(daemon: Daemon, session: Session, p: z.infer<typeof ThreadListParams>): Promise<{ threads: ThreadSummary[] }> {
+  return { threads: await daemon.store.read((tx) => tx.threads.list(session.userId, p.limit ?? 50)) };
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { provisionUser } from '../store/users.js';
 import { ConfigError, Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import type { Session } from './sessions.js';
@@ -33,7 +32,7 @@ export function mcpSession(daemon: Daemon, userId: string, agent: string, connec
 
 /** A user seen for the first time is provisioned from the token's claims, as on `session/open`. */
 export async function provisionMcpUser(daemon: Daemon, identity: BearerIdentity): Promise<string> {
-  return daemon.db.transaction(() => provisionUser(daemon.db, identity.userId, identity)).immediate().id;
+  return (await daemon.store.transaction((tx) => tx.users.provision(identity.userId, identity))).id;
 }
 
 export interface StdioPrincipal {

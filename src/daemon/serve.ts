@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../store/database.js';
-import { closeCliDatabases } from '../cli-router/run-cli.js';
+import { openStore } from '../store/open-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
 import { loadConfig } from './config.js';
@@ -24,6 +23,7 @@ import { createMcpHttp } from '../rpc/mcp-http.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
+import { UiCache } from './ui-cache.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -84,13 +84,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
-  const db = openDatabase(dbPath);
+  const store = await openStore(dbPath, { synchronous: config.store.synchronous });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
-    const recovered = recoverToolCalls(db, log);
+    const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     return {
-      db,
+      store,
       dbPath,
       config,
       signingKey,
@@ -101,11 +101,12 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       sessions: new SessionRegistry(),
       subscriptions: new SubscriptionRegistry(),
       threadListeners: new ThreadListeners(),
+      uiCache: new UiCache(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
     };
   } catch (err) {
-    db.close();
+    await store.close();
     throw err;
   }
 }
@@ -208,8 +209,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // Let the responses of settled calls leave before the transports close.
   await writes.drained();
   await stop();
-  closeCliDatabases();
-  daemon.db.close();
+  await daemon.store.close();
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
 }

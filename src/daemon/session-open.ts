@@ -1,8 +1,6 @@
 import type { z } from 'zod';
 import type { SessionOpenParams } from '../rpc/methods.js';
 import { invalidParams, unauthorized } from '../rpc/errors.js';
-import { provisionUser } from '../store/users.js';
-import { getAutomationJob } from '../store/automation-jobs.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Connection, Daemon } from './daemon.js';
 import type { SessionOpenResult } from '../protocol/methods.js';
@@ -18,7 +16,8 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
   if (p.auth.type === 'automation') {
     // A job carries its own skills and whitelist: no agent profile takes part.
     if (!conn.trusted) throw unauthorized('automation sessions need a trusted connection');
-    const job = getAutomationJob(daemon.db, p.auth.job_id);
+    const jobId = p.auth.job_id;
+    const job = await daemon.store.read((tx) => tx.automationJobs.get(jobId));
     if (!job) throw invalidParams('automation job not found', { code: 'JOB_NOT_FOUND' });
     const skills = narrowSkills(job.enabledSkills, p.enabled_skills, `job ${job.id}`);
     const session = daemon.sessions.open({
@@ -44,7 +43,7 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
     if (err instanceof Unauthorized) throw unauthorized(err.message);
     throw err;
   }
-  const user = daemon.db.transaction(() => provisionUser(daemon.db, identity.userId, identity)).immediate();
+  const user = await daemon.store.transaction((tx) => tx.users.provision(identity.userId, identity));
 
   const skills = narrowSkills(profile.enabledSkills, p.enabled_skills, `agent "${profileName}"`);
   const session = daemon.sessions.open({

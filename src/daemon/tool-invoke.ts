@@ -1,10 +1,12 @@
 import type { z } from 'zod';
 import type { CancellationToken } from 'vscode-jsonrpc';
 import { ResponseError } from 'vscode-jsonrpc';
-import type { CliDocument } from '../cli-router/run-cli.js';
+import type { CliDocument } from '../cli-router/core.js';
+import { failure as cliFailure, runCore } from '../cli-router/core.js';
 import { CLI_ENV } from '../cli-router/run-cli.js';
 import { lookupAction } from '../cli-router/registry.js';
 import type { ToolErrorCode } from '../cli-router/errors.js';
+import { CredentialError, checkClaims } from '../cli-router/credential.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { scrubCredentials } from '../codec/redact.js';
 import {
@@ -16,14 +18,12 @@ import {
 } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
-import { claimThread } from '../store/threads.js';
-import { getToolMessage, insertMessage, type MessageRow } from '../store/messages.js';
-import { getToolCall } from '../store/tool-calls.js';
+import { StoreConflictError, type MessageRow, type Tx } from '../store/store.js';
 import type { ToolInvokeParams } from '../rpc/methods.js';
-import { RpcErrorCode, threadNotFound } from '../rpc/errors.js';
+import { RpcErrorCode } from '../rpc/errors.js';
 import type { Session } from './sessions.js';
 import type { Connection, Daemon } from './daemon.js';
-import { issueCredential } from './credential-issuer.js';
+import { issueClaims, signCredential } from './credential-issuer.js';
 import type { Logger } from './logger.js';
 import type { ToolResponse } from '../protocol/tool.js';
 
@@ -31,10 +31,32 @@ export type { ToolResponse };
 
 type Params = z.infer<typeof ToolInvokeParams>;
 
+/** One call, named once: `(user, thread, tool_call_id)` and its args, hashed once. */
+interface Call {
+  userId: string;
+  threadId: string;
+  toolCallId: string;
+  args: ToolCallArgs;
+  argsSha256: string;
+}
+
+/** How a call's unit of work ended. */
+type Outcome =
+  | { kind: 'stored'; row: MessageRow }
+  | { kind: 'duplicate'; output: ToolAgentOutput }
+  | { kind: 'ran'; row: MessageRow; output: ToolAgentOutput };
+
 /**
- * `tool/invoke`: check the thread and the whitelist, run the action across
- * the CLI boundary under a fresh credential, store the tool message, stream
- * the notifications, answer. A call already stored answers from the store.
+ * `tool/invoke`: check the whitelist, run the action across the CLI boundary
+ * under a fresh credential, store the tool message, and — only once the
+ * commit holding the call's writes is durable — stream the notifications and
+ * answer. A call already stored answers from the store.
+ *
+ * In-process, everything the call writes (credential audit, the action, the
+ * call record, the tool message, the thread) is one unit of work. With a
+ * child process no transaction is held while it runs: the audit commits
+ * before the credential is handed out, the child commits the action and its
+ * record through its own connection, then the tool message commits.
  */
 export async function invokeTool(
   daemon: Daemon,
@@ -44,82 +66,146 @@ export async function invokeTool(
   token: CancellationToken,
   requestLog: Logger,
 ): Promise<ToolResponse> {
-  const { db } = daemon;
-  const { thread_id: threadId, tool_call_id: toolCallId } = params;
   // A credential pasted into the input is refused below, and only this scrubbed copy is ever kept or sent.
   const { value: args, found: offersCredential } = scrubCredentials<ToolCallArgs>(params.args);
-  const log = requestLog.child({ thread_id: threadId, tool_call_id: toolCallId, action: `${args.module}.${args.method}` });
+  const call: Call = {
+    userId: session.userId,
+    threadId: params.thread_id,
+    toolCallId: params.tool_call_id,
+    args,
+    argsSha256: argsSha256(args),
+  };
+  const log = requestLog.child({ thread_id: call.threadId, tool_call_id: call.toolCallId, action: `${args.module}.${args.method}` });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
   if (token.isCancellationRequested) throw new ResponseError(RpcErrorCode.RequestCancelled, 'request cancelled');
-  if (!claimThread(db, threadId, session.userId)) throw threadNotFound();
 
-  const stored = getToolMessage(db, threadId, toolCallId);
-  if (stored) return replay(daemon, conn, threadId, stored, args);
+  const refusal = offersCredential
+    ? refuse(args, 'UNAUTHENTICATED', 'credentials are not accepted in the tool input')
+    : checkWhitelist(session, args);
 
   const started = performance.now();
-  const doc = offersCredential
-    ? refuse(args, 'UNAUTHENTICATED', 'credentials are not accepted in the tool input')
-    : await runAction(daemon, session, threadId, toolCallId, args, log);
-  const output = buildToolAgentOutput(doc, args, toolCallId, deriveUiHints);
-  if (doc.ok === false && doc.error.code === 'DUPLICATE_TOOL_CALL_ID') {
-    // The id belongs to another call: answer, but store nothing under it.
-    return respond(daemon, conn, threadId, output, projectText(output), 'caller');
-  }
-  const text = projectText(output);
-  let row: MessageRow;
+  const run = () =>
+    refusal || daemon.executor.kind === 'inprocess'
+      ? daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
+      : runInChild(daemon, session, call, log);
+  let outcome: Outcome;
   try {
-    row = db.transaction(() =>
-      insertMessage(db, { threadId, role: 'tool', content: text, metadata: { tool_agent_output: output }, toolCallId, status: output.status }),
-    ).immediate();
+    outcome = await run();
   } catch (err) {
-    // A concurrent call with the same id stored first: answer as it did.
-    const winner = getToolMessage(db, threadId, toolCallId);
-    if (winner) return replay(daemon, conn, threadId, winner, args);
-    throw err;
+    if (!(err instanceof StoreConflictError)) throw err;
+    // A concurrent call with the same id (another process) stored first: answer as it did. If it has
+    // recorded the action but not stored its message yet, run again: the core answers from that record.
+    const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+    outcome = winner ? { kind: 'stored', row: winner } : await run();
   }
-  log.log('info', 'tool call', { status: output.status, ms: Math.round(performance.now() - started), message_id: row.id });
-  daemon.threadListeners.publish(row);
-  return respond(daemon, conn, threadId, output, text, 'subscribers');
+  const ms = performance.now() - started;
+  if (daemon.executor.kind === 'inprocess' && ms > daemon.callTimeoutMs) {
+    log.log('warn', 'in-process call exceeded the call timeout', { ms: Math.round(ms), timeout_ms: daemon.callTimeoutMs });
+  }
+
+  switch (outcome.kind) {
+    case 'stored':
+      return replay(daemon, conn, call, outcome.row);
+    case 'duplicate':
+      // The id belongs to another call: answer, but store nothing under it.
+      return respond(daemon, conn, call, outcome.output, projectText(outcome.output), 'caller');
+    case 'ran':
+      log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
+      daemon.threadListeners.publish(outcome.row);
+      return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
+  }
 }
 
-async function runAction(
-  daemon: Daemon,
-  session: Session,
-  threadId: string,
-  toolCallId: string,
-  args: ToolCallArgs,
-  log: Logger,
-): Promise<CliDocument> {
+/** The session's whitelist, checked by the daemon before any credential is issued. */
+function checkWhitelist(session: Session, args: ToolCallArgs): CliDocument | null {
   const action = `${args.module}.${args.method}`;
   // Both answers name what this session may call, so the model can correct itself in one step.
   const allowed = { allowed_actions: session.allowedActions };
   if (!lookupAction(args.module, args.method)) return refuse(args, 'UNKNOWN_ACTION', `unknown action ${action}: call one of error.allowed_actions`, allowed);
   if (!session.allowedActions.includes(action)) return refuse(args, 'ACTION_NOT_ALLOWED', `${action} is not allowed for this session: it may call only error.allowed_actions`, allowed);
+  return null;
+}
 
-  const call = { thread_id: threadId, tool_call_id: toolCallId, args_sha256: argsSha256(args) };
-  const credential = await issueCredential(daemon.db, daemon.signingKey, {
+function issueFor(session: Session, call: Call) {
+  return issueClaims({
     userId: session.userId,
-    actions: [action],
+    actions: [`${call.args.module}.${call.args.method}`],
     source: session.source,
     jobId: session.jobId,
-    call,
+    call: { thread_id: call.threadId, tool_call_id: call.toolCallId, args_sha256: call.argsSha256 },
   });
+}
+
+/**
+ * The whole call as one unit of work on the daemon's connection: the stored
+ * answer if there is one; else the credential (claims handed to the core as
+ * an object, through the same claim checks as a token), its audit row, the
+ * action and its record (the CLI core), and the tool message.
+ */
+async function runInProcess(daemon: Daemon, session: Session, call: Call, refusal: CliDocument | null, tx: Tx): Promise<Outcome> {
+  const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
+  if (stored) return { kind: 'stored', row: stored };
+  let doc = refusal;
+  if (!doc) {
+    const issued = issueFor(session, call);
+    await tx.credentialAudit.record(issued.audit);
+    const { module, method, input } = call.args;
+    try {
+      const claims = checkClaims(issued.claims);
+      doc = (await runCore(tx, { claims, module, method, input, argsSha256: call.argsSha256 })).doc;
+    } catch (err) {
+      if (!(err instanceof CredentialError)) throw err;
+      doc = cliFailure(module, method, 'UNAUTHENTICATED', err.message).doc;
+    }
+  }
+  return storeOutcome(tx, call, doc);
+}
+
+/**
+ * The call across the process boundary. No transaction is open while the
+ * child runs (it writes through its own connection): the audit row commits
+ * first, the child commits the action with its record, then the message.
+ */
+async function runInChild(daemon: Daemon, session: Session, call: Call, log: Logger): Promise<Outcome> {
+  if (daemon.executor.kind !== 'subprocess') throw new Error('no subprocess executor');
+  const stored = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+  if (stored) return { kind: 'stored', row: stored };
+
+  const issued = issueFor(session, call);
+  const credential = await signCredential(issued.claims, daemon.signingKey);
+  await daemon.store.transaction((tx) => tx.credentialAudit.record(issued.audit));
   const env = {
     [CLI_ENV.credential]: credential,
     [CLI_ENV.verifyKey]: JSON.stringify(daemon.signingKey.publicJwk),
     [CLI_ENV.db]: daemon.dbPath,
   };
-  const outcome = await daemon.executor.run(
-    { module: args.module, method: args.method, input: args.input, env, timeoutMs: daemon.callTimeoutMs },
-    log,
-  );
-  if (!outcome.doc.ok && (outcome.doc.error.code === 'TIMEOUT' || outcome.doc.error.code === 'INTERNAL')) {
+  const { module, method, input } = call.args;
+  const outcome = await daemon.executor.run({ module, method, input, env, timeoutMs: daemon.callTimeoutMs }, log);
+  let doc = outcome.doc;
+  if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL')) {
     // The child may have committed just before it was killed: its record wins.
-    const recorded = getToolCall(daemon.db, threadId, toolCallId);
-    if (recorded && recorded.args_sha256 === call.args_sha256) return JSON.parse(recorded.outcome) as CliDocument;
+    const recorded = await daemon.store.read((tx) => tx.toolCalls.get(call.userId, call.threadId, call.toolCallId));
+    if (recorded && recorded.args_sha256 === call.argsSha256) doc = JSON.parse(recorded.outcome) as CliDocument;
   }
-  return outcome.doc;
+  const finalDoc = doc;
+  return daemon.store.transaction((tx) => storeOutcome(tx, call, finalDoc));
+}
+
+/** Builds the ToolAgentOutput and stores the tool message (serialized once), unless the id belongs to another call. */
+async function storeOutcome(tx: Tx, call: Call, doc: CliDocument): Promise<Outcome> {
+  const output = buildToolAgentOutput(doc, call.args, call.toolCallId, deriveUiHints);
+  if (doc.ok === false && doc.error.code === 'DUPLICATE_TOOL_CALL_ID') return { kind: 'duplicate', output };
+  const row = await tx.messages.insert({
+    userId: call.userId,
+    threadId: call.threadId,
+    role: 'tool',
+    content: projectText(output),
+    metadataJson: JSON.stringify({ tool_agent_output: output }),
+    toolCallId: call.toolCallId,
+    status: output.status,
+  });
+  return { kind: 'ran', row, output };
 }
 
 /** A failure decided by the daemon itself, shaped like project-cli's. */
@@ -127,9 +213,10 @@ function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string, extra:
   return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method, ...extra } };
 }
 
-function replay(daemon: Daemon, conn: Connection, threadId: string, row: MessageRow, args: ToolCallArgs): ToolResponse {
+function replay(daemon: Daemon, conn: Connection, call: Call, row: MessageRow): ToolResponse {
   const output = (JSON.parse(row.metadata) as { tool_agent_output: ToolAgentOutput }).tool_agent_output;
-  if (argsSha256(output.tool_call_args) !== argsSha256(args)) {
+  const { args } = call;
+  if (argsSha256(output.tool_call_args) !== call.argsSha256) {
     const duplicate: ToolAgentOutput = {
       ...output,
       tool_call_args: args,
@@ -143,29 +230,36 @@ function replay(daemon: Daemon, conn: Connection, threadId: string, row: Message
         method: args.method,
       },
     };
-    return respond(daemon, conn, threadId, duplicate, projectText(duplicate), 'caller');
+    return respond(daemon, conn, call, duplicate, projectText(duplicate), 'caller');
   }
-  return respond(daemon, conn, threadId, output, row.content, 'caller');
+  return respond(daemon, conn, call, output, row.content, 'caller');
 }
 
 /**
  * Sends the notifications (partials, then final) and returns the response,
- * which the transport writes after them. A call that ran reaches the invoking
- * connection and every connection subscribed to the thread, each once; a
- * replayed or refused duplicate reaches the caller only — subscribers saw
- * that call already, and no second event happened.
+ * which the transport writes after them — all after the commit. A call that
+ * ran reaches the invoking connection and every connection subscribed to the
+ * user's thread, each once; a replayed or refused duplicate reaches the
+ * caller only — subscribers saw that call already, and no second event
+ * happened. A stored message's final `ui_schema` seeds the history cache.
  */
 function respond(
   daemon: Daemon,
   conn: Connection,
-  threadId: string,
+  call: Call,
   output: ToolAgentOutput,
   text: string,
   audience: 'caller' | 'subscribers',
+  storedId?: string,
 ): ToolResponse {
   const targets = new Map<string, Connection>([[conn.id, conn]]);
-  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(threadId)) targets.set(c.id, c);
-  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) {
+  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(call.userId, call.threadId)) targets.set(c.id, c);
+  const notifications = notificationsFor(call.threadId, output, compileStoredUi, deriveUiHints);
+  if (storedId !== undefined) {
+    const final = notifications[notifications.length - 1]!;
+    daemon.uiCache.set(storedId, final.ui_schema === undefined ? {} : { ui_schema: final.ui_schema });
+  }
+  for (const n of notifications) {
     for (const target of targets.values()) target.notify('tool/result', n);
   }
   return { tool_call_id: output.tool_call_id, status: output.status, content: [{ type: 'text', text }] };

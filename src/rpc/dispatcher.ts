@@ -17,8 +17,6 @@ import { listSkills, readSkill } from '../daemon/skills.js';
 import { initializeResult } from '../daemon/initialize.js';
 import { constantTimeEqual } from '../daemon/constant-time.js';
 import type { Logger } from '../daemon/logger.js';
-import { ownsThread, claimThread } from '../store/threads.js';
-import { threadNotFound } from './errors.js';
 
 export interface ConnectionState {
   initialized: boolean;
@@ -57,17 +55,16 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   'tool/invoke': method(M.ToolInvokeParams, ({ daemon, conn, params, token, session, log }) =>
     invokeTool(daemon, conn, session(), params, token, log),
   ),
+  // Threads are per user: subscribing watches the session user's thread of that id (which may not exist
+  // yet) and creates nothing; another user's thread of the same id is never reached.
   'thread/subscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
     const s = session();
-    // Subscribing claims a new thread, as appending would: only its owner can watch it.
-    if (!claimThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
-    daemon.subscriptions.subscribe(params.thread_id, conn, s.id);
+    daemon.subscriptions.subscribe(s.userId, params.thread_id, conn, s.id);
     return { thread_id: params.thread_id, subscribed: true };
   }),
   'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
     const s = session();
-    if (!ownsThread(daemon.db, params.thread_id, s.userId)) throw threadNotFound();
-    daemon.subscriptions.unsubscribe(params.thread_id, conn.id, s.id);
+    daemon.subscriptions.unsubscribe(s.userId, params.thread_id, conn.id, s.id);
     return { thread_id: params.thread_id, subscribed: false };
   }),
   'message/append': method(M.MessageAppendParams, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),

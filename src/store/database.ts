@@ -6,12 +6,13 @@ import { MIGRATIONS } from './migrations.js';
 export type Db = Database.Database;
 
 /**
- * Opens (creating when needed) the SQLite file, sets WAL and a busy timeout —
+ * Opens (creating when needed) the SQLite file, sets WAL, `synchronous`
+ * (FULL unless NORMAL is asked for) and a busy timeout —
  * the daemon and project-cli processes share the file — and applies pending
  * migrations. Safe to call concurrently from several processes: migrations run
  * under BEGIN IMMEDIATE and re-check the version inside the lock.
  */
-export function openDatabase(file: string): Db {
+export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMAL' } = {}): Db {
   const fresh = file !== ':memory:' && !existsSync(file);
   let db: Db | undefined;
   try {
@@ -21,7 +22,8 @@ export function openDatabase(file: string): Db {
     if (fresh) chmodSync(file, 0o600);
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    // FULL: a committed transaction survives a power loss (contract §5); NORMAL only when configured.
+    db.pragma(`synchronous = ${opts.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
     db.pragma('foreign_keys = ON');
     migrate(db);
     return db;

@@ -114,4 +114,71 @@ export const MIGRATIONS: readonly string[] = [
     created_at       TEXT NOT NULL
   );
   `,
+  // 3: threads are a per-user namespace (user_id, thread_id) — storage, idempotency keys, ordering.
+  //    Messages carry their thread's user and a per-thread sequence number (thread_seq: 1, 2, 3…,
+  //    unique per thread, assigned at insert from threads.last_seq). Existing data keeps its ids:
+  //    each old thread had exactly one owner, so (owner, id) names it; thread_seq follows seq.
+  `
+  ALTER TABLE messages RENAME TO messages_v2;
+  DROP INDEX messages_thread;
+  DROP INDEX messages_tool_call;
+  ALTER TABLE threads RENAME TO threads_v2;
+  DROP INDEX threads_user;
+
+  CREATE TABLE threads (
+    user_id     TEXT NOT NULL REFERENCES users(id),
+    id          TEXT NOT NULL,
+    -- the thread_seq of its newest message (0: none yet); message_count, since messages are never deleted.
+    last_seq    INTEGER NOT NULL DEFAULT 0,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (user_id, id)
+  );
+  CREATE INDEX threads_user ON threads(user_id, updated_at);
+
+  CREATE TABLE messages (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    id            TEXT NOT NULL UNIQUE,
+    user_id       TEXT NOT NULL,
+    thread_id     TEXT NOT NULL,
+    thread_seq    INTEGER NOT NULL,
+    role          TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    content       TEXT NOT NULL CHECK (typeof(content) = 'text'),
+    metadata      TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+    tool_call_id  TEXT,
+    status        TEXT,
+    created_at    TEXT NOT NULL,
+    FOREIGN KEY (user_id, thread_id) REFERENCES threads(user_id, id),
+    UNIQUE (user_id, thread_id, thread_seq)
+  );
+  -- One tool message per call: the idempotency key of contract section 3, per user.
+  CREATE UNIQUE INDEX messages_tool_call ON messages(user_id, thread_id, tool_call_id) WHERE tool_call_id IS NOT NULL;
+
+  INSERT INTO threads (user_id, id, last_seq, created_at, updated_at)
+    SELECT t.user_id, t.id, (SELECT count(*) FROM messages_v2 m WHERE m.thread_id = t.id), t.created_at, t.updated_at
+      FROM threads_v2 t;
+  INSERT INTO messages (seq, id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
+    SELECT m.seq, m.id, t.user_id, m.thread_id, row_number() OVER (PARTITION BY m.thread_id ORDER BY m.seq),
+           m.role, m.content, m.metadata, m.tool_call_id, m.status, m.created_at
+      FROM messages_v2 m JOIN threads_v2 t ON t.id = m.thread_id;
+  DROP TABLE messages_v2;
+  DROP TABLE threads_v2;
+
+  ALTER TABLE tool_calls RENAME TO tool_calls_v2;
+  CREATE TABLE tool_calls (
+    user_id       TEXT NOT NULL,
+    thread_id     TEXT NOT NULL,
+    tool_call_id  TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    args          TEXT NOT NULL CHECK (json_valid(args)),
+    args_sha256   TEXT NOT NULL,
+    outcome       TEXT NOT NULL CHECK (json_valid(outcome)),
+    exit_code     INTEGER NOT NULL,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (user_id, thread_id, tool_call_id)
+  );
+  INSERT INTO tool_calls (user_id, thread_id, tool_call_id, action, args, args_sha256, outcome, exit_code, created_at)
+    SELECT user_id, thread_id, tool_call_id, action, args, args_sha256, outcome, exit_code, created_at FROM tool_calls_v2;
+  DROP TABLE tool_calls_v2;
+  `,
 ];

@@ -17,10 +17,8 @@ import { createHttpServer } from '../../src/daemon/http-server.js';
 import { agUiStreamRoute, ThreadListeners } from '../../src/daemon/ag-ui-stream.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
-import { openDatabase } from '../../src/store/database.js';
-import { insertMessage, type MessageRow } from '../../src/store/messages.js';
-import { claimThread } from '../../src/store/threads.js';
-import { ensureUser } from '../../src/store/users.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { MessageRow } from '../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
@@ -301,16 +299,15 @@ describe('AG-UI event stream, in process', () => {
   let token: string;
 
   before(async () => {
-    const db = openDatabase(join(tempDir(), 'toolgate.db'));
+    const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
     daemon = {
-      db,
+      store,
       log: createLogger(() => {}),
       env: {},
       bearerKeys: { kind: 'secret', secret: new TextEncoder().encode(TEST_BEARER_SECRET), origin: 'env' },
       threadListeners: new ThreadListeners(),
     } as unknown as Daemon;
-    ensureUser(db, 'erin');
-    claimThread(db, 'quiet', 'erin');
+    await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
     const output = buildToolAgentOutput(
       { ok: true, module: 'calendar', method: 'create', data: { event: { id: 'evt_1', owner_id: 'erin', title: 'Stored', start_at: args.input.start_at, end_at: args.input.end_at } } },
@@ -318,7 +315,9 @@ describe('AG-UI event stream, in process', () => {
       'k1',
       deriveUiHints,
     );
-    row = insertMessage(db, { threadId: 'quiet', role: 'tool', content: projectText(output), metadata: { tool_agent_output: output }, toolCallId: 'k1', status: output.status });
+    row = await store.transaction((tx) =>
+      tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'tool', content: projectText(output), metadataJson: JSON.stringify({ tool_agent_output: output }), toolCallId: 'k1', status: output.status }),
+    );
     token = await mintBearer('erin');
     server = createHttpServer(daemon, [agUiStreamRoute(daemon, { pingIntervalMs: 50 })]);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -327,7 +326,7 @@ describe('AG-UI event stream, in process', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    daemon.db.close();
+    await daemon.store.close();
   });
 
   test('pings an idle stream, and drops its listener when the client goes away', async () => {
@@ -336,7 +335,7 @@ describe('AG-UI event stream, in process', () => {
     const replayed = await sse.take(4);
     assert.equal(json(replayed[3]!).timestamp, Date.parse(row.created_at));
     assert.equal((await sse.next({ comments: true })).comment, 'ping');
-    assert.equal(daemon.threadListeners.count('quiet'), 1);
+    assert.equal(daemon.threadListeners.count('erin', 'quiet'), 1);
 
     daemon.threadListeners.publish(row);
     assert.deepEqual((await sse.take(4)).map((f) => f.data), replayed.map((f) => f.data), 'live and replayed are the same bytes');
@@ -359,15 +358,16 @@ describe('AG-UI event stream, in process', () => {
   test('a listener that throws does not stop the others', () => {
     const listeners = new ThreadListeners();
     const seen: string[] = [];
-    listeners.listen('t', () => {
+    listeners.listen('erin', 't', () => {
       throw new Error('broken stream');
     });
-    const stop = listeners.listen('t', (r) => seen.push(r.id));
+    const stop = listeners.listen('erin', 't', (r) => seen.push(r.id));
     listeners.publish({ ...row, thread_id: 't' });
     listeners.publish({ ...row, thread_id: 'other' });
-    assert.deepEqual(seen, [row.id]);
+    listeners.publish({ ...row, user_id: 'mallory', thread_id: 't' });
+    assert.deepEqual(seen, [row.id], 'only the listener of erin’s thread t hears it');
     stop();
     stop();
-    assert.equal(listeners.count('t'), 1);
+    assert.equal(listeners.count('erin', 't'), 1);
   });
 });

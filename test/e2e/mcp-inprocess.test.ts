@@ -64,7 +64,7 @@ test('in process: a token that expires mid-session fails each call with UNAUTHEN
     globalThis.Date = RealDate;
     await client.close();
     await handle.close();
-    daemon.db.close();
+    await daemon.store.close();
   }
   assert.ok(!logs.join('').includes(token.split('.')[2]!), 'the token is never logged');
 });
@@ -72,18 +72,20 @@ test('in process: a token that expires mid-session fails each call with UNAUTHEN
 test('in process: notifications/cancelled reaches a running call — no response is sent, and the call completed or left no trace', async () => {
   const token = await mintBearer('mia', {}, { expiresIn: '10m' });
   const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
+  // A child process can be held while it runs (in-process work is one unit of store work that never waits).
   const daemon = await createDaemon(
-    { transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env },
+    { transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'subprocess', env },
     createLogger(() => {}),
   );
   // Hold the action until the client has cancelled, so the cancel meets a call in flight.
   const real = daemon.executor;
+  if (real.kind !== 'subprocess') throw new Error('expected the subprocess executor');
   let entered!: () => void;
   const running = new Promise<void>((r) => (entered = r));
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   daemon.executor = {
-    kind: real.kind,
+    kind: 'subprocess',
     async run(req, log) {
       entered();
       await gate;
@@ -128,6 +130,6 @@ test('in process: notifications/cancelled reaches a running call — no response
     release();
     await client.close();
     await handle.close();
-    daemon.db.close();
+    await daemon.store.close();
   }
 });

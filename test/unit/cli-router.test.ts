@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { closeCliDatabases, runCli, type CliInvocation } from '../../src/cli-router/run-cli.js';
+import { closeCliStores, runCli, type CliInvocation } from '../../src/cli-router/run-cli.js';
 import { UsageError, flagKinds, parseFlags } from '../../src/cli-router/argv.js';
 import { dayBounds, isTimeZone } from '../../src/cli-router/time.js';
 import { argsSha256, canonicalJson } from '../../src/codec/canonical-json.js';
@@ -16,8 +16,8 @@ import { tempDir } from '../helpers/repo.js';
 
 const dir = tempDir('toolgate-cli-unit-');
 const DB = join(dir, 'toolgate.db');
-after(() => {
-  closeCliDatabases();
+after(async () => {
+  await closeCliStores();
   rmSync(dir, { recursive: true, force: true });
 });
 

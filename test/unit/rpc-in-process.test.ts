@@ -41,6 +41,6 @@ test('the conformance runner passes against the daemon in process, over an in-me
     assert.ok(report.passed >= 20, lines.join('\n'));
   } finally {
     served.close();
-    daemon.db.close();
+    await daemon.store.close();
   }
 });

@@ -2,18 +2,7 @@ import { z } from 'zod';
 import { ActionError, type ToolError } from '../errors.js';
 import { CalendarDate, Instant, TimeZone, dayBounds } from '../time.js';
 import { defineAction, type ActionContext } from '../action.js';
-import {
-  createEvent,
-  deleteOwnedEvent,
-  getOwnedEvent,
-  getVisibleEvent,
-  listVisibleEvents,
-  updateOwnedEvent,
-  type Event,
-  type EventFields,
-} from '../../store/events.js';
-import { getInviteFor, setInviteStatus, upsertInvite, type InviteRow } from '../../store/invites.js';
-import { userExists } from '../../store/users.js';
+import type { Event, EventFields, InviteRow } from '../../store/store.js';
 import { describeIssues } from '../validation.js';
 
 const Id = z.string().min(1).max(200);
@@ -73,17 +62,17 @@ const UpdateInput = z
 
 const notFound = (what: string) => new ActionError('NOT_FOUND', `${what} not found`);
 
-function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
+async function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
   let items: Event[];
   if (input.mode === 'event') {
-    const event = getVisibleEvent(ctx.db, ctx.userId, input.event_id);
+    const event = await ctx.tx.events.getVisible(ctx.userId, input.event_id);
     if (!event) throw notFound('event');
     items = [event];
   } else if (input.mode === 'day') {
     const { startMs, endMs } = dayBounds(input.date, input.timezone ?? 'UTC');
-    items = listVisibleEvents(ctx.db, ctx.userId, startMs, endMs);
+    items = await ctx.tx.events.listVisible(ctx.userId, startMs, endMs);
   } else {
-    items = listVisibleEvents(ctx.db, ctx.userId, Date.parse(input.start_at), Date.parse(input.end_at));
+    items = await ctx.tx.events.listVisible(ctx.userId, Date.parse(input.start_at), Date.parse(input.end_at));
   }
   return { items, count: items.length };
 }
@@ -95,17 +84,19 @@ interface BatchItemOutcome {
   error?: Pick<ToolError, 'code' | 'message'> & Record<string, unknown>;
 }
 
-function create(ctx: ActionContext, input: z.output<typeof CreateInput>) {
-  if (!('items' in input)) return { event: createEvent(ctx.db, ctx.userId, input) };
-  const items: BatchItemOutcome[] = input.items.map((raw, index) => {
+async function create(ctx: ActionContext, input: z.output<typeof CreateInput>) {
+  if (!('items' in input)) return { event: await ctx.tx.events.create(ctx.userId, input) };
+  const items: BatchItemOutcome[] = [];
+  for (const [index, raw] of input.items.entries()) {
     const parsed = EventInput.safeParse(raw);
     if (!parsed.success) {
-      return { index, ok: false, error: { code: 'INVALID_ACTION_INPUT', message: `invalid item ${index}`, issues: describeIssues(parsed.error, ['items', index]) } };
+      items.push({ index, ok: false, error: { code: 'INVALID_ACTION_INPUT', message: `invalid item ${index}`, issues: describeIssues(parsed.error, ['items', index]) } });
+      continue;
     }
     // Each item is written on its own (a savepoint inside the call's transaction).
-    const event = ctx.db.transaction(() => createEvent(ctx.db, ctx.userId, parsed.data))();
-    return { index, ok: true, event };
-  });
+    const event = await ctx.tx.savepoint((tx) => tx.events.create(ctx.userId, parsed.data));
+    items.push({ index, ok: true, event });
+  }
   const created = items.filter((i) => i.ok).length;
   const data = { items, created, failed: items.length - created };
   if (created === 0) {
@@ -114,8 +105,8 @@ function create(ctx: ActionContext, input: z.output<typeof CreateInput>) {
   return data;
 }
 
-function update(ctx: ActionContext, input: z.output<typeof UpdateInput>) {
-  const existing = ownedOrThrow(ctx, input.event_id);
+async function update(ctx: ActionContext, input: z.output<typeof UpdateInput>) {
+  const existing = await ownedOrThrow(ctx, input.event_id);
   const next: EventFields = {
     title: input.title ?? existing.title,
     start_at: input.start_at ?? existing.start_at,
@@ -126,37 +117,38 @@ function update(ctx: ActionContext, input: z.output<typeof UpdateInput>) {
   if (Date.parse(next.end_at) <= Date.parse(next.start_at)) {
     throw new ActionError('INVALID_ACTION_INPUT', 'end_at must be after start_at');
   }
-  return { event: updateOwnedEvent(ctx.db, ctx.userId, input.event_id, next)! };
+  return { event: (await ctx.tx.events.updateOwned(ctx.userId, input.event_id, next))! };
 }
 
 /**
  * Owner-only actions: an event the user cannot see at all is NOT_FOUND; one
  * they see through an accepted invite but do not own is FORBIDDEN.
  */
-function ownedOrThrow(ctx: ActionContext, eventId: string): Event {
-  const owned = getOwnedEvent(ctx.db, ctx.userId, eventId);
+async function ownedOrThrow(ctx: ActionContext, eventId: string): Promise<Event> {
+  const owned = await ctx.tx.events.getOwned(ctx.userId, eventId);
   if (owned) return owned;
-  if (getVisibleEvent(ctx.db, ctx.userId, eventId)) throw new ActionError('FORBIDDEN', 'only the owner may change this event');
+  if (await ctx.tx.events.getVisible(ctx.userId, eventId)) throw new ActionError('FORBIDDEN', 'only the owner may change this event');
   throw notFound('event');
 }
 
-function remove(ctx: ActionContext, input: { event_id: string }) {
-  ownedOrThrow(ctx, input.event_id);
-  deleteOwnedEvent(ctx.db, ctx.userId, input.event_id);
+async function remove(ctx: ActionContext, input: { event_id: string }) {
+  await ownedOrThrow(ctx, input.event_id);
+  await ctx.tx.events.deleteOwned(ctx.userId, input.event_id);
   return { event_id: input.event_id, deleted: true as const };
 }
 
-function share(ctx: ActionContext, input: { event_id: string; user_ids: string[] }) {
-  ownedOrThrow(ctx, input.event_id);
+async function share(ctx: ActionContext, input: { event_id: string; user_ids: string[] }) {
+  await ownedOrThrow(ctx, input.event_id);
   const userIds = [...new Set(input.user_ids)];
   if (userIds.includes(ctx.userId)) throw new ActionError('INVALID_ACTION_INPUT', 'cannot invite yourself');
-  const unknown = userIds.filter((id) => !userExists(ctx.db, id));
+  const unknown: string[] = [];
+  for (const id of userIds) if (!(await ctx.tx.users.exists(id))) unknown.push(id);
   if (unknown.length > 0) throw new ActionError('NOT_FOUND', 'user not found', { user_ids: unknown });
   // Invites are pending by definition; someone who already accepted is not asked again.
   const invites: Array<{ invite_id: string; user_id: string; status: 'pending' }> = [];
   const alreadyAccepted: string[] = [];
   for (const id of userIds) {
-    const inv = upsertInvite(ctx.db, input.event_id, ctx.userId, id);
+    const inv = await ctx.tx.invites.upsert(input.event_id, ctx.userId, id);
     if (inv.status === 'pending') invites.push({ invite_id: inv.invite_id, user_id: inv.invitee_id, status: 'pending' });
     else alreadyAccepted.push(id);
   }
@@ -166,13 +158,13 @@ function share(ctx: ActionContext, input: { event_id: string; user_ids: string[]
 }
 
 function answerInvite(status: 'accepted' | 'rejected') {
-  return (ctx: ActionContext, input: { invite_id: string }) => {
-    const invite = getInviteFor(ctx.db, ctx.userId, input.invite_id);
+  return async (ctx: ActionContext, input: { invite_id: string }) => {
+    const invite = await ctx.tx.invites.getFor(ctx.userId, input.invite_id);
     if (!invite) throw notFound('invite');
     if (invite.status !== 'pending' && invite.status !== status) {
       throw new ActionError('CONFLICT', `invite already ${invite.status}`, { status: invite.status });
     }
-    const updated = setInviteStatus(ctx.db, ctx.userId, input.invite_id, status) as InviteRow;
+    const updated = (await ctx.tx.invites.setStatus(ctx.userId, input.invite_id, status)) as InviteRow;
     return { invite: { invite_id: updated.invite_id, event_id: updated.event_id, status: updated.status } };
   };
 }

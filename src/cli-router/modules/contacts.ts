@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineAction, type ActionContext } from '../action.js';
-import { listContacts, type Contact } from '../../store/contacts.js';
-import { findUserByPhone } from '../../store/users.js';
+import type { Contact } from '../../store/store.js';
 
 const ReadInput = z.strictObject({
   query: z.string().min(1).max(200).optional(),
@@ -14,13 +13,13 @@ const ReadInput = z.strictObject({
  * registered user holding that number (how you find someone to invite), or
  * an empty list — never a fuzzy search over all users.
  */
-function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
+async function read(ctx: ActionContext, input: z.output<typeof ReadInput>) {
   let items: Contact[];
   if (input.phone !== undefined) {
-    const user = findUserByPhone(ctx.db, input.phone);
+    const user = await ctx.tx.users.findByPhone(input.phone);
     items = user && user.id !== ctx.userId ? [{ user_id: user.id, name: user.name, phone: user.phone }] : [];
   } else {
-    items = listContacts(ctx.db, ctx.userId, input.query, input.limit ?? 50);
+    items = await ctx.tx.contacts.list(ctx.userId, input.query, input.limit ?? 50);
   }
   return { items, count: items.length };
 }

@@ -1,17 +1,16 @@
 import { z } from 'zod';
 import { ActionError } from '../errors.js';
 import { defineAction, type ActionContext } from '../action.js';
-import { forgetMemory, readMemories, upsertMemory } from '../../store/memories.js';
 
 const Key = z.string().trim().min(1).max(200);
 
-function forget(ctx: ActionContext, input: { key: string }) {
-  if (!forgetMemory(ctx.db, ctx.userId, input.key)) throw new ActionError('NOT_FOUND', 'memory not found');
+async function forget(ctx: ActionContext, input: { key: string }) {
+  if (!(await ctx.tx.memories.forget(ctx.userId, input.key))) throw new ActionError('NOT_FOUND', 'memory not found');
   return { key: input.key, forgotten: true as const };
 }
 
-function read(ctx: ActionContext, input: { key?: string | undefined }) {
-  const items = readMemories(ctx.db, ctx.userId, input.key);
+async function read(ctx: ActionContext, input: { key?: string | undefined }) {
+  const items = await ctx.tx.memories.read(ctx.userId, input.key);
   return { items, count: items.length };
 }
 
@@ -20,7 +19,7 @@ export const memoryActions = [
     module: 'memory',
     method: 'update', summary: 'save or replace a memory under a key',
     input: z.strictObject({ key: Key, content: z.string().min(1).max(20000) }),
-    run: (ctx, input) => ({ memory: upsertMemory(ctx.db, ctx.userId, input.key, input.content) }),
+    run: async (ctx, input) => ({ memory: await ctx.tx.memories.upsert(ctx.userId, input.key, input.content) }),
   }),
   defineAction({ module: 'memory', method: 'forget', summary: 'delete the memory under a key', input: z.strictObject({ key: Key }), run: forget }),
   defineAction({ module: 'memory', method: 'read', summary: 'list your memories, or the one under a key', input: z.strictObject({ key: Key.optional() }), run: read }),

@@ -1,0 +1,157 @@
+/**
+ * The core of project-cli, on objects: admit a call (the action exists, the
+ * credential's claims permit it, the input offers no credential, the
+ * credential is bound to exactly this call), then — inside the caller's
+ * unit of work — answer a recorded call from its record, or validate, run
+ * the handler and record the call, so the effect and its record commit or
+ * vanish together.
+ *
+ * `runCli` (the process boundary: argv, env, stdin, stdout) and the daemon's
+ * in-process executor both call it, so their results are byte-identical.
+ */
+import type { Tx } from '../store/store.js';
+import { StoreConflictError } from '../store/store.js';
+import { argsSha256 } from '../codec/canonical-json.js';
+import { redact } from '../codec/redact.js';
+import { ActionError, EXIT_OK, exitCodeFor, type ToolErrorCode } from './errors.js';
+import { inputJsonSchema, lookupAction } from './registry.js';
+import type { ActionDefinition } from './action.js';
+import type { CredentialClaims } from './credential.js';
+import { offersCredentialInInput } from './argv.js';
+import { describeIssues } from './validation.js';
+import type { CliDocument } from '../protocol/cli-output.js';
+import type { ToolError } from '../protocol/tool.js';
+
+export const CREDENTIAL_ENV = 'PROJECT_CLI_CREDENTIAL';
+
+/** The stdout document and its error are wire shapes, declared once in src/protocol. */
+export type { CliDocument };
+/** A ToolError whose module/method are null when argv did not name them. */
+export type { ToolError as CliError };
+
+/** A finished call: the document, its JSON text (what project-cli prints, serialized once) and the exit code. */
+export interface CoreOutcome {
+  doc: CliDocument;
+  stdout: string;
+  exitCode: number;
+}
+
+export interface CoreCall {
+  /** Claims already checked (`verifyCredential` or `checkClaims`). */
+  claims: CredentialClaims;
+  module: string;
+  method: string;
+  input: Record<string, unknown>;
+  /** `argsSha256({module, method, input})` when the caller computed it already (hashed once). */
+  argsSha256?: string | undefined;
+}
+
+export function render(doc: CliDocument): CoreOutcome {
+  return { doc, stdout: JSON.stringify(doc), exitCode: doc.ok ? EXIT_OK : exitCodeFor(doc.error.code) };
+}
+
+export function failure(module: string | null, method: string | null, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CoreOutcome {
+  return render({ ok: false, module, method, error: { code, message, module, method, ...extra } });
+}
+
+/** The action, if it exists and the credential permits it; else the refusal. */
+export function admitAction(claims: CredentialClaims, module: string, method: string): ActionDefinition | CoreOutcome {
+  const action = lookupAction(module, method);
+  if (!action) return failure(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}`);
+  if (!claims.actions.includes(`${module}.${method}`)) {
+    return failure(module, method, 'ACTION_NOT_ALLOWED', `the credential does not permit ${module}.${method}`);
+  }
+  return action;
+}
+
+/** A refusal when the input offers a credential or the credential was issued for another call; else null. */
+export function admitInput(call: CoreCall): CoreOutcome | null {
+  const { module, method, input, claims } = call;
+  if (offersCredentialInInput(input)) {
+    return failure(module, method, 'UNAUTHENTICATED', `the credential is accepted only from the ${CREDENTIAL_ENV} environment variable`);
+  }
+  if (claims.call && claims.call.args_sha256 !== (call.argsSha256 ?? argsSha256({ module, method, input }))) {
+    return failure(module, method, 'UNAUTHENTICATED', 'the credential was issued for another call');
+  }
+  return null;
+}
+
+/** Admits and executes a call inside the caller's unit of work. */
+export async function runCore(tx: Tx, call: CoreCall): Promise<CoreOutcome> {
+  const action = admitAction(call.claims, call.module, call.method);
+  if (!isAction(action)) return action;
+  return admitInput(call) ?? execute(tx, action, call);
+}
+
+export function isAction(a: ActionDefinition | CoreOutcome): a is ActionDefinition {
+  return 'run' in a;
+}
+
+/**
+ * Runs an admitted call in the caller's unit: a recorded call answers from
+ * its record without running; otherwise validate, run, record.
+ */
+export async function execute(tx: Tx, action: ActionDefinition, call: CoreCall): Promise<CoreOutcome> {
+  const { module, method } = action;
+  const { claims, input } = call;
+  const bound = claims.call;
+  const recorded = await recordedOutcome(tx, action, call);
+  if (recorded) return recorded;
+  const outcome = await runAction(tx, action, claims, input);
+  if (bound) {
+    // A StoreConflictError here (another process recorded this call first) undoes the unit; the caller reads the winner.
+    await tx.toolCalls.record({
+      user_id: claims.sub,
+      thread_id: bound.thread_id,
+      tool_call_id: bound.tool_call_id,
+      action: `${module}.${method}`,
+      args: JSON.stringify({ module, method, input }),
+      args_sha256: bound.args_sha256,
+      outcome: outcome.stdout,
+      exit_code: outcome.exitCode,
+    });
+  }
+  return outcome;
+}
+
+/** The answer of a call already recorded under the credential's `call` key (read only), or undefined. */
+export async function recordedOutcome(tx: Tx, action: ActionDefinition, call: CoreCall): Promise<CoreOutcome | undefined> {
+  const bound = call.claims.call;
+  if (!bound) return undefined;
+  const recorded = await tx.toolCalls.get(call.claims.sub, bound.thread_id, bound.tool_call_id);
+  return recorded ? answerFromRecord(recorded, bound.args_sha256, action.module, action.method) : undefined;
+}
+
+function answerFromRecord(recorded: { args_sha256: string; outcome: string; exit_code: number }, argsHash: string, module: string, method: string): CoreOutcome {
+  if (recorded.args_sha256 === argsHash) {
+    return { doc: JSON.parse(recorded.outcome) as CliDocument, stdout: recorded.outcome, exitCode: recorded.exit_code };
+  }
+  return failure(module, method, 'DUPLICATE_TOOL_CALL_ID', 'this tool_call_id was already used with other arguments');
+}
+
+async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialClaims, rawInput: Record<string, unknown>): Promise<CoreOutcome> {
+  const { module, method } = action;
+  const parsed = action.input.safeParse(rawInput);
+  if (!parsed.success) {
+    return failure(module, method, 'INVALID_ACTION_INPUT', `invalid input for ${module}.${method}`, {
+      issues: describeIssues(parsed.error),
+      input_schema: inputJsonSchema(action),
+    });
+  }
+  try {
+    // A savepoint: a handler that fails leaves none of its writes behind (the record still commits).
+    const data = await tx.savepoint(async (t) => {
+      await t.users.ensure(claims.sub);
+      return action.run({ tx: t, userId: claims.sub, jobId: claims.job_id ?? null }, parsed.data);
+    });
+    return render({ ok: true, module, method, data });
+  } catch (err) {
+    if (err instanceof ActionError) {
+      const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
+      return render({ ok: false, module, method, error: { ...err.details, ...extra, code: err.code, message: err.message, module, method } });
+    }
+    if (err instanceof StoreConflictError) throw err;
+    process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
+    return failure(module, method, 'INTERNAL', 'internal error');
+  }
+}

@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import type { AutomationJob, AutomationJobsRepo } from '../store.js';
+import { nowIso, type Statements } from './statements.js';
+
+export function sqliteAutomationJobs(st: Statements): AutomationJobsRepo {
+  return {
+    async create(job: Omit<AutomationJob, 'id'>) {
+      const id = `job_${randomUUID()}`;
+      st.get('INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at) VALUES (?, ?, ?, ?, ?)').run(
+        id,
+        job.ownerId,
+        JSON.stringify(job.enabledSkills),
+        JSON.stringify(job.allowedActions),
+        nowIso(),
+      );
+      return { id, ...job };
+    },
+    async get(id: string) {
+      const row = st.get('SELECT id, owner_id, enabled_skills, allowed_actions FROM automation_jobs WHERE id = ?').get(id) as
+        | { id: string; owner_id: string; enabled_skills: string; allowed_actions: string }
+        | undefined;
+      if (!row) return undefined;
+      return {
+        id: row.id,
+        ownerId: row.owner_id,
+        enabledSkills: JSON.parse(row.enabled_skills) as string[],
+        allowedActions: JSON.parse(row.allowed_actions) as string[],
+      };
+    },
+  };
+}

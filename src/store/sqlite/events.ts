@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { Event, EventFields, EventsRepo } from '../store.js';
+import { nowIso, type Statements } from './statements.js';
+
+const COLUMNS = 'e.id, e.owner_id, e.title, e.start_at, e.end_at, e.location, e.description, e.created_at, e.updated_at';
+
+/**
+ * The scope rule, written once and used inside every read query: a user sees
+ * the events they own and those whose invite they accepted.
+ */
+const VISIBLE_TO = `(e.owner_id = @user OR EXISTS (
+  SELECT 1 FROM invites i WHERE i.event_id = e.id AND i.invitee_id = @user AND i.status = 'accepted'))`;
+
+export function sqliteEvents(st: Statements): EventsRepo {
+  const getOwned = (ownerId: string, eventId: string) =>
+    st.get(`SELECT ${COLUMNS} FROM events e WHERE e.id = ? AND e.owner_id = ?`).get(eventId, ownerId) as Event | undefined;
+  return {
+    async create(ownerId: string, f: EventFields) {
+      const id = `evt_${randomUUID()}`;
+      const now = nowIso();
+      st.get(
+        `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now, now);
+      return getOwned(ownerId, id)!;
+    },
+    async getVisible(userId: string, eventId: string) {
+      return st.get(`SELECT ${COLUMNS} FROM events e WHERE e.id = @id AND ${VISIBLE_TO}`).get({ id: eventId, user: userId }) as
+        | Event
+        | undefined;
+    },
+    async getOwned(ownerId: string, eventId: string) {
+      return getOwned(ownerId, eventId);
+    },
+    async listVisible(userId: string, fromMs: number, toMs: number) {
+      return st
+        .get(
+          `SELECT ${COLUMNS} FROM events e
+            WHERE e.start_ms < @to AND e.end_ms > @from AND ${VISIBLE_TO}
+            ORDER BY e.start_ms, e.id`,
+        )
+        .all({ user: userId, from: fromMs, to: toMs }) as Event[];
+    },
+    async updateOwned(ownerId: string, eventId: string, f: EventFields) {
+      const info = st
+        .get(
+          `UPDATE events SET title = ?, start_at = ?, end_at = ?, start_ms = ?, end_ms = ?, location = ?, description = ?, updated_at = ?
+            WHERE id = ? AND owner_id = ?`,
+        )
+        .run(f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, nowIso(), eventId, ownerId);
+      return info.changes === 1 ? getOwned(ownerId, eventId) : undefined;
+    },
+    async deleteOwned(ownerId: string, eventId: string) {
+      return st.get('DELETE FROM events WHERE id = ? AND owner_id = ?').run(eventId, ownerId).changes === 1;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { MessagePage, MessageRow, MessagesRepo, NewMessage } from '../store.js';
+import { nowIso, uniquely, type Statements } from './statements.js';
+
+const COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at';
+const COLUMNS_NO_METADATA = "id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at";
+
+export function sqliteMessages(st: Statements): MessagesRepo {
+  const seqOf = (userId: string, threadId: string, messageId: string) =>
+    (st.get('SELECT thread_seq FROM messages WHERE id = ? AND user_id = ? AND thread_id = ?').get(messageId, userId, threadId) as
+      | { thread_seq: number }
+      | undefined)?.thread_seq;
+  return {
+    async insert(m: NewMessage): Promise<MessageRow> {
+      const id = `msg_${randomUUID()}`;
+      const createdAt = nowIso();
+      // One statement claims the thread (when new), bumps it and hands out the next thread_seq.
+      const { last_seq: threadSeq } = st
+        .get(
+          `INSERT INTO threads (user_id, id, last_seq, created_at, updated_at) VALUES (?, ?, 1, ?, ?)
+           ON CONFLICT(user_id, id) DO UPDATE SET last_seq = last_seq + 1, updated_at = max(updated_at, excluded.updated_at)
+           RETURNING last_seq`,
+        )
+        .get(m.userId, m.threadId, createdAt, createdAt) as { last_seq: number };
+      const row: MessageRow = {
+        id,
+        user_id: m.userId,
+        thread_id: m.threadId,
+        thread_seq: threadSeq,
+        role: m.role,
+        content: m.content,
+        metadata: m.metadataJson,
+        tool_call_id: m.toolCallId ?? null,
+        status: m.status ?? null,
+        created_at: createdAt,
+      };
+      uniquely('messages_tool_call', () =>
+        st
+          .get(`INSERT INTO messages (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+          .run(id, row.user_id, row.thread_id, threadSeq, row.role, row.content, row.metadata, row.tool_call_id, row.status, createdAt),
+      );
+      return row;
+    },
+    async getToolMessage(userId: string, threadId: string, toolCallId: string) {
+      return st
+        .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?`)
+        .get(userId, threadId, toolCallId) as MessageRow | undefined;
+    },
+    async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
+      let beforeSeq = Number.MAX_SAFE_INTEGER;
+      if (before !== undefined) {
+        const seq = seqOf(userId, threadId, before);
+        if (seq === undefined) return { rows: [], nextBefore: null };
+        beforeSeq = seq;
+      }
+      const columns = opts.withMetadata === false ? COLUMNS_NO_METADATA : COLUMNS;
+      const rows = st
+        .get(`SELECT ${columns} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq < ? ORDER BY thread_seq DESC LIMIT ?`)
+        .all(userId, threadId, beforeSeq, limit + 1) as MessageRow[];
+      const hasMore = rows.length > limit;
+      if (hasMore) rows.length = limit;
+      rows.reverse();
+      return { rows, nextBefore: hasMore && rows.length > 0 ? rows[0]!.id : null };
+    },
+    async metadataOf(userId: string, threadId: string, ids: readonly string[]) {
+      const out = new Map<string, string>();
+      const stmt = st.get('SELECT metadata FROM messages WHERE id = ? AND user_id = ? AND thread_id = ?');
+      for (const id of ids) {
+        const r = stmt.get(id, userId, threadId) as { metadata: string } | undefined;
+        if (r) out.set(id, r.metadata);
+      }
+      return out;
+    },
+    async toolMessagesAfter(userId: string, threadId: string, afterSeq: number, limit: number) {
+      return st
+        .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND role = 'tool' AND thread_seq > ? ORDER BY thread_seq LIMIT ?`)
+        .all(userId, threadId, afterSeq, limit) as MessageRow[];
+    },
+    async seqOf(userId: string, threadId: string, messageId: string) {
+      return seqOf(userId, threadId, messageId);
+    },
+  };
+}

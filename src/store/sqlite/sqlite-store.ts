@@ -1,0 +1,220 @@
+import type { Db } from '../database.js';
+import { openDatabase } from '../database.js';
+import type { Store, StoreDescription, StoreOptions, Tx } from '../store.js';
+import { Statements } from './statements.js';
+import { sqliteUsers } from './users.js';
+import { sqliteThreads } from './threads.js';
+import { sqliteMessages } from './messages.js';
+import { sqliteToolCalls } from './tool-calls.js';
+import { sqliteCredentialAudit } from './credential-audit.js';
+import { sqliteAutomationJobs } from './automation-jobs.js';
+import { sqliteEvents } from './events.js';
+import { sqliteInvites } from './invites.js';
+import { sqliteMemories } from './memories.js';
+import { sqliteContacts } from './contacts.js';
+
+interface Unit {
+  work: (tx: Tx) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Units committed together at most; past it the next ones start the next group. */
+const MAX_GROUP = 128;
+/** Turns of the event loop a group waits for more units (each a few microseconds when idle). */
+const MAX_WAIT_TURNS = 64;
+const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
+
+/**
+ * The SQLite engine: one connection, group commit.
+ *
+ * Units (`transaction()`) queue up; once a turn of the event loop passes
+ * without a new one — every message that arrived together has been read — one
+ * `BEGIN IMMEDIATE` opens a group, each unit runs in its own SAVEPOINT
+ * (a unit that throws is rolled back to it and fails alone), one COMMIT —
+ * one fsync under `synchronous=FULL` — makes all of them durable, and only
+ * then does each unit's promise settle. Units queued while a group runs join
+ * it (up to MAX_GROUP).
+ *
+ * The repositories answer synchronously underneath (better-sqlite3), so a
+ * group is held open only for the CPU time of its units — never across a
+ * child process, timer or socket (the boundary's rule 1): project-cli
+ * processes writing to the same file wait for a lock at most that long.
+ */
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const;
+  private readonly tx: Tx;
+  private readonly queue: Unit[] = [];
+  private scheduled = false;
+  /** Set while a group transaction is open; reads wait for it to end. */
+  private group: Promise<void> | null = null;
+  private savepointDepth = 0;
+  private closed = false;
+  private readonly control: Statements;
+
+  constructor(readonly connection: Db) {
+    const st = new Statements(connection);
+    this.control = st;
+    const tx: Tx = {
+      users: sqliteUsers(st),
+      threads: sqliteThreads(st),
+      messages: sqliteMessages(st),
+      toolCalls: sqliteToolCalls(st),
+      credentialAudit: sqliteCredentialAudit(st),
+      automationJobs: sqliteAutomationJobs(st),
+      events: sqliteEvents(st),
+      invites: sqliteInvites(st),
+      memories: sqliteMemories(st),
+      contacts: sqliteContacts(st),
+      savepoint: (work) => this.savepoint(work),
+    };
+    this.tx = tx;
+  }
+
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  async read<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    // Inside an open group the connection would show uncommitted writes: wait for its commit.
+    while (this.group) await this.group;
+    return work(this.tx);
+  }
+
+  async describe(): Promise<StoreDescription> {
+    const db = this.connection;
+    const sync = db.pragma('synchronous', { simple: true }) as number;
+    return {
+      engine: 'sqlite',
+      synchronous: SYNCHRONOUS_NAMES[sync] ?? 'FULL',
+      journalMode: String(db.pragma('journal_mode', { simple: true })),
+      schemaVersion: db.pragma('user_version', { simple: true }) as number,
+    };
+  }
+
+  async close(): Promise<void> {
+    while (this.group || this.queue.length > 0 || this.scheduled) {
+      if (this.group) await this.group;
+      else await new Promise((r) => setImmediate(r));
+    }
+    this.closed = true;
+    this.connection.close();
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.group) return;
+    this.scheduled = true;
+    // Wait while units keep arriving: JSON-RPC connections hand over one request per turn of the
+    // event loop (setImmediate), so a burst already read from the sockets queues one unit per
+    // turn. The group opens after a whole turn in which no unit arrived (at most MAX_WAIT_TURNS).
+    let seen = -1;
+    let turns = 0;
+    const tick = () => {
+      const n = this.queue.length;
+      if (n !== seen && n < MAX_GROUP && turns < MAX_WAIT_TURNS) {
+        seen = n;
+        turns++;
+        setImmediate(tick);
+        return;
+      }
+      this.scheduled = false;
+      let done!: () => void;
+      this.group = new Promise<void>((r) => (done = r));
+      this.runGroup().finally(() => {
+        this.group = null;
+        done();
+        if (this.queue.length > 0) this.schedule();
+      });
+    };
+    setImmediate(tick);
+  }
+
+  /** Transaction control as prepared statements: parsed once per connection, like every query. */
+  private run(sql: string): void {
+    this.control.get(sql).run();
+  }
+
+  private async runGroup(): Promise<void> {
+    const db = this.connection;
+    const failed: Array<() => void> = [];
+    let committed: Array<{ unit: Unit; value: unknown }> = [];
+    let open = false;
+    let n = 0;
+    while (this.queue.length > 0 && n < MAX_GROUP) {
+      const unit = this.queue.shift()!;
+      n++;
+      if (!open) {
+        try {
+          this.run('BEGIN IMMEDIATE');
+          open = true;
+        } catch (err) {
+          unit.reject(err);
+          continue;
+        }
+      }
+      // The first unit of a transaction needs no savepoint of its own: when it fails, rolling
+      // back the whole transaction undoes exactly its writes (a lone call pays for no savepoint).
+      const first = committed.length === 0;
+      if (!first) this.run('SAVEPOINT unit');
+      try {
+        const value = await unit.work(this.tx);
+        if (!first) this.run('RELEASE unit');
+        committed.push({ unit, value });
+      } catch (err) {
+        failed.push(() => unit.reject(err));
+        if (!db.inTransaction) {
+          // SQLite gave up the whole transaction (I/O error, disk full): nothing of it survives.
+          for (const c of committed) c.unit.reject(err);
+          committed = [];
+          open = false;
+        } else if (first) {
+          this.run('ROLLBACK');
+          open = false;
+        } else {
+          this.run('ROLLBACK TO unit');
+          this.run('RELEASE unit');
+        }
+      } finally {
+        this.savepointDepth = 0;
+      }
+    }
+    if (open) {
+      try {
+        this.run('COMMIT');
+      } catch (err) {
+        if (db.inTransaction) this.run('ROLLBACK');
+        for (const c of committed) c.unit.reject(err);
+        committed = [];
+      }
+    }
+    for (const c of committed) c.unit.resolve(c.value);
+    for (const f of failed) f();
+  }
+
+  private async savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    const name = `nested_${++this.savepointDepth}`;
+    this.run(`SAVEPOINT ${name}`);
+    try {
+      const value = await work(this.tx);
+      this.run(`RELEASE ${name}`);
+      return value;
+    } catch (err) {
+      if (this.connection.inTransaction) {
+        this.run(`ROLLBACK TO ${name}`);
+        this.run(`RELEASE ${name}`);
+      }
+      throw err;
+    } finally {
+      this.savepointDepth--;
+    }
+  }
+}
+
+/** Opens (creating and migrating when needed) a SQLite file as a Store. */
+export function openSqliteStore(file: string, opts: StoreOptions = {}): SqliteStore {
+  return new SqliteStore(openDatabase(file, opts.synchronous ? { synchronous: opts.synchronous } : {}));
+}

@@ -1,0 +1,361 @@
+/**
+ * The store boundary: everything above it (daemon, CLI core, action
+ * handlers) sees one async API whatever engine sits below. SQLite resolves
+ * its promises synchronously underneath; PostgreSQL (async-only driver, many
+ * daemons on one database) runs the same calls over a pool.
+ *
+ * The unit the rest of the daemon sees is ONE TRANSACTION PER CALL:
+ * `store.transaction(work)`. How an engine makes that durable is its own
+ * concern:
+ *  - SQLite (one connection per process) commits the units that arrive
+ *    together in one transaction — one fsync — each unit inside its own
+ *    savepoint, so a unit that throws takes none of the others down (group
+ *    commit). The promise of a unit settles only after the COMMIT that holds
+ *    its writes.
+ *  - PostgreSQL runs each unit as one transaction on a pooled connection
+ *    (the server batches WAL flushes across sessions itself).
+ *
+ * Rules for `work` (both engines rely on them):
+ *  1. Await only this transaction's own repository methods (and do plain
+ *     synchronous computation). Never await a child process, a timer, the
+ *     network or another unit: SQLite may be holding other callers' writes
+ *     open in the same transaction, and a PostgreSQL unit holds a pooled
+ *     connection and row locks.
+ *  2. Treat a thrown `StoreConflictError` as final for this unit: let it
+ *     propagate (PostgreSQL has aborted the transaction) and re-read the
+ *     winner's row in a new unit.
+ *  3. Everything `work` wrote commits together or not at all.
+ *
+ * All ids and keys are plain strings; timestamps are ISO-8601 UTC strings
+ * chosen by the engine at write time. Rows are JSON-native objects in the
+ * wire's snake_case where they reach the wire unchanged.
+ */
+import type { Event } from '../protocol/actions.js';
+
+// ---------------------------------------------------------------- the boundary
+
+export interface Store {
+  readonly engine: 'sqlite' | 'postgres';
+  /**
+   * Runs `work` as one unit of work (one transaction). Resolves with its
+   * value once the commit holding its writes is durable (per the engine's
+   * `synchronous` setting); rejects with the error `work` threw, after
+   * undoing exactly its writes.
+   */
+  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Reads committed data (no writes). May run outside any transaction; sees
+   * every unit whose `transaction()` promise has resolved.
+   */
+  read<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Engine facts for diagnostics and tests (e.g. the live `synchronous` pragma). */
+  describe(): Promise<StoreDescription>;
+  /** Waits for pending units to commit, then closes the connection(s). */
+  close(): Promise<void>;
+}
+
+export interface StoreDescription {
+  engine: 'sqlite' | 'postgres';
+  /** SQLite: the live connection's `PRAGMA synchronous` as a name. */
+  synchronous?: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+  /** SQLite: `PRAGMA journal_mode`. */
+  journalMode?: string;
+  /** Schema version (number of applied migrations). */
+  schemaVersion: number;
+}
+
+export interface StoreOptions {
+  /** Contract §8 `store.synchronous`; `FULL` unless configured. Ignored by PostgreSQL. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** Contract §8 `store.pool_size` (PostgreSQL only). */
+  poolSize?: number;
+}
+
+/** The repositories one unit of work may use. */
+export interface Tx {
+  readonly users: UsersRepo;
+  readonly threads: ThreadsRepo;
+  readonly messages: MessagesRepo;
+  readonly toolCalls: ToolCallsRepo;
+  readonly credentialAudit: CredentialAuditRepo;
+  readonly automationJobs: AutomationJobsRepo;
+  readonly events: EventsRepo;
+  readonly invites: InvitesRepo;
+  readonly memories: MemoriesRepo;
+  readonly contacts: ContactsRepo;
+  /**
+   * Runs `work` inside a savepoint of this transaction: when it throws, its
+   * writes are undone and the error propagates; the enclosing unit goes on
+   * (a failing handler leaves no writes; a failing batch item fails alone).
+   * Nested strictly — never two savepoints of one transaction at once.
+   */
+  savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+}
+
+/**
+ * A unique key of the schema was already taken (an idempotency key raced:
+ * `(user, thread, tool_call_id)` in messages or tool_calls). Engines throw
+ * this, never their driver's error, so callers can answer with the stored
+ * winner.
+ */
+export class StoreConflictError extends Error {
+  override name = 'StoreConflictError';
+  constructor(readonly constraint: string) {
+    super(`unique constraint ${constraint} already holds this key`);
+  }
+}
+
+// ---------------------------------------------------------------- users
+
+export interface UserRow {
+  id: string;
+  name: string | null;
+  phone: string | null;
+  role: string | null;
+}
+
+export interface UserClaims {
+  name?: string | undefined;
+  phone?: string | undefined;
+  role?: string | undefined;
+}
+
+export interface UsersRepo {
+  /**
+   * Provisions a first-seen user from token claims; a known user's claims
+   * refresh their profile. A phone already held by another user stays with them.
+   */
+  provision(id: string, claims: UserClaims): Promise<UserRow>;
+  /** Makes sure a user row exists (subjects of controlled credentials). */
+  ensure(id: string): Promise<void>;
+  get(id: string): Promise<UserRow | undefined>;
+  findByPhone(phone: string): Promise<UserRow | undefined>;
+  exists(id: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------- threads
+
+/**
+ * Threads are a per-user namespace (contract §3): a thread is
+ * `(user_id, thread_id)`. Every method takes both; another user's thread id
+ * is indistinguishable from an unused one.
+ */
+export interface ThreadSummary {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  message_count: number;
+}
+
+export interface ThreadsRepo {
+  /** Creates the user's thread if it does not exist yet (idempotent). */
+  claim(userId: string, threadId: string): Promise<void>;
+  exists(userId: string, threadId: string): Promise<boolean>;
+  /** The user's threads, most recently updated first. */
+  list(userId: string, limit: number): Promise<ThreadSummary[]>;
+}
+
+// ---------------------------------------------------------------- messages
+
+export type MessageRole = 'user' | 'assistant' | 'tool';
+
+export interface MessageRow {
+  id: string;
+  user_id: string;
+  thread_id: string;
+  /**
+   * Position in the thread: 1, 2, 3… per `(user_id, thread_id)`, assigned at
+   * insert, unique, never reused. The order of a thread's events across
+   * daemons (AG-UI `Last-Event-ID`, subscription order).
+   */
+  thread_seq: number;
+  role: MessageRole;
+  /** The text the model saw (never JSON-typed). */
+  content: string;
+  /** JSON text (`jsonb` on PostgreSQL, returned as text). `'{}'` when the page was read without it. */
+  metadata: string;
+  tool_call_id: string | null;
+  status: string | null;
+  created_at: string;
+}
+
+export interface NewMessage {
+  userId: string;
+  threadId: string;
+  role: MessageRole;
+  content: string;
+  /** Already-serialized JSON text: callers serialize once. */
+  metadataJson: string;
+  toolCallId?: string | undefined;
+  status?: string | undefined;
+}
+
+export interface MessagePage {
+  /** Oldest first within the page. */
+  rows: MessageRow[];
+  /** Id of the oldest row on this page when older rows exist, else null. */
+  nextBefore: string | null;
+}
+
+export interface MessagesRepo {
+  /**
+   * Inserts one message into the user's thread — creating the thread when
+   * needed — assigns its `thread_seq` and bumps the thread's `updated_at`.
+   * A second tool message for the same `(user, thread, tool_call_id)` throws
+   * StoreConflictError.
+   */
+  insert(m: NewMessage): Promise<MessageRow>;
+  getToolMessage(userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined>;
+  /**
+   * Newest-first paging, returned oldest-first within the page. `before` is a
+   * message id of the same thread; an id from elsewhere yields an empty page.
+   * `withMetadata: false` skips reading `metadata` (returned as `'{}'`).
+   */
+  page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean }): Promise<MessagePage>;
+  /** Metadata JSON text of these messages of the thread, by id (for rows paged without it). */
+  metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>>;
+  /** The thread's tool messages with `thread_seq > afterSeq`, oldest first. */
+  toolMessagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
+  /** The `thread_seq` of a message of this thread, or undefined. */
+  seqOf(userId: string, threadId: string, messageId: string): Promise<number | undefined>;
+}
+
+// ---------------------------------------------------------------- tool calls
+
+/** The record that a call ran, written in the same transaction as the action's writes. */
+export interface ToolCallRecord {
+  user_id: string;
+  thread_id: string;
+  tool_call_id: string;
+  action: string;
+  /** `{module, method, input}` as the model wrote them (JSON text). */
+  args: string;
+  args_sha256: string;
+  /** The CLI document (JSON text), exactly as project-cli prints it. */
+  outcome: string;
+  exit_code: number;
+  created_at: string;
+}
+
+export interface ToolCallsRepo {
+  get(userId: string, threadId: string, toolCallId: string): Promise<ToolCallRecord | undefined>;
+  /** Throws StoreConflictError when `(user, thread, tool_call_id)` is already recorded. */
+  record(r: Omit<ToolCallRecord, 'created_at'>): Promise<void>;
+  /** Calls that committed their effect but whose tool message was never stored (recovery at start). */
+  withoutMessage(): Promise<ToolCallRecord[]>;
+}
+
+// ---------------------------------------------------------------- credential audit
+
+export interface CredentialIssuance {
+  jti: string;
+  subject: string;
+  source: 'session' | 'automation';
+  jobId: string | null;
+  actions: readonly string[];
+  threadId: string | null;
+  toolCallId: string | null;
+  issuedAt: string;
+  expiresAt: string;
+}
+
+export interface CredentialAuditRepo {
+  /** Audits one issuance. The token itself is never passed here. */
+  record(c: CredentialIssuance): Promise<void>;
+}
+
+// ---------------------------------------------------------------- automation jobs
+
+export interface AutomationJob {
+  id: string;
+  ownerId: string;
+  enabledSkills: string[];
+  allowedActions: string[];
+}
+
+export interface AutomationJobsRepo {
+  create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob>;
+  get(id: string): Promise<AutomationJob | undefined>;
+}
+
+// ---------------------------------------------------------------- calendar
+
+/** The wire shape of contract §10, declared once in src/protocol. */
+export type { Event };
+
+export interface EventFields {
+  title: string;
+  start_at: string;
+  end_at: string;
+  location?: string | null | undefined;
+  description?: string | null | undefined;
+}
+
+/** Every read is scoped: a user sees the events they own and those whose invite they accepted. */
+export interface EventsRepo {
+  create(ownerId: string, f: EventFields): Promise<Event>;
+  getVisible(userId: string, eventId: string): Promise<Event | undefined>;
+  getOwned(ownerId: string, eventId: string): Promise<Event | undefined>;
+  /** Events visible to the user that overlap [fromMs, toMs), by start then id. */
+  listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]>;
+  /** Updates an event the user owns; undefined when it is not theirs. */
+  updateOwned(ownerId: string, eventId: string, f: EventFields): Promise<Event | undefined>;
+  deleteOwned(ownerId: string, eventId: string): Promise<boolean>;
+}
+
+export type InviteStatus = 'pending' | 'accepted' | 'rejected';
+
+export interface InviteRow {
+  invite_id: string;
+  event_id: string;
+  inviter_id: string;
+  invitee_id: string;
+  status: InviteStatus;
+}
+
+export interface InvitesRepo {
+  /** Re-inviting returns the existing invite; a rejected one goes back to pending. */
+  upsert(eventId: string, inviterId: string, inviteeId: string): Promise<InviteRow>;
+  /** An invite addressed to this user; undefined for anyone else's. */
+  getFor(inviteeId: string, inviteId: string): Promise<InviteRow | undefined>;
+  setStatus(inviteeId: string, inviteId: string, status: InviteStatus): Promise<InviteRow | undefined>;
+}
+
+// ---------------------------------------------------------------- memories and contacts
+
+export interface Memory {
+  key: string;
+  content: string;
+  updated_at: string;
+}
+
+export interface MemoriesRepo {
+  upsert(userId: string, key: string, content: string): Promise<Memory>;
+  forget(userId: string, key: string): Promise<boolean>;
+  /** One key, or all of the user's memories by key. */
+  read(userId: string, key?: string): Promise<Memory[]>;
+}
+
+export interface Contact {
+  user_id: string;
+  name: string | null;
+  phone: string | null;
+}
+
+export interface ContactsRepo {
+  /**
+   * People the user knows (invited by or inviting them). `query` matches
+   * name or phone as a substring (bound, escaped — never spliced into SQL).
+   */
+  list(userId: string, query: string | undefined, limit: number): Promise<Contact[]>;
+}
+
+// ---------------------------------------------------------------- opening
+
+/**
+ * How a store is opened (`src/store/open-store.ts`): a `postgres://` or
+ * `postgresql://` URL selects the PostgreSQL engine, anything else is a
+ * SQLite file path. Creates and migrates the schema when needed; throws
+ * `DatabaseOpenError` (src/store/database.ts) when it cannot.
+ */
+export type OpenStore = (target: string, opts?: StoreOptions) => Promise<Store>;

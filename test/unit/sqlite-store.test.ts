@@ -1,0 +1,176 @@
+/**
+ * The SQLite engine behind the store boundary, in process: the live
+ * connection's `synchronous` pragma (FULL unless configured), group commit
+ * (calls that arrive together share one COMMIT; each settles after it; one
+ * failing call takes no other down), and migration 3 (threads per user,
+ * thread_seq) on a database written by the previous schema.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { MIGRATIONS } from '../../src/store/migrations.js';
+import { createDaemon } from '../../src/daemon/serve.js';
+import { createLogger } from '../../src/daemon/logger.js';
+import { tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+
+/** Counts the engine's COMMITs (transaction control goes through its private `run`). */
+function countCommits(store: SqliteStore): { commits: number } {
+  const counter = { commits: 0 };
+  const engine = store as unknown as { run(sql: string): void };
+  const run = engine.run.bind(store);
+  engine.run = (sql: string) => {
+    if (sql === 'COMMIT') counter.commits++;
+    run(sql);
+  };
+  return counter;
+}
+
+test('the daemon’s live connection runs synchronous=FULL unless store.synchronous says NORMAL', async () => {
+  for (const [config, expected] of [[undefined, 'FULL'], [{ store: { synchronous: 'NORMAL' } }, 'NORMAL'], [{ store: { synchronous: 'FULL' } }, 'FULL']] as const) {
+    const dir = tempDir();
+    let configFile: string | undefined;
+    if (config) {
+      configFile = join(dir, 'config.json');
+      writeFileSync(configFile, JSON.stringify({ agents: { default: { enabled_skills: [], allowed_actions: ['memory.*'] } }, ...config }));
+    }
+    const daemon = await createDaemon(
+      { transport: 'stdio', db: join(dir, 'toolgate.db'), config: configFile, dev: false, executor: 'inprocess', env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } },
+      createLogger(() => {}),
+    );
+    try {
+      const d = await daemon.store.describe();
+      assert.equal(d.synchronous, expected, `config ${JSON.stringify(config)}`);
+      assert.equal(d.journalMode, 'wal');
+    } finally {
+      await daemon.store.close();
+    }
+  }
+});
+
+test('units that arrive together share one COMMIT; each settles after it, already visible to other connections', async () => {
+  const file = join(tempDir(), 'toolgate.db');
+  const store = openSqliteStore(file);
+  const counter = countCommits(store);
+  const other = new Database(file, { readonly: true });
+  try {
+    await store.transaction((tx) => tx.users.ensure('u'));
+    counter.commits = 0;
+    const seenAtResolve: number[] = [];
+    const units = Array.from({ length: 20 }, (_, i) =>
+      store
+        .transaction((tx) => tx.memories.upsert('u', `k${i}`, 'v'))
+        .then(() => seenAtResolve.push((other.prepare("SELECT count(*) AS n FROM memories WHERE key = ?").get(`k${i}`) as { n: number }).n)),
+    );
+    await Promise.all(units);
+    assert.equal(counter.commits, 1, 'one group, one commit');
+    assert.deepEqual(seenAtResolve, Array(20).fill(1), 'every unit was committed when its promise resolved');
+  } finally {
+    other.close();
+    await store.close();
+  }
+});
+
+test('a unit that throws is undone alone; the rest of its group commits', async () => {
+  const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
+  const counter = countCommits(store);
+  try {
+    await store.transaction((tx) => tx.users.ensure('u'));
+    counter.commits = 0;
+    const results = await Promise.allSettled([
+      store.transaction((tx) => tx.memories.upsert('u', 'a', '1')),
+      store.transaction(async (tx) => {
+        await tx.memories.upsert('u', 'b', '1');
+        await tx.savepoint((t) => t.memories.upsert('u', 'b2', '1'));
+        throw new Error('handler bug');
+      }),
+      store.transaction((tx) => tx.memories.upsert('u', 'c', '1')),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.equal(counter.commits, 1);
+    const keys = await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key));
+    assert.deepEqual(keys, ['a', 'c'], 'nothing of the failed unit, savepoint included, survives');
+  } finally {
+    await store.close();
+  }
+});
+
+test('the first unit of a group, which runs without a savepoint, fails alone too', async () => {
+  const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
+  try {
+    await store.transaction((tx) => tx.users.ensure('u'));
+    const results = await Promise.allSettled([
+      store.transaction(async (tx) => {
+        await tx.memories.upsert('u', 'first', '1');
+        throw new Error('handler bug');
+      }),
+      store.transaction((tx) => tx.memories.upsert('u', 'second', '1')),
+      store.transaction(async (tx) => {
+        await tx.memories.upsert('u', 'third', '1');
+        throw new Error('another bug');
+      }),
+      store.transaction((tx) => tx.memories.upsert('u', 'fourth', '1')),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key)), ['fourth', 'second']);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a savepoint that throws undoes only its own writes (a batch item fails alone)', async () => {
+  const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
+  try {
+    await store.transaction(async (tx) => {
+      await tx.users.ensure('u');
+      await tx.memories.upsert('u', 'kept', '1');
+      await tx.savepoint(async (t) => {
+        await t.memories.upsert('u', 'dropped', '1');
+        throw new Error('item failed');
+      }).catch(() => {});
+    });
+    assert.deepEqual(await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key)), ['kept']);
+  } finally {
+    await store.close();
+  }
+});
+
+test('migration 3 turns first-come threads into per-user ones and numbers each thread’s messages', async () => {
+  const file = join(tempDir(), 'toolgate.db');
+  const old = new Database(file);
+  for (const m of MIGRATIONS.slice(0, 2)) old.exec(m);
+  old.pragma('user_version = 2');
+  const at = '2026-01-01T00:00:00.000Z';
+  old.exec(`
+    INSERT INTO users (id, created_at, updated_at) VALUES ('alice', '${at}', '${at}'), ('bob', '${at}', '${at}');
+    INSERT INTO threads (id, user_id, created_at, updated_at) VALUES ('t1', 'alice', '${at}', '${at}'), ('t2', 'bob', '${at}', '${at}');
+    INSERT INTO messages (id, thread_id, role, content, metadata, tool_call_id, status, created_at) VALUES
+      ('m1', 't1', 'user', 'hello', '{}', NULL, NULL, '${at}'),
+      ('m2', 't2', 'user', 'bob here', '{}', NULL, NULL, '${at}'),
+      ('m3', 't1', 'tool', '{"status":"success"}', '{}', 'c1', 'success', '${at}');
+    INSERT INTO tool_calls (thread_id, tool_call_id, user_id, action, args, args_sha256, outcome, exit_code, created_at)
+      VALUES ('t1', 'c1', 'alice', 'memory.read', '{}', 'h', '{}', 0, '${at}');
+  `);
+  old.close();
+
+  const store = openSqliteStore(file);
+  try {
+    assert.equal((await store.describe()).schemaVersion, MIGRATIONS.length);
+    const page = await store.read((tx) => tx.messages.page('alice', 't1', undefined, 10));
+    assert.deepEqual(page.rows.map((r) => [r.id, r.user_id, r.thread_seq]), [['m1', 'alice', 1], ['m3', 'alice', 2]]);
+    assert.equal((await store.read((tx) => tx.toolCalls.get('alice', 't1', 'c1')))?.action, 'memory.read');
+    assert.equal(await store.read((tx) => tx.threads.exists('bob', 't1')), false);
+    const list = await store.read((tx) => tx.threads.list('alice', 10));
+    assert.deepEqual(list.map((t) => [t.thread_id, t.message_count]), [['t1', 2]]);
+    // New messages continue each thread's sequence; bob's t1 is a new thread of his own.
+    const next = await store.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 't1', role: 'user', content: 'again', metadataJson: '{}' }));
+    assert.equal(next.thread_seq, 3);
+    const bobs = await store.transaction((tx) => tx.messages.insert({ userId: 'bob', threadId: 't1', role: 'user', content: 'mine', metadataJson: '{}' }));
+    assert.equal(bobs.thread_seq, 1);
+  } finally {
+    await store.close();
+  }
+});
