@@ -68,7 +68,7 @@ export async function startToolgateStdio(opts: {
   try {
     await request('initialize', { protocol_version: '1', client_info: { name: 'toolgate-bench', version: '1' } });
   } catch (err) {
-    throw new Error(`toolgate did not start: ${(err as Error).message}\n${peer.stderr().slice(-2000)}`);
+    throw new Error(`toolgate did not start: ${(err as Error).message}\n${peer.stderr().slice(-2000)}`, { cause: err });
   }
   const { session_id: sessionId } = await request<{ session_id: string }>('session/open', { auth: { type: 'bearer', token: await mintBearer('bench') } });
   const thread = opts.thread ?? `bench-${opts.executor}`;

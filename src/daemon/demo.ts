@@ -15,6 +15,7 @@ import { DEV_SECRET_FILE } from './bearer-auth.js';
 import { devToken } from './dev-token.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './demo-output.js';
+import type { HistoryMessage, ToolResponse, ToolResultNotification } from '../protocol/index.js';
 
 /** The repository's demo database (`npm start` and `npm run inspector` both pass it), so the inspector shows the demo's threads. */
 const DEMO_DB = 'data/toolgate.db';
@@ -27,32 +28,8 @@ class DemoFailure extends Error {
   override name = 'DemoFailure';
 }
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: 'success' | 'failure' | 'partial';
-  content: Array<{ type: string; text: string }>;
-}
-
-interface ToolResultNote {
-  thread_id: string;
-  tool_call_id: string;
-  tool_name: string;
-  tool_call_args: unknown;
-  status: string;
-  result?: { module: string; method: string; data: unknown };
-  error?: { code: string; message: string; issues?: unknown; [k: string]: unknown };
-  ui_schema?: unknown;
-  final: boolean;
-}
-
-interface HistoryMessage {
-  id: string;
-  role: string;
-  content: string;
-  created_at: string;
-  tool_call_id?: string;
-  status?: string;
-}
+// The wire shapes the demo host reads, as a host would import them.
+type ToolResultNote = ToolResultNotification;
 
 // ───────────────────────────── the demo ─────────────────────────────
 

@@ -15,7 +15,6 @@ import {
   projectText,
   type ToolAgentOutput,
   type ToolCallArgs,
-  type ToolStatus,
 } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
@@ -26,12 +25,9 @@ import type { Session } from './sessions.js';
 import type { Connection, Daemon } from './daemon.js';
 import { issueClaims, signCredential } from './credential-issuer.js';
 import type { Logger } from './logger.js';
+import type { ToolResponse } from '../protocol/tool.js';
 
-export interface ToolResponse {
-  tool_call_id: string;
-  status: ToolStatus;
-  content: [{ type: 'text'; text: string }];
-}
+export type { ToolResponse };
 
 type Params = z.infer<typeof ToolInvokeParams>;
 

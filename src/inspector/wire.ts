@@ -11,8 +11,8 @@ export type {
   ToolResultNotification,
   ToolStatus,
   ToolCallArgs,
-} from '../generated/tool-call.js';
-export type { UiSchema, UiComponent, UiAction } from '../generated/ui-schema.js';
+} from '../protocol/tool.js';
+export type { UiSchema, UiComponent, UiAction } from '../protocol/ui-schema.js';
 export type { HistoryMessage } from '../daemon/history.js';
 export type { SessionOpenResult } from '../daemon/session-open.js';
 export type { ThreadSummary } from '../store/store.js';

@@ -30,6 +30,7 @@
  * chosen by the engine at write time. Rows are JSON-native objects in the
  * wire's snake_case where they reach the wire unchanged.
  */
+import type { Event } from '../protocol/actions.js';
 
 // ---------------------------------------------------------------- the boundary
 
@@ -286,18 +287,8 @@ export interface AutomationJobsRepo {
 
 // ---------------------------------------------------------------- calendar
 
-/** The wire shape of contract §10. */
-export interface Event {
-  id: string;
-  owner_id: string;
-  title: string;
-  start_at: string;
-  end_at: string;
-  location: string | null;
-  description: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The wire shape of contract §10, declared once in src/protocol. */
+export type { Event };
 
 export interface EventFields {
   title: string;

@@ -7,16 +7,12 @@ import assert from 'node:assert/strict';
 import { dbCount } from '../helpers/db.js';
 import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
   let host: Host;
   const sessions: Record<string, string> = {};
 
-  interface ToolResponse {
-    tool_call_id: string;
-    status: string;
-    content: Array<{ text: string }>;
-  }
   interface Projection {
     status: string;
     data?: any;

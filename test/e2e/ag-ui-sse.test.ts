@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { EventType } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
@@ -25,12 +24,8 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { MessageRow } from '../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: 'text'; text: string }>;
-}
 
 interface HistoryMessage {
   id: string;

@@ -8,12 +8,8 @@ import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.j
 import { dbRows, storedText } from '../helpers/db.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: string; text: string }>;
-}
 
 async function invoke(host: Host, session_id: string, thread_id: string, tool_call_id: string, args: unknown) {
   return host.request<ToolResponse>('tool/invoke', { session_id, thread_id, tool_call_id, args });

@@ -13,11 +13,8 @@ import { join } from 'node:path';
 import { tempDir } from '../helpers/repo.js';
 import { startHost, openSession, connectWs, type Host, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  status: string;
-  content: Array<{ text: string }>;
-}
 
 const createArgs = (title: string) => ({
   module: 'calendar',
@@ -41,6 +38,15 @@ async function rawSocket(port: number): Promise<{ ws: WebSocket; next(): Promise
     ws.once('error', j);
   });
   return { ws, next: () => (inbox.length ? Promise.resolve(inbox.shift()) : new Promise((r) => waiters.push(r))) };
+}
+
+/** Polls `condition` every 20 ms until it holds (true) or 15 s pass (false). */
+async function poll(condition: () => Promise<boolean>): Promise<boolean> {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    if (await condition()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return condition();
 }
 
 function count(dbPath: string, sql: string, ...params: unknown[]): Promise<number> {
@@ -140,17 +146,43 @@ describe('one daemon, many connections', () => {
     const c = await connectWs(host.port!);
     const s = await openSession(c, await mintBearer('erin'));
     void c.request('tool/invoke', { session_id: s.session_id, thread_id: 'gone', tool_call_id: 'g1', args: createArgs('Left behind') }).catch(() => {});
-    await new Promise((r) => setTimeout(r, 20));
+    // Disconnect only once the call has started (its credential is issued), so the test cannot pass on a call that never ran.
+    const started = await poll(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0);
+    assert.ok(started, 'the call started');
     await c.close();
-    await new Promise((r) => setTimeout(r, 1500));
-    const events = await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'");
-    const messages = await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'");
-    assert.equal(events, messages, 'either both the effect and its message exist, or neither');
+    const stored = await poll(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0);
+    assert.ok(stored, 'the call that started is stored although its client left');
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'"), 1, 'its effect exactly once');
     const again = await connectWs(host.port!);
     const s2 = await openSession(again, await mintBearer('erin'));
     const h = await again.request<{ messages: unknown[] }>('history/get', { session_id: s2.session_id, thread_id: 'gone' });
-    assert.equal(h.messages.length, messages);
+    assert.equal(h.messages.length, 1);
     await again.close();
+  });
+
+  test('a call cancelled before it starts is answered -32800 and leaves no trace, not even a thread', async () => {
+    const raw = await rawSocket(host.port!);
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol_version: '1' } }));
+    await raw.next();
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/open', params: { auth: { type: 'bearer', token: await mintBearer('gil') } } }));
+    const { session_id } = (await raw.next()).result as { session_id: string };
+    // Both frames in one TCP write: the daemon reads the cancel before it dispatches the call.
+    const socket = (raw.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+    socket.cork();
+    raw.ws.send(
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tool/invoke', params: { session_id, thread_id: 'cancelled-early', tool_call_id: 'c', args: createArgs('Never ran') } }),
+    );
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 3 } }));
+    socket.uncork();
+    const reply = await raw.next();
+    assert.equal(reply.id, 3);
+    assert.equal(reply.error?.code, -32800, `expected the call cancelled, got ${JSON.stringify(reply)}`);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Never ran'"), 0);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'cancelled-early'"), 0);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'cancelled-early'"), 0);
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'history/get', params: { session_id, thread_id: 'cancelled-early' } }));
+    assert.deepEqual((await raw.next()).error?.data, { code: 'THREAD_NOT_FOUND' });
+    raw.ws.close();
   });
 
   test('a cancelled call either completes or leaves no trace', async () => {

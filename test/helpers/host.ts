@@ -14,6 +14,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import { WebSocketMessageReader, WebSocketMessageWriter } from '../../src/rpc/ws-message-stream.js';
 import { TOOLGATE_BIN, tempDir } from './repo.js';
+import { assertResultShape, assertWireShape, RESULT_SHAPE } from './wire-validator.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
 import { pgDatabaseFor, TEST_PG_URL } from './pg.js';
 
@@ -58,10 +59,22 @@ export interface StartOptions {
   db?: string;
 }
 
+/**
+ * Every result and `tool/result` notification a test receives is validated against schemas/:
+ * a notification that does not match fails the client's next request.
+ */
 function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client {
   const wire: WireEvent[] = [];
+  const violations: string[] = [];
   rpc.onNotification((method, params) => {
     wire.push({ kind: 'notification', method, payload: params });
+    if (method === 'tool/result') {
+      try {
+        assertWireShape('ToolResultNotification', params);
+      } catch (err) {
+        violations.push((err as Error).message);
+      }
+    }
   });
   rpc.onError(() => {});
   rpc.listen();
@@ -72,6 +85,8 @@ function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client 
       try {
         const result = (await (params === undefined ? rpc.sendRequest(method) : rpc.sendRequest(method, params))) as T;
         wire.push({ kind: 'response', method, payload: result });
+        if (violations.length > 0) throw new Error(`notification off schema: ${violations.join('\n')}`);
+        if (Object.hasOwn(RESULT_SHAPE, method)) assertResultShape(method, result);
         return result;
       } catch (err) {
         wire.push({ kind: 'error', method, payload: err });
