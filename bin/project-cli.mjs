@@ -1,11 +1,50 @@
 #!/usr/bin/env node
 // Thin launcher: the restricted CLI lives in src/cli-router. The build bundles
-// it into one file, which starts about twice as fast as the module tree — and
-// every subprocess tool call pays that start-up.
-import { main } from '../dist/project-cli.bundle.mjs';
+// it into one CommonJS file plus a V8 code cache for it (scripts/bundle-cli.mjs),
+// because every subprocess tool call pays this start-up: compiling from the
+// cache skips parsing and the lazy compilation of what start-up runs. A missing
+// or stale cache (another Node, other V8 flags) is rejected by V8, and the
+// bundle is then simply compiled.
+//
+// Built-ins come through process.getBuiltinModule: an ESM `import` of node:fs
+// builds its whole facade, which loads node:stream (~6 ms) for nothing.
+const { readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { createRequire } = process.getBuiltinModule('node:module');
+const { dirname } = process.getBuiltinModule('node:path');
+const { fileURLToPath } = process.getBuiltinModule('node:url');
+const { Script } = process.getBuiltinModule('node:vm');
 
-await main().catch((err) => {
-  process.stdout.write(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
-  process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String(err?.stack ?? err) })}\n`);
-  process.exitCode = 1;
-});
+const bundle = fileURLToPath(new URL('../dist/project-cli.bundle.cjs', import.meta.url));
+const cacheFile = `${bundle}.cache`;
+
+// A one-shot process parses each schema once or twice: zod's JIT fast path (a
+// `new Function` per object schema) costs more than it saves. Same results.
+// zod reads this object when it loads.
+globalThis.__zod_globalConfig = { jitless: true };
+
+function load() {
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    /* no cache: compile normally */
+  }
+  const source = readFileSync(bundle, 'utf8');
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  return { main: module.exports.main, script };
+}
+
+const { main, script } = load();
+if (process.env.PROJECT_CLI_WRITE_CODE_CACHE === '1') {
+  // The build step (scripts/bundle-cli.mjs) only: V8's cache after evaluation
+  // holds every function that evaluation compiled. Nothing else runs.
+  writeFileSync(cacheFile, script.createCachedData());
+} else {
+  await main().catch((err) => {
+    process.stdout.write(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
+    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String(err?.stack ?? err) })}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -28,21 +28,15 @@ import { verifyCredential, type CredentialClaims } from './credential.js';
 import { trustedKeys, type PinSource } from './trusted-keys.js';
 import { offersCredentialInInput } from './argv.js';
 import { describeIssues } from './validation.js';
+import type { CliDocument } from '../protocol/cli-output.js';
+import type { ToolError } from '../protocol/tool.js';
 
 export const CREDENTIAL_ENV = 'PROJECT_CLI_CREDENTIAL';
 
-export type CliDocument =
-  | { ok: true; module: string; method: string; data: unknown }
-  | { ok: false; module: string | null; method: string | null; error: CliError };
-
+/** The stdout document and its error are wire shapes, declared once in src/protocol. */
+export type { CliDocument };
 /** A ToolError whose module/method are null when argv did not name them. */
-export interface CliError {
-  code: ToolErrorCode;
-  message: string;
-  module: string | null;
-  method: string | null;
-  [extra: string]: unknown;
-}
+export type { ToolError as CliError };
 
 /** A finished call: the document, its JSON text (what project-cli prints, serialized once) and the exit code. */
 export interface CoreOutcome {

@@ -1,4 +1,6 @@
-import { decodeProtectedHeader, importJWK, jwtVerify, errors as joseErrors, type JWK } from 'jose';
+import type { JWK } from 'jose';
+import type { JsonWebKey } from 'node:crypto';
+import { JwsError, verifyCompactJws } from './jws.js';
 import { z } from 'zod';
 
 export const CREDENTIAL_ISSUER = 'toolgate';
@@ -10,6 +12,16 @@ export const MAX_LIFETIME_S = 10 * 60;
 export const CLOCK_SKEW_S = 30;
 
 const ActionName = z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'exact module.method, no wildcards');
+
+/** The `kid` of a compact JWS's header, when it has one; a malformed header is refused later by the signature check. */
+function headerKid(token: string): unknown {
+  try {
+    const header = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown };
+    return header && typeof header === 'object' ? header.kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The claims of a controlled credential. */
 export const CredentialClaims = z.object({
@@ -28,37 +40,6 @@ export const CredentialClaims = z.object({
 });
 export type CredentialClaims = z.infer<typeof CredentialClaims>;
 
-/**
- * Imported verify keys, by their JWK text. The in-process executor verifies
- * every call with the same daemon key: importing it once saves the work on
- * each call. Bounded, since a key only changes when the daemon's does.
- */
-const importedKeys = new Map<string, Promise<Awaited<ReturnType<typeof importJWK>>>>();
-const MAX_IMPORTED_KEYS = 8;
-
-function importVerifyKey(jwk: JWK): Promise<Awaited<ReturnType<typeof importJWK>>> {
-  const id = JSON.stringify(jwk);
-  let key = importedKeys.get(id);
-  if (!key) {
-    if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.clear();
-    key = importJWK(jwk, jwk.alg ?? (jwk.kty === 'OKP' ? 'EdDSA' : 'ES256'));
-    // A key that fails to import is not remembered.
-    key.catch(() => importedKeys.delete(id));
-    importedKeys.set(id, key);
-  }
-  return key;
-}
-
-async function verifyWith(token: string, jwk: JWK): Promise<{ payload: unknown }> {
-  const key = await importVerifyKey(jwk);
-  return jwtVerify(token, key, {
-    issuer: CREDENTIAL_ISSUER,
-    audience: CREDENTIAL_AUDIENCE,
-    algorithms: CREDENTIAL_ALGORITHMS,
-    requiredClaims: ['sub', 'jti', 'iat', 'exp'],
-  });
-}
-
 export class CredentialError extends Error {
   override name = 'CredentialError';
 }
@@ -69,33 +50,43 @@ export class CredentialError extends Error {
  * key only). Every claim is checked; the reason for a refusal never
  * includes the token.
  */
-export async function verifyCredential(token: string, trusted: ReadonlyArray<{ kid: string; jwk: JWK }>): Promise<CredentialClaims> {
-  let kid: unknown;
-  try {
-    kid = decodeProtectedHeader(token).kid;
-  } catch {
-    throw new CredentialError('credential signature or format is not valid');
-  }
-  const candidates = typeof kid === 'string' ? trusted.filter((k) => k.kid === kid) : trusted;
+export async function verifyCredential(
+  token: string,
+  trusted: JWK | ReadonlyArray<{ kid: string; jwk: JWK }>,
+): Promise<CredentialClaims> {
+  // Signature (node:crypto, see jws.ts) with a key the database trusts (its
+  // `kid` picks it), then every registered claim the way a JWT verifier
+  // checks them: issuer, audience, required ids and times, not expired, not
+  // before `nbf`; then the schema of our own claims.
+  const keys = Array.isArray(trusted) ? trusted : [{ kid: undefined, jwk: trusted as JWK }];
+  const kid = headerKid(token);
+  const candidates = typeof kid === 'string' ? keys.filter((k) => k.kid === undefined || k.kid === kid) : keys;
   if (candidates.length === 0) throw new CredentialError('credential signed by a key this database does not trust');
-  let payload: unknown;
-  let failure: unknown;
+  let payload: Record<string, unknown> | undefined;
   for (const candidate of candidates) {
     try {
-      ({ payload } = await verifyWith(token, candidate.jwk));
-      failure = undefined;
+      ({ payload } = verifyCompactJws(token, candidate.jwk as JsonWebKey, CREDENTIAL_ALGORITHMS));
       break;
     } catch (err) {
-      failure = err;
+      if (!(err instanceof JwsError)) throw err;
     }
   }
-  if (failure !== undefined || payload === undefined) {
-    const err = failure;
-    if (err instanceof joseErrors.JWTExpired) throw new CredentialError('credential expired');
-    if (err instanceof joseErrors.JWTClaimValidationFailed) throw new CredentialError(`credential claim "${err.claim}" is not valid`);
-    throw new CredentialError('credential signature or format is not valid');
+  if (payload === undefined) throw new CredentialError('credential signature or format is not valid');
+  const nowS = Math.floor(Date.now() / 1000);
+  for (const claim of ['sub', 'jti', 'iat', 'exp'] as const) {
+    if (!(claim in payload)) throw new CredentialError(`credential claim "${claim}" is not valid`);
   }
-  return checkClaims(payload);
+  for (const claim of ['iat', 'exp', 'nbf'] as const) {
+    if (claim in payload && typeof payload[claim] !== 'number') throw new CredentialError(`credential claim "${claim}" is not valid`);
+  }
+  if (payload.iss !== CREDENTIAL_ISSUER) throw new CredentialError('credential claim "iss" is not valid');
+  const aud = payload.aud;
+  if (!(aud === CREDENTIAL_AUDIENCE || (Array.isArray(aud) && aud.includes(CREDENTIAL_AUDIENCE)))) {
+    throw new CredentialError('credential claim "aud" is not valid');
+  }
+  if ((payload.exp as number) <= nowS) throw new CredentialError('credential expired');
+  if (typeof payload.nbf === 'number' && payload.nbf > nowS) throw new CredentialError('credential claim "nbf" is not valid');
+  return checkClaims(payload, nowS);
 }
 
 /**

@@ -3,19 +3,10 @@
  * each maps to (contract section 6). These cross the wire inside a
  * `status: "failure"` tool result — they are not JSON-RPC errors.
  */
-export const TOOL_ERROR_CODES = [
-  'INVALID_ACTION_INPUT',
-  'UNKNOWN_ACTION',
-  'ACTION_NOT_ALLOWED',
-  'NOT_FOUND',
-  'FORBIDDEN',
-  'CONFLICT',
-  'UNAUTHENTICATED',
-  'TIMEOUT',
-  'INTERNAL',
-  'DUPLICATE_TOOL_CALL_ID',
-] as const;
-export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
+import type { ToolErrorCode } from '../protocol/tool.js';
+
+// The codes and the error's shape are wire shapes, declared once in src/protocol.
+export { TOOL_ERROR_CODES, type ToolErrorCode, type ToolError } from '../protocol/tool.js';
 
 export const EXIT_OK = 0;
 
@@ -34,15 +25,6 @@ const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
 
 export function exitCodeFor(code: ToolErrorCode): number {
   return EXIT_CODE_BY_ERROR[code];
-}
-
-/** The structured error of a failed action: `{code, message, module, method, …}`. */
-export interface ToolError {
-  code: ToolErrorCode;
-  message: string;
-  module: string;
-  method: string;
-  [extra: string]: unknown;
 }
 
 /**

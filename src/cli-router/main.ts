@@ -1,4 +1,5 @@
-import { runCli } from './run-cli.js';
+import { fstatSync, readFileSync } from 'node:fs';
+import { closeCliStores, runCli } from './run-cli.js';
 import { helpFor } from './help.js';
 
 /** `project-cli` process entry: stdin (when piped), env, argv → one JSON document + exit code. */
@@ -11,10 +12,38 @@ export async function main(): Promise<void> {
     process.exitCode = help.exitCode;
     return;
   }
-  const stdin = process.stdin.isTTY ? null : await readAll(process.stdin);
+  const stdin = stdinIsTerminal() ? null : await readStdin();
   const outcome = await runCli({ argv: process.argv.slice(2), env: process.env, stdin });
+  // A PostgreSQL pool would otherwise keep the process alive until its idle timeout.
+  await closeCliStores();
   process.stdout.write(`${outcome.stdout}\n`);
   process.exitCode = outcome.exitCode;
+}
+
+/**
+ * A terminal (or /dev/null, which reads as empty anyway) has no input to
+ * read. Asked of the descriptor, since `process.stdin.isTTY` builds the stream.
+ */
+function stdinIsTerminal(): boolean {
+  try {
+    return fstatSync(0).isCharacterDevice();
+  } catch {
+    return true; // fd 0 closed: no input
+  }
+}
+
+/**
+ * All of stdin. A synchronous read of fd 0 first: touching `process.stdin`
+ * on a pipe loads `node:net` and builds a socket, ~10 ms of a start-up that
+ * every subprocess call pays. A non-blocking descriptor (EAGAIN) falls back
+ * to the stream.
+ */
+async function readStdin(): Promise<string> {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return readAll(process.stdin);
+  }
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {

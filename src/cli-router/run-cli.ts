@@ -100,7 +100,9 @@ async function run(inv: CliInvocation): Promise<CoreOutcome> {
 
   let input: Record<string, unknown>;
   try {
-    input = { ...parseStdin(inv.stdin), ...parseFlags(flagArgs, flagKinds(inputJsonSchema(action))) };
+    // The JSON Schema (for flag kinds) costs a few ms to derive: only when there are flags.
+    const fromFlags = flagArgs.length > 0 ? parseFlags(flagArgs, flagKinds(inputJsonSchema(action))) : {};
+    input = { ...parseStdin(inv.stdin), ...fromFlags };
   } catch (err) {
     if (err instanceof UsageError) return fail('INVALID_ACTION_INPUT', err.message, { input_schema: inputJsonSchema(action) });
     throw err;

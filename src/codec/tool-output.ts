@@ -7,7 +7,7 @@ import type { CliDocument } from '../cli-router/run-cli.js';
 
 export const TOOL_NAME = 'project_cli';
 
-// The wire shapes are declared once, in schemas/tool-call.json; these types are generated from it.
+// The wire shapes are declared once, in src/protocol (schemas/tool-call.json is generated from it).
 export type {
   ToolAgentOutput,
   ToolCallArgs,
@@ -16,8 +16,9 @@ export type {
   ToolResult,
   ToolResultNotification,
   ToolStatus,
-} from '../generated/tool-call.js';
-import type { ToolAgentOutput, ToolCallArgs, ToolResultNotification, ToolStatus } from '../generated/tool-call.js';
+} from '../protocol/tool.js';
+import type { ToolAgentOutput, ToolCallArgs, ToolResultNotification, ToolStatus } from '../protocol/tool.js';
+import type { UiSchema } from '../protocol/ui-schema.js';
 
 type JsonObject = { [k: string]: unknown };
 
@@ -104,7 +105,7 @@ export function notificationsFor(
     for (const item of items) {
       const n: ToolResultNotification = { ...base, status: 'partial', result: { module, method, data: item }, final: false };
       const ui = compileUi(deriveUiHints(module, method, item, 'partial'));
-      if (ui) n.ui_schema = ui as JsonObject;
+      if (ui) n.ui_schema = ui as UiSchema;
       list.push(n);
     }
   }
@@ -112,7 +113,7 @@ export function notificationsFor(
   if (out.result) final.result = out.result;
   if (out.error) final.error = out.error;
   const ui = out.ui_hints ? compileUi(out.ui_hints) : undefined;
-  if (ui) final.ui_schema = ui as JsonObject;
+  if (ui) final.ui_schema = ui as UiSchema;
   list.push(final);
   return list;
 }

@@ -9,8 +9,9 @@
  */
 import { z } from 'zod';
 
-/** Tool outcome status as on the wire. */
-export type ToolStatus = 'success' | 'partial' | 'failure';
+/** Tool outcome status as on the wire (declared once, in src/protocol). */
+export type { ToolStatus } from '../protocol/tool.js';
+import type { ToolStatus } from '../protocol/tool.js';
 
 // ---------------------------------------------------------------------------------------------
 // Input shapes (contract §10). Parsing strips every field a template does not show.

@@ -1,7 +1,7 @@
 /**
- * The tool UI vocabulary (`ui_schema`, version "1"). `schemas/ui-schema.json`
- * is the source of truth front ends implement; these types are generated from
- * it at build time (scripts/gen-types.mjs), so the compiler cannot drift from it.
+ * The tool UI vocabulary (`ui_schema`, version "1"), declared once in
+ * src/protocol/ui-schema.ts; `schemas/ui-schema.json`, which front ends
+ * implement, is generated from the same declaration (`npm run gen`).
  */
 export type {
   UiAction,
@@ -17,4 +17,4 @@ export type {
   UiText,
   UiTextStyle,
   UiTone,
-} from '../generated/ui-schema.js';
+} from '../protocol/ui-schema.js';

@@ -1,64 +1,27 @@
 /**
- * `GET /threads/{thread_id}/events` on the `--ws` server: a thread's tool
- * calls as AG-UI events over Server-Sent Events. The stream first replays
- * the thread's stored tool messages, oldest first, then pushes each new one
- * as it is stored. Replayed and live calls are encoded from the same stored
- * row, so both carry the same bytes (`content` is the `tool/invoke` text).
+ * `GET /threads/{thread_id}/events` on the `--ws` server: a thread's whole
+ * conversation as AG-UI events over Server-Sent Events. The stream first
+ * replays the thread's stored messages, oldest first, then pushes each new
+ * one as it is stored (it listens on the thread-event bus). Every message is
+ * one AG-UI run (src/codec/ag-ui.ts); replayed and live messages are encoded
+ * from the same stored row, so both carry the same bytes.
+ *
+ * Event ids are the thread's message sequence (`threadSeqOf`), written only
+ * on a run's RUN_FINISHED frame: a client's Last-Event-ID is therefore always
+ * the last whole run it received, and a resume restarts at the next run.
  *
  * Auth is the user's bearer token in `Authorization`; a thread of another
  * user answers exactly as one that never existed.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { encodeToolCallAsAgUi, sseFrame } from '../codec/ag-ui.js';
+import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import type { MessageRow } from '../store/store.js';
-import { threadKey } from './thread-key.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
+import { threadSeqOf } from './thread-events.js';
 import { compileStoredUi } from './ui.js';
 import { requestTarget } from './request-target.js';
-
-export type ToolMessageListener = (row: MessageRow) => void;
-
-/**
- * Who listens to which thread's new tool messages. `tool/invoke` publishes
- * each tool message right after storing it; a listener's failure never
- * reaches the publisher.
- */
-export class ThreadListeners {
-  private readonly byThread = new Map<string, Set<ToolMessageListener>>();
-
-  /** Returns the function that stops listening (safe to call twice). */
-  listen(userId: string, threadId: string, fn: ToolMessageListener): () => void {
-    const key = threadKey(userId, threadId);
-    let set = this.byThread.get(key);
-    if (!set) this.byThread.set(key, (set = new Set()));
-    set.add(fn);
-    return () => {
-      const current = this.byThread.get(key);
-      if (!current?.delete(fn)) return;
-      if (current.size === 0) this.byThread.delete(key);
-    };
-  }
-
-  publish(row: MessageRow): void {
-    for (const fn of [...(this.byThread.get(threadKey(row.user_id, row.thread_id)) ?? [])]) {
-      try {
-        fn(row);
-      } catch {
-        /* a broken stream must not fail the call that was stored */
-      }
-    }
-  }
-
-  /** Listeners on a user's thread, or on all threads (for tests and diagnostics). */
-  count(userId?: string, threadId?: string): number {
-    if (userId !== undefined && threadId !== undefined) return this.byThread.get(threadKey(userId, threadId))?.size ?? 0;
-    let n = 0;
-    for (const set of this.byThread.values()) n += set.size;
-    return n;
-  }
-}
 
 export interface AgUiStreamOptions {
   /** Interval of `: ping` comments that keep proxies from closing an idle stream. */
@@ -139,8 +102,8 @@ async function stream(
     else openStreams.delete(userId);
   });
 
-  const resume = parseEventId(header(req.headers['last-event-id']));
-  const replay = resume !== null || url.searchParams.get('replay') !== '0';
+  const resumeAfter = parseEventId(header(req.headers['last-event-id']));
+  const replay = resumeAfter !== null || url.searchParams.get('replay') !== '0';
   const log = daemon.log.child({ thread_id: threadId, user_id: userId });
 
   res.writeHead(200, {
@@ -153,21 +116,30 @@ async function stream(
   // Send the headers now: a client's fetch() resolves on them, even when there is nothing to replay.
   res.flushHeaders();
 
-  // Listen first and hold live calls back while the replay streams out page
-  // by page (respecting the socket's backpressure); then send the held calls
-  // the replay did not already cover (by sequence number). Nothing is missed,
-  // nothing is sent twice, and a long thread is never held in memory at once.
+  // Listen first and hold live messages back while the replay streams out
+  // page by page (respecting the socket's backpressure); then send the held
+  // messages the replay did not already cover. `lastSeq` is the last message
+  // sent: nothing is missed, nothing is sent twice, whatever order the bus
+  // and the replay overlap in, and a long thread is never held in memory.
   const held: MessageRow[] = [];
   let live = false;
-  let lastSeq = 0;
-  const stop = daemon.threadListeners.listen(userId, threadId, (row) => {
+  let lastSeq = resumeAfter ?? (replay ? 0 : Number.NEGATIVE_INFINITY);
+  const send = (row: MessageRow): boolean => {
+    const seq = threadSeqOf(row);
+    if (seq <= lastSeq) return true;
+    lastSeq = seq;
+    return res.write(runOf(threadId, row));
+  };
+  const stop = daemon.threadEvents.listen(userId, threadId, ({ row }) => {
     if (!live) return void held.push(row);
-    res.write(framesOf(row).join(''));
+    send(row);
     if (res.writableLength > maxBufferedBytes) {
       log.log('warn', 'ag-ui stream dropped: client not reading');
       res.destroy();
     }
   });
+  // PostgreSQL: other daemons' calls of this thread reach the listener above from here on.
+  await daemon.fanout?.watch(userId, threadId);
   const ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
   res.once('close', () => {
     clearInterval(ping);
@@ -177,48 +149,52 @@ async function stream(
 
   let replayed = 0;
   if (replay) {
-    const resumeSeq = resume ? await daemon.store.read((tx) => tx.messages.seqOf(userId, threadId, resume.messageId)) : undefined;
-    lastSeq = resumeSeq === undefined ? 0 : resumeSeq - 1;
     for (;;) {
-      const rows = await daemon.store.read((tx) => tx.messages.toolMessagesAfter(userId, threadId, lastSeq, PAGE));
+      const after = lastSeq;
+      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE));
       if (rows.length === 0 || res.destroyed) break;
-      const chunk = rows
-        .map((row) => framesOf(row).slice(row.thread_seq === resumeSeq ? resume!.index + 1 : 0).join(''))
-        .join('');
-      lastSeq = rows[rows.length - 1]!.thread_seq;
+      let drained = true;
+      for (const row of rows) drained = send(row) && drained;
       replayed += rows.length;
-      if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+      if (!drained) await new Promise((r) => res.once('drain', r).once('close', r));
     }
   }
-  for (const row of held) if (row.thread_seq > lastSeq) res.write(framesOf(row).join(''));
+  for (const row of held) send(row);
   live = true;
-  log.log('info', 'ag-ui stream opened', { replayed_calls: replayed });
+  log.log('info', 'ag-ui stream opened', { replayed_messages: replayed });
 }
 
-/** A stored tool message as SSE frames, ids `<message id>:<0..3>`. A broken row yields none. */
-function framesOf(row: MessageRow): string[] {
+/**
+ * A stored message as one AG-UI run in SSE frames. Only the last frame
+ * (RUN_FINISHED) carries an `id:`, the message's sequence: a client that
+ * loses the connection mid-run still holds the previous run's id, so it
+ * resumes at the start of the run it did not finish. A broken tool row
+ * yields nothing rather than a half-run.
+ */
+function runOf(threadId: string, row: MessageRow): string {
+  const message = agUiMessageOf(row);
+  if (!message) return '';
+  const at = Date.parse(row.created_at);
+  const events = encodeMessageAsAgUiRun(threadId, message, Number.isFinite(at) ? at : undefined);
+  const id = String(threadSeqOf(row));
+  return events.map((e, i) => sseFrame(i === events.length - 1 ? id : undefined, e)).join('');
+}
+
+function agUiMessageOf(row: MessageRow): AgUiMessage | null {
+  if (row.role !== 'tool') return { kind: 'text', id: row.id, role: row.role, content: row.content };
   let output: ToolAgentOutput | undefined;
   try {
     output = (JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput }).tool_agent_output;
   } catch {
-    return [];
+    return null;
   }
-  if (!output) return [];
-  const at = Date.parse(row.created_at);
-  const events = encodeToolCallAsAgUi(
-    row.thread_id,
-    output,
-    row.content,
-    row.id,
-    compileStoredUi(output.ui_hints),
-    Number.isFinite(at) ? at : undefined,
-  );
-  return events.map((e, i) => sseFrame(`${row.id}:${i}`, e));
+  if (!output) return null;
+  return { kind: 'tool', id: row.id, output, text: row.content, uiSchema: compileStoredUi(output.ui_hints) };
 }
 
-function parseEventId(id: string | undefined): { messageId: string; index: number } | null {
-  const m = id === undefined ? null : /^(.{1,200}):([0-3])$/.exec(id);
-  return m ? { messageId: m[1]!, index: Number(m[2]) } : null;
+/** A Last-Event-ID is a sequence number this stream wrote; anything else is ignored. */
+function parseEventId(id: string | undefined): number | null {
+  return id !== undefined && /^\d{1,15}$/.test(id.trim()) ? Number(id.trim()) : null;
 }
 
 function decodeThreadId(raw: string): string | null {

@@ -123,8 +123,39 @@ export const DEMO = {
   examples: ['toolgate demo     # then: npm run inspector, to browse what it stored'],
 } satisfies CommandSpec;
 
+export const CONFORMANCE = {
+  name: 'conformance',
+  summary: 'check any implementation of the toolgate protocol from the outside, over stdio or WebSocket',
+  usage: [
+    'conformance --stdio "CMD …" --token T [--token-b T2] [--timeout-ms N]',
+    'conformance --ws ws://HOST:PORT/rpc --token T [--token-b T2] [--timeout-ms N]',
+  ],
+  description:
+    'Speaks only the public protocol and validates every message it receives against the JSON Schemas in schemas/. ' +
+    'Checks the lifecycle (-32002 before initialize, shutdown/exit), sessions and bad tokens, tool/invoke with its ' +
+    'tool/result notifications before the response, the text projection against history\'s context view, UI replay ' +
+    'in the ui view, idempotency and DUPLICATE_TOOL_CALL_ID, batches (one partial per item, then the final one), ' +
+    'error shapes, message/append, thread/list, skills, subscriptions (--ws) and thread isolation between two users ' +
+    '(--token-b). Prints one line per check and "N passed, M failed" last; exit 0 iff all pass, 1 otherwise. Each run ' +
+    'uses fresh thread and call ids, so it can be repeated against the same database; the --stdio command inherits ' +
+    'this environment.',
+  flags: {
+    stdio: { type: 'string', value: '"CMD …"', description: 'start CMD (split into argv, never run by a shell) and talk on its stdin/stdout' },
+    ws: { type: 'string', value: 'URL', description: 'connect to a WebSocket endpoint, e.g. ws://127.0.0.1:8787/rpc' },
+    token: { type: 'string', value: 'T', description: 'bearer token of user A (required); its agent profile must allow calendar.* and memory.*' },
+    'token-b': { type: 'string', value: 'T2', description: 'bearer token of a second user, for the thread-isolation check (skipped without)' },
+    'timeout-ms': { type: 'string', value: 'N', description: 'how long to wait for any one response', default: '30000' },
+  },
+  env: ['TOOLGATE_BEARER_SECRET'],
+  examples: [
+    'T=$(toolgate dev-token --user alice --db /tmp/c.db); T2=$(toolgate dev-token --user bob --db /tmp/c.db)',
+    'toolgate conformance --stdio "toolgate serve --stdio --db /tmp/c.db" --token "$T" --token-b "$T2"',
+    'toolgate conformance --ws ws://127.0.0.1:8787/rpc --token "$T"',
+  ],
+} satisfies CommandSpec;
+
 /** Top-level commands, in the order `toolgate --help` lists them (subcommands are listed under their group). */
-export const COMMANDS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION_ADD, DEMO];
+export const COMMANDS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION_ADD, DEMO, CONFORMANCE];
 
 /** Every spec that answers --help, for the help test. */
-export const ALL_SPECS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION, AUTOMATION_ADD, DEMO];
+export const ALL_SPECS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION, AUTOMATION_ADD, DEMO, CONFORMANCE];

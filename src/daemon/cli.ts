@@ -7,7 +7,7 @@ import { devToken } from './dev-token.js';
 import { addAutomationJob } from './automation.js';
 import { serve, VERSION } from './serve.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
-import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
+import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 
@@ -21,6 +21,16 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
         return await devTokenCommand(rest);
       case 'automation':
         return await automationCommand(rest);
+      case 'conformance': {
+        const values = parseCommand(CONFORMANCE, rest);
+        if (values === null) return 0;
+        const { ConformanceUsageError, conformanceCommand } = await import('../conformance/cli.js');
+        try {
+          return await conformanceCommand(values);
+        } catch (err) {
+          throw err instanceof ConformanceUsageError ? new UsageError(err.message, 'conformance') : err;
+        }
+      }
       case 'demo': {
         if (parseCommand(DEMO, rest) === null) return 0;
         const { runDemo } = await import('./demo.js');

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { ConfigFile } from '../protocol/config.js';
 import { ACTION_NAMES } from '../cli-router/registry.js';
 import { ConfigError } from './bearer-auth.js';
 import { describeConfigIssue, parseConfigText } from './config-file.js';
@@ -47,45 +47,8 @@ export interface DaemonConfig {
   };
 }
 
-const ProfileSchema = z.strictObject({
-  enabled_skills: z.array(z.string().min(1)),
-  allowed_actions: z.array(z.string().min(1)),
-});
-const Positive = z.number().int().positive();
-const LimitsSchema = z.strictObject({
-  call_timeout_ms: Positive.optional(),
-  max_message_bytes: Positive.optional(),
-  max_in_flight: Positive.optional(),
-  ping_interval_ms: Positive.optional(),
-  shutdown_grace_ms: Positive.optional(),
-  ws_high_water_bytes: Positive.optional(),
-  ws_max_buffered_bytes: Positive.optional(),
-  max_processes: Positive.optional(),
-  max_sessions_per_connection: Positive.optional(),
-  max_subscriptions_per_connection: Positive.optional(),
-});
-const StoreSchema = z.strictObject({
-  synchronous: z.enum(['FULL', 'NORMAL']).optional(),
-  pool_size: Positive.optional(),
-});
-const AuthSchema = z.strictObject({
-  max_token_lifetime_s: Positive.optional(),
-});
-const HttpSchema = z.strictObject({
-  allowed_origins: z.array(z.string().min(1)).optional(),
-  allowed_hosts: z.array(z.string().min(1)).optional(),
-});
-const McpSchema = z.strictObject({
-  agent: z.string().min(1).optional(),
-});
-const ConfigSchema = z.strictObject({
-  agents: z.record(z.string().min(1), ProfileSchema).refine((a) => Object.keys(a).length > 0, 'at least one agent profile'),
-  limits: LimitsSchema.optional(),
-  store: StoreSchema.optional(),
-  auth: AuthSchema.optional(),
-  http: HttpSchema.optional(),
-  mcp: McpSchema.optional(),
-});
+/** The file's schema is a wire shape (schemas/config.json), declared once in src/protocol. */
+const ConfigSchema = ConfigFile;
 
 export const DEFAULT_CONFIG = {
   agents: {

@@ -6,8 +6,9 @@ import type { Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { SessionRegistry } from './sessions.js';
 import type { SubscriptionRegistry } from './subscriptions.js';
-import type { ThreadListeners } from './ag-ui-stream.js';
+import type { ThreadEventBus } from './thread-events.js';
 import type { UiCache } from './ui-cache.js';
+import type { PgFanout } from './pg-fanout.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -21,11 +22,18 @@ export interface Daemon {
   log: Logger;
   env: NodeJS.ProcessEnv;
   sessions: SessionRegistry;
+  /** Every message stored in a thread, published once after its commit (subscriptions and AG-UI streams listen). */
+  threadEvents: ThreadEventBus;
+  /** `thread/subscribe` bookkeeping; a consumer of `threadEvents`. */
   subscriptions: SubscriptionRegistry;
-  /** Listeners for each thread's newly stored tool messages (the AG-UI event streams). */
-  threadListeners: ThreadListeners;
   /** Compiled `ui_schema` of stored messages, so history does not re-parse and recompile them. */
   uiCache: UiCache;
+  /**
+   * PostgreSQL only: the cross-daemon fan-out (LISTEN/NOTIFY). Watching a
+   * thread makes other daemons' stored messages of it reach this daemon's
+   * subscribers and AG-UI streams; resolves once nothing later can be missed.
+   */
+  fanout?: PgFanout;
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;

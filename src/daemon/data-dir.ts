@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { describePgUrl, isPostgresUrl } from '../store/pg/url.js';
 
 export const DEFAULT_DB_FILE = 'toolgate.db';
 
@@ -18,15 +19,28 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.HOME || homedir(), '.local', 'share', 'toolgate');
 }
 
-/** The database file: `--db` wins over TOOLGATE_DB, then `toolgate.db` in the default data folder. */
+/**
+ * The database: `--db` wins over TOOLGATE_DB, then `toolgate.db` in the
+ * default data folder. A file path is made absolute; a `postgres://` URL is
+ * kept as it is (contract §12).
+ */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const named = flag ?? env.TOOLGATE_DB;
+  if (named && isPostgresUrl(named)) return named;
   return named ? resolve(named) : join(defaultDataDir(env), DEFAULT_DB_FILE);
 }
 
-/** Keys and dev secrets live beside the database they belong to. */
-export function dataDirOf(dbPath: string): string {
-  return dirname(dbPath);
+/**
+ * Keys and dev secrets live beside the database they belong to; with
+ * PostgreSQL (no file) in the default data folder.
+ */
+export function dataDirOf(dbPath: string, env: NodeJS.ProcessEnv = process.env): string {
+  return isPostgresUrl(dbPath) ? defaultDataDir(env) : dirname(dbPath);
+}
+
+/** The database as it may be shown in logs and messages: a URL without its password. */
+export function describeDb(dbPath: string): string {
+  return isPostgresUrl(dbPath) ? describePgUrl(dbPath) : dbPath;
 }
 
 /**

@@ -15,6 +15,7 @@ import { DEV_SECRET_FILE } from './bearer-auth.js';
 import { devToken } from './dev-token.js';
 import { PACKAGE_ROOT } from './package-root.js';
 import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './demo-output.js';
+import type { HistoryMessage, ToolResponse, ToolResultNotification } from '../protocol/index.js';
 
 /** The repository's demo database (`npm start` and `npm run inspector` both pass it), so the inspector shows the demo's threads. */
 const DEMO_DB = 'data/toolgate.db';
@@ -27,32 +28,8 @@ class DemoFailure extends Error {
   override name = 'DemoFailure';
 }
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: 'success' | 'failure' | 'partial';
-  content: Array<{ type: string; text: string }>;
-}
-
-interface ToolResultNote {
-  thread_id: string;
-  tool_call_id: string;
-  tool_name: string;
-  tool_call_args: unknown;
-  status: string;
-  result?: { module: string; method: string; data: unknown };
-  error?: { code: string; message: string; issues?: unknown; [k: string]: unknown };
-  ui_schema?: unknown;
-  final: boolean;
-}
-
-interface HistoryMessage {
-  id: string;
-  role: string;
-  content: string;
-  created_at: string;
-  tool_call_id?: string;
-  status?: string;
-}
+// The wire shapes the demo host reads, as a host would import them.
+type ToolResultNote = ToolResultNotification;
 
 // ───────────────────────────── the demo ─────────────────────────────
 
@@ -340,9 +317,12 @@ export async function runDemo(args: string[]): Promise<number> {
     // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
     const inspectorToken = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 24 * 3600, db: dbPath, env });
     p.line();
-    p.line(s.bold('See it in the browser:') + ` \`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\` (\`npm run inspector\` runs it on ./data/toolgate.db),`);
-    p.line('then open http://127.0.0.1:8787/ and paste this dev token for alice (valid 24 h, local dev secret only):');
-    p.line(inspectorToken);
+    // The link's token is signed with this database's dev secret: the server must use the same folder.
+    const serveCmd = dbPath === resolve(DEMO_DB) ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\``;
+    p.line(s.bold('See it in the browser:') + ` ${serveCmd},`);
+    p.line('then open this link: it signs in as alice with a dev token (valid 24 h, local dev secret only; the page takes');
+    p.line('the token off the address bar, and reloading the page signs out):');
+    p.line(`http://127.0.0.1:8787/#token=${inspectorToken}`);
     return 0;
   } catch (err) {
     shuttingDown = true;

@@ -18,7 +18,7 @@ export interface DevTokenOptions {
  * for a JWKS issuer: those tokens come from the issuer.
  */
 export async function devToken(opts: DevTokenOptions): Promise<string> {
-  const keys = resolveBearerKeys(opts.env, dataDirOf(resolveDbPath(opts.db, opts.env)), true);
+  const keys = resolveBearerKeys(opts.env, dataDirOf(resolveDbPath(opts.db, opts.env), opts.env), true);
   if (!keys || keys.kind !== 'secret') throw new ConfigError('dev-token needs an HS256 secret (TOOLGATE_BEARER_SECRET or the dev secret); a JWKS issuer signs its own tokens');
   const claims: Record<string, string> = {};
   if (opts.phone) claims.phone = opts.phone;

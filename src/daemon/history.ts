@@ -7,17 +7,9 @@ import { compileStoredUi } from './ui.js';
 import type { UiExtras } from './ui-cache.js';
 import type { Session } from './sessions.js';
 import type { Daemon } from './daemon.js';
+import type { HistoryMessage } from '../protocol/methods.js';
 
-export interface HistoryMessage {
-  id: string;
-  role: MessageRow['role'];
-  content: string;
-  created_at: string;
-  tool_call_id?: string;
-  status?: string;
-  ui_schema?: unknown;
-  worker_output?: unknown;
-}
+export type { HistoryMessage };
 
 /**
  * `history/get` of the session user's thread. The `context` view is what an
@@ -41,16 +33,17 @@ export async function getHistory(daemon: Daemon, session: Session, p: z.infer<ty
   return { messages: page.rows.map((row) => toWire(daemon, row, view, metadata)), next_before: page.nextBefore };
 }
 
+/** Stored rows were checked when written (status, worker_output by their schemas): they are read back as typed. */
 function toWire(daemon: Daemon, row: MessageRow, view: 'ui' | 'context', metadata: Map<string, string>): HistoryMessage {
   const m: HistoryMessage = { id: row.id, role: row.role, content: row.content, created_at: row.created_at };
   if (row.role === 'tool') {
     if (row.tool_call_id !== null) m.tool_call_id = row.tool_call_id;
-    if (row.status !== null) m.status = row.status;
+    if (row.status !== null) m.status = row.status as HistoryMessage['status'];
   }
   if (view === 'ui' && row.role !== 'user') {
     const extras = extrasOf(daemon, row, metadata);
-    if (extras.ui_schema !== undefined) m.ui_schema = extras.ui_schema;
-    if (extras.worker_output !== undefined) m.worker_output = extras.worker_output;
+    if (extras.ui_schema !== undefined) m.ui_schema = extras.ui_schema as HistoryMessage['ui_schema'];
+    if (extras.worker_output !== undefined) m.worker_output = extras.worker_output as HistoryMessage['worker_output'];
   }
   return m;
 }
@@ -84,6 +77,10 @@ export async function appendMessage(daemon: Daemon, session: Session, p: z.infer
   const row = await daemon.store.transaction((tx) =>
     tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }),
   );
+  // Committed: the thread's AG-UI streams show it live.
+  daemon.threadEvents.publish({ userId: session.userId, threadId: p.thread_id, row });
+  // PostgreSQL: published here already; the fan-out only moves its cursor past it (no second delivery).
+  daemon.fanout?.localCommit({ userId: session.userId, threadId: p.thread_id, row, origin: 'message/append' });
   return { id: row.id };
 }
 

@@ -1,32 +1,25 @@
 import type { Daemon } from './daemon.js';
-import { TOOL_NAME } from '../codec/tool-output.js';
+import { PROTOCOL_VERSION, type InitializeResult } from '../protocol/methods.js';
+import { TOOL_INPUT_SCHEMA, TOOL_NAME, type ToolDescriptor } from '../protocol/tool.js';
+import { BATCH_MAX_ITEMS } from '../protocol/actions.js';
 
-export const PROTOCOL_VERSION = '1';
+export { PROTOCOL_VERSION };
 
 /**
  * The thin tool descriptor: the model sees one tool whose input is
  * `{module, method, input}`. The action matrix is not listed — skills explain
  * the actions, and the runtime whitelist decides which may run.
  */
-export const TOOL_DESCRIPTOR = {
+export const TOOL_DESCRIPTOR: ToolDescriptor = {
   name: TOOL_NAME,
   description:
     'Run one whitelisted project action. Name the module and method (for example calendar.read) and pass the ' +
     'action input as an object. Read the enabled skills to learn the actions and their inputs. Failures come back ' +
     'as structured errors; INVALID_ACTION_INPUT includes the input schema to correct the call.',
-  input_schema: {
-    type: 'object',
-    properties: {
-      module: { type: 'string', description: 'module name, e.g. calendar' },
-      method: { type: 'string', description: 'method name, e.g. read' },
-      input: { type: 'object', description: 'the action input', additionalProperties: true },
-    },
-    required: ['module', 'method', 'input'],
-    additionalProperties: false,
-  },
-} as const;
+  input_schema: TOOL_INPUT_SCHEMA,
+};
 
-export function initializeResult(daemon: Daemon) {
+export function initializeResult(daemon: Daemon): InitializeResult {
   return {
     protocol_version: PROTOCOL_VERSION,
     server_info: { name: 'toolgate', version: daemon.version },
@@ -35,7 +28,7 @@ export function initializeResult(daemon: Daemon) {
       notifications: ['tool/result'],
       history_views: ['ui', 'context'],
       executor: daemon.executor.kind,
-      batch_max_items: 50,
+      batch_max_items: BATCH_MAX_ITEMS,
     },
     tool: TOOL_DESCRIPTOR,
   };

@@ -3,7 +3,8 @@ import { extname, join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PACKAGE_ROOT } from './package-root.js';
 
-const INSPECTOR_DIR = join(PACKAGE_ROOT, 'src', 'inspector');
+/** The built inspector (scripts/bundle-inspector.mjs bundles src/inspector/ into it). */
+const INSPECTOR_DIR = join(PACKAGE_ROOT, 'dist', 'inspector');
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -22,8 +23,11 @@ const FILES: Map<string, { body: Buffer; type: string }> = (() => {
       if (type) files.set(`/${name}`, { body: readFileSync(join(INSPECTOR_DIR, name)), type });
     }
   } catch {
-    /* no inspector shipped: every path is 404 */
+    /* no inspector built: every path is 404 */
   }
+  // Browsers ask for /favicon.ico whatever the page links: answer with the page's own icon.
+  const icon = files.get('/favicon.svg');
+  if (icon) files.set('/favicon.ico', icon);
   return files;
 })();
 

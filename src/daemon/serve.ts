@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../store/open-store.js';
+import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
 import { loadConfig } from './config.js';
 import { loadSigningKey } from './credential-issuer.js';
-import { dataDirOf, resolveDbPath } from './data-dir.js';
+import { dataDirOf, describeDb, resolveDbPath } from './data-dir.js';
 import type { Daemon } from './daemon.js';
 import { inprocessExecutor, subprocessExecutor } from './executor.js';
 import { createLogger, type Logger } from './logger.js';
@@ -15,11 +16,11 @@ import { recoverToolCalls } from './recovery.js';
 import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from './sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from './subscriptions.js';
 import { createHttpServer } from './http-server.js';
-import { agUiStreamRoute, ThreadListeners } from './ag-ui-stream.js';
+import { agUiStreamRoute } from './ag-ui-stream.js';
+import { ThreadEventBus } from './thread-events.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
-import { serveMcpStdio } from '../rpc/mcp-stdio.js';
-import { createMcpHttp } from '../rpc/mcp-http.js';
+import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
@@ -79,7 +80,7 @@ export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'pack
 /** Builds the runtime: every configuration problem is a ConfigError raised before anything is served. */
 export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Daemon> {
   const dbPath = resolveDbPath(opts.db, opts.env);
-  const dataDir = dataDirOf(dbPath);
+  const dataDir = dataDirOf(dbPath, opts.env);
   const bearerKeys = resolveBearerKeys(opts.env, dataDir, opts.dev);
   if (!bearerKeys) {
     throw new ConfigError(
@@ -91,14 +92,15 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
-  const store = await openStore(dbPath, { synchronous: config.store.synchronous });
+  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
     await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
     const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
-    return {
+    const threadEvents = new ThreadEventBus();
+    const daemon: Daemon = {
       store,
       dbPath,
       config,
@@ -108,13 +110,20 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       log,
       env: opts.env,
       sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection),
-      subscriptions: new SubscriptionRegistry(limitsOf(opts, config).maxSubscriptionsPerConnection),
-      threadListeners: new ThreadListeners(),
+      threadEvents,
+      subscriptions: new SubscriptionRegistry(threadEvents, limitsOf(opts, config).maxSubscriptionsPerConnection),
       uiCache: new UiCache(),
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
+    // PostgreSQL: other daemons' calls reach this daemon's subscribers and streams (LISTEN/NOTIFY).
+    // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
+    if (store.engine === 'postgres') {
+      const { deliverFromOtherDaemons, PgFanout } = await import('./pg-fanout.js');
+      daemon.fanout = await PgFanout.start(store as PgStore, deliverFromOtherDaemons(daemon));
+    }
+    return daemon;
   } catch (err) {
     await store.close();
     throw err;
@@ -171,13 +180,15 @@ export async function serve(opts: ServeOptions): Promise<number> {
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {
     const principal = await openMcpStdioPrincipal(daemon, opts.env);
+    // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
+    const { serveMcpStdio } = await import('../rpc/mcp-stdio.js');
     const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    const mcpHttp = createMcpHttp({
+    const mcpHttp = lazyMcpHttp({
       daemon,
       track,
       accepting: () => accepting,
@@ -185,7 +196,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
       maxInFlight: limits.maxInFlight,
       allowedHosts: daemon.config.http.allowedHosts,
       allowedOrigins: daemon.config.http.allowedOrigins,
-    });
+    }, log);
     const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route]);
     const ws = attachWebSocketRpc(daemon, http, limits, shared);
     await new Promise<void>((resolve, reject) => {
@@ -209,7 +220,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
       http.closeAllConnections();
     };
   }
-  log.log('info', 'serving', { transport: opts.transport, db: daemon.dbPath, executor: daemon.executor.kind, version: VERSION });
+  log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
 
   const code = await Promise.race([finished, signalled]);
   accepting = false;

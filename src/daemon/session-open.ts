@@ -3,13 +3,9 @@ import type { SessionOpenParams } from '../rpc/methods.js';
 import { invalidParams, unauthorized } from '../rpc/errors.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
 import type { Connection, Daemon } from './daemon.js';
+import type { SessionOpenResult } from '../protocol/methods.js';
 
-export interface SessionOpenResult {
-  session_id: string;
-  user_id: string;
-  enabled_skills: string[];
-  allowed_actions: string[];
-}
+export type { SessionOpenResult };
 
 /**
  * `session/open`. The agent profile decides what the session may see and

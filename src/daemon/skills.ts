@@ -3,11 +3,9 @@ import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { invalidParams } from '../rpc/errors.js';
 import { SKILLS_DIR } from './package-root.js';
 import type { Session } from './sessions.js';
+import type { SkillSummary } from '../protocol/methods.js';
 
-export interface SkillSummary {
-  name: string;
-  description: string;
-}
+export type { SkillSummary };
 
 /** Skill folders that hold a SKILL.md. */
 export function discoverSkills(dir: string = SKILLS_DIR): string[] {

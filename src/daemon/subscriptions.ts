@@ -1,30 +1,46 @@
 import { ResponseError } from 'vscode-jsonrpc';
 import { RpcErrorCode } from '../rpc/errors.js';
+import { notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
+import { deriveUiHints } from '../codec/ui-hints.js';
 import type { Connection } from './daemon.js';
+import type { StoredMessageEvent, ThreadEventBus } from './thread-events.js';
 import { threadKey } from './thread-key.js';
+import { compileStoredUi } from './ui.js';
 
 /** Contract section 13: subscriptions per connection are capped (`limits.max_subscriptions_per_connection`). */
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 
+interface Watch {
+  conn: Connection;
+  sessions: Set<string>;
+  stop: () => void;
+}
+
 /**
- * Who watches which thread: `thread/subscribe` adds (connection, session);
- * every `tool/result` of the thread then reaches those connections, whichever
- * connection made the call. A thread is `(user, thread_id)`: a subscription
- * never reaches another user's thread of the same id, so a subscriber hears
- * only its own user's calls. Subscribing writes nothing (a thread may be
- * watched before its first message). Closing a connection drops its
- * subscriptions.
+ * Who watches which thread: `thread/subscribe` adds (connection, session).
+ * Each watching connection listens on the thread-event bus once, however
+ * many of its sessions subscribed, and turns every tool message stored in
+ * the thread into its `tool/result` notifications — whichever connection,
+ * or daemon, made the call. The connection that made it got them directly
+ * with its response, so it is skipped here. A thread is `(user, thread_id)`:
+ * a subscriber hears only its own user's calls. Subscribing writes nothing.
+ * Closing a connection drops its subscriptions.
  */
 export class SubscriptionRegistry {
-  private readonly byThread = new Map<string, Map<string, { conn: Connection; sessions: Set<string> }>>();
+  /** connection id → `(user, thread)` key → its watch. */
+  private readonly byConnection = new Map<string, Map<string, Watch>>();
+  /** connection id → (session, thread) pairs it holds, for the cap. */
   private readonly perConnection = new Map<string, number>();
 
-  constructor(private readonly maxPerConnection = DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION) {}
+  constructor(
+    private readonly bus: ThreadEventBus,
+    private readonly maxPerConnection = DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  ) {}
 
   subscribe(userId: string, threadId: string, conn: Connection, sessionId: string): void {
+    let watches = this.byConnection.get(conn.id);
     const key = threadKey(userId, threadId);
-    let conns = this.byThread.get(key);
-    const existing = conns?.get(conn.id);
+    const existing = watches?.get(key);
     if (existing?.sessions.has(sessionId)) return;
     const count = this.perConnection.get(conn.id) ?? 0;
     if (count >= this.maxPerConnection) {
@@ -33,34 +49,44 @@ export class SubscriptionRegistry {
         `too many subscriptions on this connection (limit ${this.maxPerConnection}, limits.max_subscriptions_per_connection)`,
       );
     }
-    if (!conns) this.byThread.set(key, (conns = new Map()));
-    let entry = existing;
-    if (!entry) conns.set(conn.id, (entry = { conn, sessions: new Set() }));
-    entry.sessions.add(sessionId);
+    if (!watches) this.byConnection.set(conn.id, (watches = new Map()));
+    let watch = existing;
+    if (!watch) {
+      const stop = this.bus.listen(userId, threadId, (event) => notifyOf(conn, event));
+      watches.set(key, (watch = { conn, sessions: new Set(), stop }));
+    }
+    watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
   }
 
   unsubscribe(userId: string, threadId: string, connId: string, sessionId: string): boolean {
+    const watches = this.byConnection.get(connId);
     const key = threadKey(userId, threadId);
-    const conns = this.byThread.get(key);
-    const entry = conns?.get(connId);
-    if (!entry || !entry.sessions.delete(sessionId)) return false;
+    const watch = watches?.get(key);
+    if (!watch || !watch.sessions.delete(sessionId)) return false;
     this.perConnection.set(connId, (this.perConnection.get(connId) ?? 1) - 1);
-    if (entry.sessions.size === 0) conns!.delete(connId);
-    if (conns!.size === 0) this.byThread.delete(key);
+    if (watch.sessions.size === 0) {
+      watch.stop();
+      watches!.delete(key);
+    }
+    if (watches!.size === 0) {
+      this.byConnection.delete(connId);
+      this.perConnection.delete(connId);
+    }
     return true;
   }
 
-  /** Connections subscribed to the user's thread (each once). */
-  connectionsFor(userId: string, threadId: string): Connection[] {
-    return [...(this.byThread.get(threadKey(userId, threadId))?.values() ?? [])].map((e) => e.conn);
-  }
-
   dropConnection(connId: string): void {
-    for (const [key, conns] of this.byThread) {
-      conns.delete(connId);
-      if (conns.size === 0) this.byThread.delete(key);
-    }
+    for (const watch of this.byConnection.get(connId)?.values() ?? []) watch.stop();
+    this.byConnection.delete(connId);
     this.perConnection.delete(connId);
   }
+}
+
+/** A stored tool message as the `tool/result` notifications a watcher gets; text messages have none. */
+function notifyOf(conn: Connection, { threadId, row, origin }: StoredMessageEvent): void {
+  if (row.role !== 'tool' || origin === conn.id) return;
+  const output = (JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput }).tool_agent_output;
+  if (!output) return;
+  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);
 }

@@ -15,7 +15,6 @@ import {
   projectText,
   type ToolAgentOutput,
   type ToolCallArgs,
-  type ToolStatus,
 } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
@@ -26,12 +25,9 @@ import type { Session } from './sessions.js';
 import type { Connection, Daemon } from './daemon.js';
 import { issueClaims, signCredential } from './credential-issuer.js';
 import type { Logger } from './logger.js';
+import type { ToolResponse } from '../protocol/tool.js';
 
-export interface ToolResponse {
-  tool_call_id: string;
-  status: ToolStatus;
-  content: [{ type: 'text'; text: string }];
-}
+export type { ToolResponse };
 
 type Params = z.infer<typeof ToolInvokeParams>;
 
@@ -99,7 +95,7 @@ export async function invokeTool(
   const run = () =>
     refusal || daemon.executor.kind === 'inprocess'
       ? daemon.store.transaction((tx) => runInProcess(daemon, session, call, refusal, tx))
-      : runInChild(daemon, session, call, log);
+      : runHeld(daemon, call, () => runInChild(daemon, session, call, log));
   let outcome: Outcome;
   try {
     outcome = await run();
@@ -123,8 +119,25 @@ export async function invokeTool(
       return respond(daemon, conn, call, outcome.output, projectText(outcome.output), 'caller');
     case 'ran':
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
-      daemon.threadListeners.publish(outcome.row);
+      // Subscribers and AG-UI streams of the thread learn of the call from the bus; the caller, below.
+      daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
+      // PostgreSQL: this daemon delivered it itself; the fan-out only moves its cursor past it.
+      daemon.fanout?.localCommit({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
       return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
+  }
+}
+
+/**
+ * A call finished across two commits (the child's, then the tool message) is
+ * marked as this daemon's while it runs, where the engine is shared by other
+ * daemons: their recovery at start must not write its tool message.
+ */
+async function runHeld<T>(daemon: Daemon, call: Call, work: () => Promise<T>): Promise<T> {
+  const release = await daemon.store.holdCall?.(call.userId, call.threadId, call.toolCallId);
+  try {
+    return await work();
+  } finally {
+    await release?.();
   }
 }
 
@@ -264,7 +277,8 @@ function respond(
   storedId?: string,
 ): ToolResponse {
   const targets = new Map<string, Connection>([[conn.id, conn]]);
-  if (audience === 'subscribers') for (const c of daemon.subscriptions.connectionsFor(call.userId, call.threadId)) targets.set(c.id, c);
+  // `subscribers`: the thread's other connections already got these from the thread-event bus (subscriptions.ts).
+  void audience;
   const notifications = notificationsFor(call.threadId, output, compileStoredUi, deriveUiHints);
   if (storedId !== undefined) {
     const final = notifications[notifications.length - 1]!;

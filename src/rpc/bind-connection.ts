@@ -65,7 +65,7 @@ export function bindConnection(daemon: Daemon, rpc: MessageConnection, opts: Bin
     const started = performance.now();
     try {
       const result = await opts.track(dispatch(daemon, conn, state, method, params, token, log));
-      log.log('debug', 'request done', { ms: round(performance.now() - started) });
+      if (log.enabled('debug')) log.log('debug', 'request done', { ms: round(performance.now() - started) });
       return result;
     } catch (err) {
       const code = err instanceof ResponseError ? err.code : RpcErrorCode.InternalError;

@@ -58,9 +58,11 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ),
   // Threads are per user: subscribing watches the session user's thread of that id (which may not exist
   // yet) and creates nothing; another user's thread of the same id is never reached.
-  'thread/subscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
+  'thread/subscribe': method(M.ThreadSubscribeParams, async ({ daemon, conn, params, session }) => {
     const s = session();
     daemon.subscriptions.subscribe(s.userId, params.thread_id, conn, s.id);
+    // PostgreSQL: answered once other daemons' calls of this thread will reach us too.
+    await daemon.fanout?.watch(s.userId, params.thread_id);
     return { thread_id: params.thread_id, subscribed: true };
   }),
   'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {

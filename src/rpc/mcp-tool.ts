@@ -157,7 +157,7 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     await Promise.all(sent);
     // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.
     if (sent.length > 0) await new Promise((resolve) => setImmediate(resolve));
-    const text = response.content[0].text;
+    const text = response.content[0]!.text;
     const structured = JSON.parse(text) as Record<string, unknown>;
     await logCall(ctx, log, {
       thread_id: threadId,

@@ -1,7 +1,8 @@
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type ResponseMessage } from 'vscode-jsonrpc/node';
+import { createMessageConnection, StreamMessageReader, type ResponseMessage } from 'vscode-jsonrpc/node';
 import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
+import { CoalescingMessageWriter } from './coalescing-writer.js';
 import { StdioFrameGuard } from './stdio-frame-guard.js';
 import { ShapeCheckingReader } from './message-shape.js';
 import { RpcErrorCode } from './errors.js';
@@ -25,7 +26,7 @@ export function serveStdio(
 ): StdioHandle {
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
-  const writer = new TrackedWriter(new StreamMessageWriter(output), opts.writes);
+  const writer = new TrackedWriter(new CoalescingMessageWriter(output), opts.writes);
   // Contract section 13: what the connection would only log is answered here, `id: null`.
   const reply = (code: number, message: string) =>
     void writer.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});

@@ -40,7 +40,11 @@ export class DatabaseOpenError extends Error {
 
 function migrate(db: Db): void {
   const current = () => db.pragma('user_version', { simple: true }) as number;
-  if (current() >= MIGRATIONS.length) return;
+  // A newer toolgate wrote this file: an older one must not write into a schema it does not know.
+  if (current() > MIGRATIONS.length) {
+    throw new Error(`the database schema is at version ${current()}, newer than this toolgate knows (${MIGRATIONS.length}): upgrade toolgate`);
+  }
+  if (current() === MIGRATIONS.length) return;
   db.exec('BEGIN IMMEDIATE');
   try {
     for (let v = current(); v < MIGRATIONS.length; v++) {

@@ -1,14 +1,21 @@
-import type { OpenStore, Store, StoreOptions } from './store.js';
-import { DatabaseOpenError } from './database.js';
+import type { Store, StoreOptions } from './store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
-
-const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+import { isPostgresUrl } from './pg/url.js';
 
 /**
- * Opens the store a target names: a `postgres://` URL (the PostgreSQL
- * engine, not built yet on this branch) or a SQLite file path.
+ * Opens the store a target names: a `postgres://` / `postgresql://` URL
+ * selects the PostgreSQL engine (loaded only then), anything else is a
+ * SQLite file path. (Fits the boundary's `OpenStore`, plus an optional log.)
  */
-export const openStore: OpenStore = async (target: string, opts: StoreOptions = {}): Promise<Store> => {
-  if (POSTGRES_URL.test(target)) throw new DatabaseOpenError('PostgreSQL is not supported by this build');
+export const openStore = async (target: string, opts: StoreOptions & { log?: StoreLog } = {}): Promise<Store> => {
+  if (isPostgresUrl(target)) {
+    const { openPgStore } = await import('./pg/pg-store.js');
+    return openPgStore(target, opts);
+  }
   return openSqliteStore(target, opts);
 };
+
+/** Where an engine reports connection trouble it recovers from (PostgreSQL reconnects). */
+export interface StoreLog {
+  log(level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
+}

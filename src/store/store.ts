@@ -30,6 +30,7 @@
  * chosen by the engine at write time. Rows are JSON-native objects in the
  * wire's snake_case where they reach the wire unchanged.
  */
+import type { Event } from '../protocol/actions.js';
 
 // ---------------------------------------------------------------- the boundary
 
@@ -51,6 +52,13 @@ export interface Store {
   describe(): Promise<StoreDescription>;
   /** Waits for pending units to commit, then closes the connection(s). */
   close(): Promise<void>;
+  /**
+   * Engines shared by several daemons (PostgreSQL): marks a call this daemon
+   * is finishing outside a unit (a child process runs it, then the tool
+   * message commits), so another daemon's recovery at start leaves it alone.
+   * The mark dies with this daemon's connection. Resolves with its release.
+   */
+  holdCall?(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>>;
 }
 
 export interface StoreDescription {
@@ -214,8 +222,8 @@ export interface MessagesRepo {
   page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean }): Promise<MessagePage>;
   /** Metadata JSON text of these messages of the thread, by id (for rows paged without it). */
   metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>>;
-  /** The thread's tool messages with `thread_seq > afterSeq`, oldest first. */
-  toolMessagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
+  /** The thread's messages (every role) with `thread_seq > afterSeq`, oldest first: AG-UI replays page by page. */
+  messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
   /** The `thread_seq` of a message of this thread, or undefined. */
   seqOf(userId: string, threadId: string, messageId: string): Promise<number | undefined>;
 }
@@ -303,18 +311,8 @@ export interface AutomationJobsRepo {
 
 // ---------------------------------------------------------------- calendar
 
-/** The wire shape of contract §10. */
-export interface Event {
-  id: string;
-  owner_id: string;
-  title: string;
-  start_at: string;
-  end_at: string;
-  location: string | null;
-  description: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The wire shape of contract §10, declared once in src/protocol. */
+export type { Event };
 
 export interface EventFields {
   title: string;

@@ -4,19 +4,15 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import { dbCount } from '../helpers/db.js';
 import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
   let host: Host;
   const sessions: Record<string, string> = {};
 
-  interface ToolResponse {
-    tool_call_id: string;
-    status: string;
-    content: Array<{ text: string }>;
-  }
   interface Projection {
     status: string;
     data?: any;
@@ -161,9 +157,7 @@ for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
     assert.equal(other.status, 'failure');
     assert.equal((JSON.parse(other.content[0]!.text) as Projection).error.code, 'DUPLICATE_TOOL_CALL_ID');
 
-    const db = new Database(host.dbPath, { readonly: true });
-    assert.equal((db.prepare("SELECT count(*) AS n FROM events WHERE title IN ('Once', 'Twice')").get() as { n: number }).n, 1);
-    assert.equal((db.prepare("SELECT count(*) AS n FROM messages WHERE thread_id = 'idem'").get() as { n: number }).n, 1);
-    db.close();
+    assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM events WHERE title IN ('Once', 'Twice')"), 1);
+    assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'idem'"), 1);
   });
 });

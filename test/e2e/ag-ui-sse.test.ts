@@ -1,31 +1,38 @@
 /**
  * AG-UI over Server-Sent Events: `GET /threads/{id}/events` on the `--ws`
- * server, read with fetch as a front end would. First against the real
- * daemon, then in process for what a spawned daemon hides (pings, cleanup).
+ * server. First the raw stream as fetch reads it, then the same stream fed
+ * through the official AG-UI client (`@ag-ui/client`: its transport, event
+ * enforcement, verifier and message reducer) as a front end consumes it,
+ * then in process for what a spawned daemon hides (pings, cleanup, the bus).
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { EventType } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
+import { follow, ThreadFollower, verifySse } from '../helpers/ag-ui-client.js';
 import { createHttpServer } from '../../src/daemon/http-server.js';
-import { agUiStreamRoute, ThreadListeners } from '../../src/daemon/ag-ui-stream.js';
+import { agUiStreamRoute } from '../../src/daemon/ag-ui-stream.js';
+import { ThreadEventBus } from '../../src/daemon/thread-events.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { MessageRow } from '../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: 'text'; text: string }>;
+
+interface HistoryMessage {
+  id: string;
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  tool_call_id?: string;
+  ui_schema?: unknown;
 }
 
 interface SseFrame {
@@ -41,6 +48,8 @@ interface SseStream {
   /** The next frame; comments (`: ping`) only with `comments: true`. Fails after 10 s. */
   next(opts?: { comments?: boolean }): Promise<SseFrame>;
   take(n: number): Promise<SseFrame[]>;
+  /** Frames up to and including the `n`th RUN_FINISHED. */
+  runs(n: number): Promise<SseFrame[]>;
   /** Resolves true if no frame arrives within `ms`. */
   quiet(ms: number): Promise<boolean>;
   close(): void;
@@ -48,7 +57,9 @@ interface SseStream {
 
 interface AgUiJson {
   type: string;
-  toolCallId: string;
+  threadId?: string;
+  runId?: string;
+  toolCallId?: string;
   toolCallName?: string;
   delta?: string;
   messageId?: string;
@@ -56,6 +67,29 @@ interface AgUiJson {
   role?: string;
   timestamp?: number;
   ui_schema?: unknown;
+  metadata?: { ui_schema?: unknown };
+}
+
+/** Splits complete SSE frames off the front of `buffer`; returns the frames and what is left. */
+function parseFrames(buffer: string): { frames: SseFrame[]; rest: string } {
+  const frames: SseFrame[] = [];
+  let cut: number;
+  while ((cut = buffer.indexOf('\n\n')) >= 0) {
+    const block = buffer.slice(0, cut);
+    buffer = buffer.slice(cut + 2);
+    const frame: SseFrame = {};
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+      else {
+        const colon = line.indexOf(':');
+        const field = line.slice(0, colon);
+        const value = line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'id' || field === 'event' || field === 'data') frame[field] = value;
+      }
+    }
+    frames.push(frame);
+  }
+  return { frames, rest: buffer };
 }
 
 /** Opens the stream with fetch and parses Server-Sent Events frames off its body. */
@@ -74,23 +108,9 @@ async function openSse(base: string, path: string, headers: Record<string, strin
       ended = true;
       return;
     }
-    buffer += decoder.decode(value, { stream: true });
-    let cut: number;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const frame: SseFrame = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) frame.comment = line.slice(1).trim();
-        else {
-          const colon = line.indexOf(':');
-          const field = line.slice(0, colon);
-          const value = line.slice(colon + 1).replace(/^ /, '');
-          if (field === 'id' || field === 'event' || field === 'data') frame[field] = value;
-        }
-      }
-      frames.push(frame);
-    }
+    const parsed = parseFrames(buffer + decoder.decode(value, { stream: true }));
+    buffer = parsed.rest;
+    frames.push(...parsed.frames);
   };
 
   // One read at a time; a caller that stops waiting leaves it to the next caller.
@@ -121,6 +141,11 @@ async function openSse(base: string, path: string, headers: Record<string, strin
       for (let i = 0; i < n; i++) out.push(await next());
       return out;
     },
+    async runs(n) {
+      const out: SseFrame[] = [];
+      while (out.filter((f) => f.event === 'RUN_FINISHED').length < n) out.push(await next());
+      return out;
+    },
     async quiet(ms) {
       const deadline = Date.now() + ms;
       while (!ended && Date.now() < deadline && !frames.some(isEvent)) await readMore(deadline - Date.now());
@@ -135,11 +160,29 @@ async function openSse(base: string, path: string, headers: Record<string, strin
 
 const json = (f: SseFrame): AgUiJson => JSON.parse(f.data!) as AgUiJson;
 
+/** The frames of each run, split at RUN_FINISHED. */
+function runsOf(frames: SseFrame[]): SseFrame[][] {
+  const runs: SseFrame[][] = [[]];
+  for (const f of frames) {
+    runs.at(-1)!.push(f);
+    if (f.event === 'RUN_FINISHED') runs.push([]);
+  }
+  return runs.filter((r) => r.length > 0);
+}
+
+/** The stored message a run encodes: the id on its TEXT_MESSAGE_START or TOOL_CALL_RESULT. */
+function messageIdOfRun(run: SseFrame[]): string | undefined {
+  const f = run.find((x) => x.event === 'TEXT_MESSAGE_START' || x.event === 'TOOL_CALL_RESULT');
+  return f ? json(f).messageId : undefined;
+}
+
 const createArgs = (title: string) => ({
   module: 'calendar',
   method: 'create',
   input: { title, start_at: '2026-03-03T09:00:00Z', end_at: '2026-03-03T10:00:00Z' },
 });
+
+const TEXT_TYPES = new Set(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END']);
 
 describe('AG-UI event stream on the --ws server', () => {
   let host: Host;
@@ -151,6 +194,15 @@ describe('AG-UI event stream on the --ws server', () => {
 
   const invoke = (threadId: string, toolCallId: string, title: string) =>
     host.request<ToolResponse>('tool/invoke', { session_id: session, thread_id: threadId, tool_call_id: toolCallId, args: createArgs(title) });
+  const append = (threadId: string, role: 'user' | 'assistant', content: string, extra: Record<string, unknown> = {}) =>
+    host.request<{ id: string }>('message/append', { session_id: session, thread_id: threadId, role, content, ...extra });
+  const history = async (threadId: string, view: 'ui' | 'context') =>
+    (await host.request<{ messages: HistoryMessage[] }>('history/get', { session_id: session, thread_id: threadId, view })).messages;
+  const liveUi = (toolCallId: string) =>
+    (host.wire.find((w) => {
+      const n = w.payload as { tool_call_id?: string; final?: boolean };
+      return w.method === 'tool/result' && n.tool_call_id === toolCallId && n.final === true;
+    })!.payload as { ui_schema?: unknown }).ui_schema;
   const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
   before(async () => {
@@ -165,9 +217,13 @@ describe('AG-UI event stream on the --ws server', () => {
     await host.stop();
   });
 
-  test('replays the thread’s calls as START, ARGS, END, RESULT, then pushes new calls live', async () => {
+  test('replays the whole conversation, one run per stored message, then pushes new messages live', async () => {
+    const user = await append('agui-1', 'user', 'Book the standup');
     const first = await invoke('agui-1', 'c1', 'Standup');
     assert.equal(first.status, 'success');
+    const reply = await append('agui-1', 'assistant', 'Booked.', {
+      worker_output: { status: 'success', answer: 'Booked.', suggested_actions: ['share it'] },
+    });
 
     const sse = await openSse(base, '/threads/agui-1/events', auth(aliceToken));
     try {
@@ -175,39 +231,68 @@ describe('AG-UI event stream on the --ws server', () => {
       assert.match(sse.headers.get('content-type') ?? '', /^text\/event-stream/);
       assert.equal(sse.headers.get('cache-control'), 'no-cache');
 
-      const replayed = await sse.take(4);
-      const events = replayed.map(json);
-      assert.deepEqual(replayed.map((f) => f.event), ['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']);
-      assert.deepEqual(events.map((e) => e.type), replayed.map((f) => f.event));
-      for (const e of events) assert.ok(EventSchemas.safeParse(e).success, e.type);
-      assert.ok(events.every((e) => e.toolCallId === 'c1'));
-      assert.equal(events[0]!.toolCallName, 'project_cli');
-      assert.deepEqual(JSON.parse(events[1]!.delta!), createArgs('Standup'));
-      const result = events[3]!;
-      assert.equal(result.content, first.content[0]!.text, 'RESULT.content is the tool/invoke text, byte for byte');
-      assert.equal(result.role, 'tool');
-      assert.deepEqual(replayed.map((f) => f.id), [0, 1, 2, 3].map((i) => `${result.messageId}:${i}`));
+      const replayed = await sse.runs(3);
+      for (const f of replayed) {
+        assert.equal(json(f).type, f.event);
+        assert.ok(EventSchemas.safeParse(json(f)).success, f.event);
+      }
+      const runs = runsOf(replayed);
+      assert.deepEqual(runs.map((r) => r.map((f) => f.event)), [
+        ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'RUN_FINISHED'],
+        ['RUN_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT', 'RUN_FINISHED'],
+        ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'RUN_FINISHED'],
+      ]);
+      // In stored order, each run names its message; the runs belong to the thread.
+      const stored = await history('agui-1', 'context');
+      assert.deepEqual(runs.map(messageIdOfRun), stored.map((m) => m.id));
+      assert.deepEqual(runs.map(messageIdOfRun), [user.id, stored[1]!.id, reply.id]);
+      for (const run of runs) {
+        const [start, end] = [json(run[0]!), json(run.at(-1)!)];
+        assert.equal(start.threadId, 'agui-1');
+        assert.deepEqual([end.threadId, end.runId], [start.threadId, start.runId]);
+      }
+      // Only RUN_FINISHED carries an event id, and the ids increase.
+      assert.ok(replayed.every((f) => (f.id !== undefined) === (f.event === 'RUN_FINISHED')));
+      const ids = replayed.filter((f) => f.id !== undefined).map((f) => Number(f.id));
+      assert.deepEqual([...ids].sort((a, b) => a - b), ids);
+      assert.equal(new Set(ids).size, 3);
 
-      const live = host.wire.find(
-        (w) => w.method === 'tool/result' && (w.payload as { tool_call_id: string; final: boolean }).tool_call_id === 'c1',
-      )!.payload as { ui_schema?: unknown };
-      assert.ok(live.ui_schema);
-      assert.deepEqual(result.ui_schema, live.ui_schema, 'the same ui_schema the live notification carried');
+      const [userText, toolEvents, replyText] = runs.map((r) => r.slice(1, -1).map(json));
+      assert.deepEqual(userText!.map((e) => [e.messageId, e.role, e.delta]), [
+        [user.id, 'user', undefined], [user.id, undefined, 'Book the standup'], [user.id, undefined, undefined],
+      ]);
+      assert.equal(replyText![0]!.role, 'assistant');
+      assert.equal(replyText![1]!.delta, 'Booked.');
+      for (const e of [...userText!, ...replyText!]) {
+        assert.deepEqual(Object.keys(e).filter((k) => !['type', 'timestamp', 'messageId', 'role', 'delta'].includes(k)), [], 'no UI on text');
+      }
+      assert.ok(!replayed.some((f) => f.data!.includes('suggested_actions')), 'worker_output is not streamed');
+
+      assert.ok(toolEvents!.every((e) => e.toolCallId === 'c1'));
+      assert.equal(toolEvents![0]!.toolCallName, 'project_cli');
+      assert.deepEqual(JSON.parse(toolEvents![1]!.delta!), createArgs('Standup'));
+      const result = toolEvents![3]!;
+      assert.equal(result.content, first.content[0]!.text, 'RESULT.content is the tool/invoke text, byte for byte');
+      assert.equal(result.content, stored[1]!.content);
+      assert.equal(result.role, 'tool');
+      assert.ok(liveUi('c1'));
+      assert.deepEqual(result.ui_schema, liveUi('c1'), 'the same ui_schema the live notification carried');
+      assert.deepEqual(result.metadata, { ui_schema: liveUi('c1') }, 'and again in metadata');
       assert.ok(!replayed.some((f) => f.data!.includes('ui_hints')));
 
-      const history = await host.request<{ messages: Array<{ id: string; role: string; content: string }> }>('history/get', {
-        session_id: session, thread_id: 'agui-1', view: 'context',
-      });
-      const stored = history.messages.find((m) => m.role === 'tool')!;
-      assert.equal(stored.id, result.messageId);
-      assert.equal(stored.content, result.content);
-
+      // Live: a call and a message appended by the host each arrive as their run.
       const second = await invoke('agui-1', 'c2', 'Retro');
-      const pushed = await sse.take(4);
-      assert.deepEqual(pushed.map((f) => json(f).type), [EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]);
-      assert.ok(pushed.every((f) => json(f).toolCallId === 'c2'));
-      assert.equal(json(pushed[3]!).content, second.content[0]!.text);
-      assert.ok(json(pushed[3]!).ui_schema);
+      const pushed = runsOf(await sse.runs(1))[0]!;
+      assert.deepEqual(pushed.map((f) => f.event), ['RUN_STARTED', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT', 'RUN_FINISHED']);
+      assert.equal(json(pushed[4]!).content, second.content[0]!.text);
+      assert.deepEqual(json(pushed[4]!).metadata, { ui_schema: liveUi('c2') });
+      assert.ok(Number(pushed.at(-1)!.id) > ids.at(-1)!);
+
+      const later = await append('agui-1', 'user', 'Thanks');
+      const text = runsOf(await sse.runs(1))[0]!;
+      assert.deepEqual(text.slice(1, -1).map((f) => [f.event, json(f).messageId]), [
+        ['TEXT_MESSAGE_START', later.id], ['TEXT_MESSAGE_CONTENT', later.id], ['TEXT_MESSAGE_END', later.id],
+      ]);
 
       // Answering a stored call again stores nothing new, so nothing is pushed.
       const again = await invoke('agui-1', 'c1', 'Standup');
@@ -218,17 +303,136 @@ describe('AG-UI event stream on the --ws server', () => {
     }
   });
 
-  test('Last-Event-ID resumes after the last event received; ?replay=0 skips the history', async () => {
-    const first = await openSse(base, '/threads/agui-1/events', auth(aliceToken));
-    const all = await first.take(8);
-    first.close();
+  test('@ag-ui/client follows a thread: replay, then a resume with Last-Event-ID and live calls', async () => {
+    const thread = 'agui-client';
+    await append(thread, 'user', 'Plan my week');
+    await invoke(thread, 'k1', 'Standup');
+    await append(thread, 'assistant', 'Standup booked.', { worker_output: { status: 'success', answer: 'Standup booked.' } });
 
-    const resumed = await openSse(base, '/threads/agui-1/events?replay=0', { ...auth(aliceToken), 'last-event-id': all[1]!.id! });
+    // A front end's fetch, recording the bytes it reads (the client's SSE parser ignores `id:`).
+    const url = `${base}/threads/${thread}/events`;
+    const recorded: string[] = [];
+    const aborts: AbortController[] = [];
+    const open = (headers: Record<string, string>) => async () => {
+      const abort = new AbortController();
+      aborts.push(abort);
+      const res = await fetch(url, { headers: { ...auth(aliceToken), ...headers }, signal: abort.signal });
+      const [forClient, forRecord] = res.body!.tee();
+      const index = recorded.push('') - 1;
+      void (async () => {
+        const reader = forRecord.getReader();
+        const decoder = new TextDecoder();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          recorded[index] += decoder.decode(value, { stream: true });
+        }
+      })().catch(() => {});
+      return new Response(forClient, { status: res.status, headers: res.headers });
+    };
+    const recordedRuns = async (index: number, n: number) => {
+      const deadline = Date.now() + 10_000;
+      while ((recorded[index] ?? '').split('event: RUN_FINISHED').length - 1 < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      return parseFrames(recorded[index] ?? '').frames.filter((f) => f.comment === undefined);
+    };
+
+    const agent = new ThreadFollower(open({}), thread);
     try {
-      assert.deepEqual((await resumed.take(6)).map((f) => f.id), all.slice(2).map((f) => f.id));
+      // 1. The replay: three runs, then the front end goes away.
+      const replay = await follow(agent, { runs: 3 });
+      aborts[0]!.abort();
+      const firstFrames = await recordedRuns(0, 3);
+      const lastId = firstFrames.filter((f) => f.id !== undefined).at(-1)!.id!;
+      assert.equal(agent.messages.filter((m) => m.role !== 'assistant' || !('toolCalls' in m)).length, 3);
+
+      // 2. A call stored while it was away, then a resume with Last-Event-ID and live calls.
+      await invoke(thread, 'k2', 'Retro');
+      let liveDone!: Promise<unknown>;
+      const resumed = new ThreadFollower(open({ 'last-event-id': lastId }), thread);
+      resumed.setMessages(agent.messages);
+      const second = await follow(resumed, {
+        runs: 3,
+        onRunFinished: (n) => {
+          // The missed call has arrived; now the host goes on, live.
+          if (n === 1) liveDone = invoke(thread, 'k3', 'Planning').then(() => append(thread, 'assistant', 'All set.'));
+        },
+      });
+      await liveDone;
+      aborts[1]!.abort();
+      const secondFrames = await recordedRuns(1, 3);
+
+      // The resume restarted at the next whole run: the missed call, not a repeat of what was received.
+      assert.equal(secondFrames[0]!.event, 'RUN_STARTED');
+      assert.equal(runsOf(secondFrames).map(messageIdOfRun).length, 3);
+      assert.ok(!runsOf(firstFrames).map(messageIdOfRun).includes(messageIdOfRun(runsOf(secondFrames)[0]!)));
+
+      // The verifier passed on both connections (follow() would have rejected), and on the two as one stream.
+      const raw = recorded.slice(0, 2).join('');
+      await verifySse(raw);
+      assert.ok(!raw.includes('ui_hints'));
+      for (const e of [...replay.events, ...second.events]) {
+        if (TEXT_TYPES.has(e.type)) assert.ok(!('ui_schema' in e) && !('metadata' in e), `${e.type} carries no UI`);
+      }
+      for (const f of [...firstFrames, ...secondFrames].filter((x) => TEXT_TYPES.has(x.event!))) {
+        assert.ok(!('ui_schema' in json(f)) && !('metadata' in json(f)), `${f.event} carries no UI on the wire either`);
+      }
+      // The client drops the top-level ui_schema (not an AG-UI field), and nothing else.
+      for (const w of [...replay.warnings, ...second.warnings]) assert.match(w, /Removed unrecognised material at '\/ui_schema' on TOOL_CALL_RESULT/);
+
+      // The rebuilt conversation is the thread's history: user, assistant and tool messages, in order,
+      // the projection as tool content and the live ui_schema in the tool message's metadata.
+      const messages = resumed.messages;
+      assert.ok(!JSON.stringify(messages).includes('ui_hints'));
+      const holders = messages.filter((m) => m.role === 'assistant' && 'toolCalls' in m && m.toolCalls);
+      const conversation = messages.filter((m) => !holders.includes(m));
+      const ui = await history(thread, 'ui');
+      const context = await history(thread, 'context');
+      assert.deepEqual(
+        conversation,
+        ui.map((m, i) =>
+          m.role === 'tool'
+            ? { id: m.id, role: 'tool', toolCallId: m.tool_call_id, content: context[i]!.content, ...(m.ui_schema ? { metadata: { ui_schema: m.ui_schema } } : {}) }
+            : { id: m.id, role: m.role, content: m.content },
+        ),
+      );
+      assert.deepEqual(conversation.map((m) => m.role), ['user', 'tool', 'assistant', 'tool', 'tool', 'assistant']);
+      const k3 = conversation.find((m) => m.role === 'tool' && m.toolCallId === 'k3')!;
+      assert.ok(liveUi('k3'));
+      assert.deepEqual(k3.metadata, { ui_schema: liveUi('k3') }, 'the live ui_schema, on the rebuilt tool message');
+      // AG-UI files each call under an assistant message that holds it, right before its result.
+      for (const tool of conversation.filter((m) => m.role === 'tool')) {
+        const at = messages.indexOf(tool);
+        const holder = messages[at - 1] as { toolCalls?: Array<{ id: string; function: { name: string; arguments: string } }> };
+        assert.equal(holder.toolCalls?.[0]?.id, (tool as { toolCallId: string }).toolCallId);
+        assert.equal(holder.toolCalls[0]!.function.name, 'project_cli');
+        assert.equal(JSON.parse(holder.toolCalls[0]!.function.arguments).module, 'calendar');
+      }
+    } finally {
+      for (const a of aborts) a.abort();
+    }
+  });
+
+  test('Last-Event-ID resumes at the next whole run; ?replay=0 skips the history', async () => {
+    const first = await openSse(base, '/threads/agui-1/events', auth(aliceToken));
+    const all = await first.runs(5);
+    first.close();
+    const finished = all.filter((f) => f.event === 'RUN_FINISHED');
+
+    const resumed = await openSse(base, '/threads/agui-1/events?replay=0', { ...auth(aliceToken), 'last-event-id': finished[1]!.id! });
+    try {
+      const after = all.slice(all.indexOf(finished[1]!) + 1);
+      assert.deepEqual((await resumed.take(after.length)).map((f) => f.data), after.map((f) => f.data));
       assert.ok(await resumed.quiet(200));
     } finally {
       resumed.close();
+    }
+
+    // An id this stream never wrote is ignored: the history is replayed (unless ?replay=0).
+    const odd = await openSse(base, '/threads/agui-1/events', { ...auth(aliceToken), 'last-event-id': 'msg_x:2' });
+    try {
+      assert.deepEqual((await odd.runs(5)).map((f) => f.data), all.map((f) => f.data));
+    } finally {
+      odd.close();
     }
 
     const fresh = await openSse(base, '/threads/agui-1/events?replay=0', auth(aliceToken));
@@ -236,9 +440,10 @@ describe('AG-UI event stream on the --ws server', () => {
       assert.equal(fresh.status, 200);
       assert.ok(await fresh.quiet(200), 'no history');
       await invoke('agui-1', 'c3', 'Planning');
-      const start = json(await fresh.next());
-      assert.equal(start.type, 'TOOL_CALL_START');
-      assert.equal(start.toolCallId, 'c3');
+      const [started, start] = await fresh.take(2);
+      assert.equal(json(started!).type, 'RUN_STARTED');
+      assert.equal(json(start!).type, 'TOOL_CALL_START');
+      assert.equal(json(start!).toolCallId, 'c3');
     } finally {
       fresh.close();
     }
@@ -309,7 +514,7 @@ describe('AG-UI event stream, in process', () => {
       log: createLogger(() => {}),
       env: {},
       bearerKeys: { kind: 'secret', secret: new TextEncoder().encode(TEST_BEARER_SECRET), origin: 'env' },
-      threadListeners: new ThreadListeners(),
+      threadEvents: new ThreadEventBus(),
     } as unknown as Daemon;
     await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
@@ -336,42 +541,66 @@ describe('AG-UI event stream, in process', () => {
   test('pings an idle stream, and drops its listener when the client goes away', async () => {
     const sse = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}` });
     assert.equal(sse.status, 200);
-    const replayed = await sse.take(4);
-    assert.equal(json(replayed[3]!).timestamp, Date.parse(row.created_at));
+    const replayed = await sse.runs(1);
+    assert.ok(replayed.every((f) => json(f).timestamp === Date.parse(row.created_at)));
     assert.equal((await sse.next({ comments: true })).comment, 'ping');
-    assert.equal(daemon.threadListeners.count('erin', 'quiet'), 1);
+    assert.equal(daemon.threadEvents.count('erin', 'quiet'), 1);
 
-    daemon.threadListeners.publish(row);
-    assert.deepEqual((await sse.take(4)).map((f) => f.data), replayed.map((f) => f.data), 'live and replayed are the same bytes');
+    // A message the stream already sent (same sequence) is not sent again; a later one is, with the same bytes.
+    daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row });
+    assert.ok(await sse.quiet(200));
+    daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: { ...row, thread_seq: row.thread_seq + 1 } });
+    const live = await sse.runs(1);
+    assert.deepEqual(live.map((f) => f.data), replayed.map((f) => f.data), 'live and replayed are the same bytes');
+    assert.equal(live.at(-1)!.id, String(row.thread_seq + 1));
 
     sse.close();
     const deadline = Date.now() + 5_000;
-    while (daemon.threadListeners.count() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(daemon.threadListeners.count(), 0);
+    while (daemon.threadEvents.count() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(daemon.threadEvents.count(), 0);
   });
 
-  test('a Last-Event-ID from elsewhere replays everything', async () => {
-    const sse = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': 'msg_unknown:2' });
+  test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {
+    const atEnd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(row.thread_seq) });
     try {
-      assert.deepEqual((await sse.take(4)).map((f) => f.id), [0, 1, 2, 3].map((i) => `${row.id}:${i}`));
+      assert.ok(await atEnd.quiet(200));
     } finally {
-      sse.close();
+      atEnd.close();
+    }
+    const odd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': `${row.id}:2` });
+    try {
+      assert.equal((await odd.runs(1)).at(-1)!.id, String(row.thread_seq));
+    } finally {
+      odd.close();
     }
   });
+});
 
-  test('a listener that throws does not stop the others', () => {
-    const listeners = new ThreadListeners();
+describe('ThreadEventBus', () => {
+  const row = { thread_seq: 1, user_id: 'u', id: 'msg_1', thread_id: 't', role: 'user', content: 'hi', metadata: '{}', tool_call_id: null, status: null, created_at: '' } as MessageRow;
+
+  test('delivers a thread’s messages to its listeners only, keyed by (user, thread)', () => {
+    const bus = new ThreadEventBus();
     const seen: string[] = [];
-    listeners.listen('erin', 't', () => {
+    bus.listen('ann', 't', (e) => seen.push(`ann:${e.row.id}`));
+    bus.listen('bob', 't', (e) => seen.push(`bob:${e.row.id}`));
+    bus.publish({ userId: 'ann', threadId: 't', row });
+    bus.publish({ userId: 'ann', threadId: 'other', row });
+    bus.publish({ userId: '["ann","t"]', threadId: '', row });
+    assert.deepEqual(seen, ['ann:msg_1']);
+  });
+
+  test('a listener that throws does not stop the others; stopping twice is harmless', () => {
+    const bus = new ThreadEventBus();
+    const seen: string[] = [];
+    bus.listen('u', 't', () => {
       throw new Error('broken stream');
     });
-    const stop = listeners.listen('erin', 't', (r) => seen.push(r.id));
-    listeners.publish({ ...row, thread_id: 't' });
-    listeners.publish({ ...row, thread_id: 'other' });
-    listeners.publish({ ...row, user_id: 'mallory', thread_id: 't' });
-    assert.deepEqual(seen, [row.id], 'only the listener of erin’s thread t hears it');
+    const stop = bus.listen('u', 't', (e) => seen.push(e.row.id));
+    bus.publish({ userId: 'u', threadId: 't', row });
+    assert.deepEqual(seen, [row.id]);
     stop();
     stop();
-    assert.equal(listeners.count('erin', 't'), 1);
+    assert.equal(bus.count('u', 't'), 1);
   });
 });

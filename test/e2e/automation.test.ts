@@ -6,7 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { dbRows } from '../helpers/db.js';
+import { pgDatabaseFor, TEST_PG_URL } from '../helpers/pg.js';
 import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, connectWs } from '../helpers/host.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
@@ -33,7 +34,8 @@ test('automation add validates its flags and prints a job id', () => {
 
 test('over stdio and over ws with the service key, a job acts as its owner within its own whitelist', async () => {
   const dataDir = tempDir();
-  const dbPath = join(dataDir, 'toolgate.db');
+  // The PostgreSQL pass: the daemons below use this data folder's database.
+  const dbPath = TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
   const { job_id } = JSON.parse(addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create').stdout) as { job_id: string };
 
   for (const transport of ['stdio', 'ws'] as const) {
@@ -62,13 +64,11 @@ test('over stdio and over ws with the service key, a job acts as its owner withi
     }
   }
 
-  const db = new Database(dbPath, { readonly: true });
-  const audit = db.prepare("SELECT subject, source, job_id FROM credential_audit WHERE source = 'automation'").all();
+  const audit = await dbRows(dbPath, "SELECT subject, source, job_id FROM credential_audit WHERE source = 'automation'");
   assert.deepEqual(audit, [
     { subject: 'olga', source: 'automation', job_id },
     { subject: 'olga', source: 'automation', job_id },
   ]);
-  db.close();
 });
 
 test('a wrong service key is refused at initialize; without one, automation is refused', async () => {

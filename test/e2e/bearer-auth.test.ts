@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { dbRows } from '../helpers/db.js';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession } from '../helpers/host.js';
@@ -34,9 +34,7 @@ test('with a JWKS, ES256 tokens from the issuer work and an HS256 token is refus
   } finally {
     await host.stop();
   }
-  const db = new Database(join(dir, 'toolgate.db'), { readonly: true });
-  assert.deepEqual(db.prepare("SELECT id, name, phone FROM users WHERE id = 'nora'").get(), { id: 'nora', name: 'Nora', phone: '+15550707' });
-  db.close();
+  assert.deepEqual(await dbRows(host.dbPath, "SELECT id, name, phone FROM users WHERE id = 'nora'"), [{ id: 'nora', name: 'Nora', phone: '+15550707' }]);
 });
 
 test('iss and aud are checked only when configured', async () => {

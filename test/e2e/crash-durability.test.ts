@@ -14,11 +14,8 @@ import Database from 'better-sqlite3';
 import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  status: string;
-  content: Array<{ text: string }>;
-}
 
 const EXECUTORS = ['subprocess', 'inprocess'] as const;
 /** Calls in the burst, and how many answers to wait for before the kill. */

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
   let host: Host;
@@ -36,10 +37,6 @@ for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
     assert.ok(Array.isArray(r.threads));
   }
 
-  interface ToolResponse {
-    status: string;
-    content: Array<{ text: string }>;
-  }
 
   const invoke = (thread: string, call: string, args: unknown) =>
     host.request<ToolResponse>('tool/invoke', { session_id: sessionId, thread_id: thread, tool_call_id: call, args });

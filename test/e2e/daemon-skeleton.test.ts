@@ -4,17 +4,12 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
+import { dbRows, storedText } from '../helpers/db.js';
+import { TEST_ENGINE } from '../helpers/pg.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: string; text: string }>;
-}
 
 async function invoke(host: Host, session_id: string, thread_id: string, tool_call_id: string, args: unknown) {
   return host.request<ToolResponse>('tool/invoke', { session_id, thread_id, tool_call_id, args });
@@ -97,12 +92,11 @@ for (const transport of TRANSPORTS) {
 
       assert.equal(await host.stop(), 0);
 
-      const db = new Database(host.dbPath, { readonly: true });
-      const rows = db.prepare("SELECT content, typeof(content) AS t, metadata FROM messages WHERE role = 'tool' ORDER BY seq").all() as Array<{
-        content: string;
-        t: string;
-        metadata: string;
-      }>;
+      const typeOfContent = TEST_ENGINE === 'postgres' ? 'pg_typeof(content)::text' : 'typeof(content)';
+      const rows = await dbRows<{ content: string; t: string; metadata: string }>(
+        host.dbPath,
+        `SELECT content, ${typeOfContent} AS t, CAST(metadata AS TEXT) AS metadata FROM messages WHERE role = 'tool' ORDER BY seq`,
+      );
       assert.equal(rows.length, 2);
       assert.equal(rows[0]!.t, 'text');
       assert.equal(rows[0]!.content, text);
@@ -113,10 +107,9 @@ for (const transport of TRANSPORTS) {
       assert.equal(meta.tool_agent_output.tool_name, 'project_cli');
       assert.deepEqual(meta.tool_agent_output.tool_call_args, createArgs);
       assert.deepEqual(meta.tool_agent_output.result, note.result);
-      const audits = db.prepare('SELECT * FROM credential_audit').all() as Array<{ subject: string; actions: string }>;
+      const audits = await dbRows<{ subject: string; actions: string }>(host.dbPath, 'SELECT * FROM credential_audit');
       assert.equal(audits.length, 2, 'one audited credential per call');
       assert.equal(audits[0]!.subject, 'alice');
-      db.close();
     } finally {
       await host.stop();
     }
@@ -135,8 +128,7 @@ for (const transport of TRANSPORTS) {
     } finally {
       await host.stop();
     }
-    const files = readdirSync(host.dataDir).filter((f) => f.startsWith('toolgate.db'));
-    const blobs = files.map((f) => readFileSync(join(host.dataDir, f)).toString('latin1'));
+    const blobs = await storedText(host.dbPath, host.dataDir);
     const signature = token.split('.')[2]!;
     const jwtShape = /eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/;
     for (const blob of [host.stderr(), ...blobs]) {
@@ -146,10 +138,8 @@ for (const transport of TRANSPORTS) {
       assert.ok(!jwtShape.test(blob), 'no JWT-shaped bytes in stderr or any database file');
     }
     assert.ok(!jwtShape.test(host.stderr()), 'no JWT-shaped string in stderr');
-    const db = new Database(host.dbPath, { readonly: true });
-    const audit = JSON.stringify(db.prepare('SELECT * FROM credential_audit').all());
+    const audit = JSON.stringify(await dbRows(host.dbPath, 'SELECT * FROM credential_audit'));
     assert.ok(!jwtShape.test(audit), 'the audit holds no token');
-    db.close();
   });
   });
 }

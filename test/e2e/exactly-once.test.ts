@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { dbCount } from '../helpers/db.js';
+import { pgDatabaseFor, TEST_PG_URL } from '../helpers/pg.js';
 import { SignJWT, importJWK, type JWK } from 'jose';
 import { startHost, openSession } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
@@ -30,7 +31,11 @@ async function runCliAsDaemonWouldHave(dataDir: string, user: string, threadId: 
   const { d: _d, ...publicJwk } = jwk;
   const r = spawnSync(process.execPath, [PROJECT_CLI_BIN, args.module, args.method], {
     input: JSON.stringify(args.input),
-    env: { PROJECT_CLI_CREDENTIAL: credential, PROJECT_CLI_VERIFY_KEY: JSON.stringify(publicJwk), TOOLGATE_DB: join(dataDir, 'toolgate.db') },
+    env: {
+      PROJECT_CLI_CREDENTIAL: credential,
+      PROJECT_CLI_VERIFY_KEY: JSON.stringify(publicJwk),
+      TOOLGATE_DB: TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'),
+    },
     encoding: 'utf8',
   });
   assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -39,13 +44,8 @@ async function runCliAsDaemonWouldHave(dataDir: string, user: string, threadId: 
 
 const args = { module: 'calendar', method: 'create', input: { title: 'Exactly once', start_at: '2026-09-01T09:00:00Z', end_at: '2026-09-01T10:00:00Z' } };
 
-function count(dbPath: string, sql: string): number {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return (db.prepare(sql).get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
+function count(dbPath: string, sql: string): Promise<number> {
+  return dbCount(dbPath, sql);
 }
 
 test('a retry after the daemon lost the result returns the committed outcome without running again', async () => {
@@ -59,7 +59,7 @@ test('a retry after the daemon lost the result returns the committed outcome wit
     });
     assert.equal(retry.status, 'success');
     assert.equal(JSON.parse(retry.content[0]!.text).data.event.id, committed.data.event.id);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Exactly once'"), 1);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Exactly once'"), 1);
   } finally {
     await host.stop();
   }
@@ -89,8 +89,8 @@ test('on restart the daemon turns a committed call without a message into its to
       session_id: s2.session_id, thread_id: 'crash-2', tool_call_id: 'call-y', args,
     });
     assert.equal(retry.content[0]!.text, tool.content, 'the retry answers with the recovered message, byte for byte');
-    assert.equal(count(second.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Exactly once'"), 1);
-    assert.equal(count(second.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'call-y'"), 1);
+    assert.equal(await count(second.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Exactly once'"), 1);
+    assert.equal(await count(second.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'call-y'"), 1);
   } finally {
     await second.stop();
   }

@@ -7,11 +7,8 @@ import assert from 'node:assert/strict';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  status: string;
-  content: Array<{ text: string }>;
-}
 
 const CALLS: Array<{ module: string; method: string; input: Record<string, unknown> }> = [
   { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } },

@@ -9,6 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, connectWs } from '../helpers/host.js';
+import { dbCount } from '../helpers/db.js';
 import { mintBearer } from '../helpers/tokens.js';
 
 test('a malformed upgrade request line does not take the WebSocket daemon down', async () => {
@@ -125,7 +126,11 @@ test('a call in flight when the host closes stdin is still answered before the d
     const pending = host.request<{ status: string }>('tool/invoke', {
       session_id: s.session_id, thread_id: 'eof', tool_call_id: 'e1', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } },
     });
-    await new Promise((r) => setTimeout(r, 10));
+    // End stdin once the call is surely in flight (its credential is audited before the child starts),
+    // not after a fixed sleep: on a loaded machine the request may not even be written yet.
+    for (let i = 0; i < 400 && (await dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit')) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
     host.proc.stdin.end();
     const r = await pending;
     assert.equal(r.status, 'success');

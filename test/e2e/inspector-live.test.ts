@@ -1,16 +1,35 @@
 /**
- * The inspector against a real daemon: a person opens it from `serve --ws`,
- * opens a session with a token, creates an event through the form, sees its
- * card rendered from ui_schema, reloads and sees it replayed from history.
+ * The inspector against a real daemon, in Chromium:
+ *  - at 1280 px, a person opens it from `serve --ws`, pastes a token, creates an event through the
+ *    form, sees its card rendered from ui_schema, reloads (which signs out, by design) and sees it
+ *    replayed from history; axe finds nothing;
+ *  - at 390 px, opened from a `#token=` link: the conversation comes first, a failed call shows its
+ *    input issue plainly, nothing 404s (favicon included), axe finds nothing, and sign-out ends the
+ *    session and its connection;
+ * and, without a browser, `npm run inspector`'s launcher prints a ready link whose token the daemon
+ * accepts and never logs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { startHost } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
-import { join } from 'node:path';
-import { REPO_ROOT, screenshotPath } from '../helpers/repo.js';
+import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
+
+// Code passed to page.evaluate runs in the browser; this project compiles without the DOM lib.
+declare const document: any;
+
+async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {
+  await page.addScriptTag({ path: join(REPO_ROOT, 'node_modules', 'axe-core', 'axe.min.js') });
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe;
+    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
+}
 
 test('create an event through the inspector, see its card, reload and see it replayed', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
   const host = await startHost({ transport: 'ws' });
@@ -19,11 +38,12 @@ test('create an event through the inspector, see its card, reload and see it rep
     const token = await mintBearer('alice', { name: 'Alice' });
     browser = await launchBrowser();
     // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP otherwise.
-    const page = await (await browser.newContext({ viewport: { width: 1360, height: 900 }, bypassCSP: true })).newPage();
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })).newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
     await page.goto(`http://127.0.0.1:${host.port}/`);
+    assert.match(await page.getByTestId('token-help').innerText(), /reloading the page signs you out/, 'the page says where the token is pasted');
     await page.getByTestId('token-input').fill(token);
     await page.getByTestId('open-session').click();
     await page.getByTestId('session-user').filter({ hasText: 'alice' }).waitFor();
@@ -42,8 +62,9 @@ test('create an event through the inspector, see its card, reload and see it rep
 
     await page.screenshot({ path: screenshotPath('inspector-live-call.png') });
 
-    // Reload: the token is gone from memory, so open the session again, then replay the thread.
+    // Reload: the token is gone from memory (by design), so open the session again, then replay the thread.
     await page.reload();
+    assert.equal(await page.getByTestId('session-info').isHidden(), true, 'reloading signed out');
     await page.getByTestId('token-input').fill(token);
     await page.getByTestId('open-session').click();
     await page.locator('[data-testid="thread-item"][data-thread-id="inspector-thread"]').click();
@@ -51,18 +72,124 @@ test('create an event through the inspector, see its card, reload and see it rep
     await replayed.first().getByTestId('ui-card').filter({ hasText: 'Design review' }).first().waitFor();
     await page.screenshot({ path: screenshotPath('inspector-replay.png') });
 
-    await page.addScriptTag({ path: join(REPO_ROOT, 'node_modules', 'axe-core', 'axe.min.js') });
-    const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe;
-      return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-    });
-    assert.deepEqual(violations, [], 'axe-core finds no accessibility violations on the replayed thread');
-
+    assert.deepEqual(await axeViolations(page), [], 'axe-core finds no accessibility violations on the replayed thread');
     const body = await page.content();
     assert.ok(!body.includes(token), 'the token is not left in the page');
     assert.deepEqual(pageErrors, []);
   } finally {
     await browser?.close();
     await host.stop();
+  }
+});
+
+test('at 390 px from a #token= link: conversation first, a failure’s issues shown plainly, no 404, sign-out', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
+  const host = await startHost({ transport: 'ws' });
+  let browser: Browser | undefined;
+  try {
+    const token = await mintBearer('bob', { name: 'Bob' });
+    browser = await launchBrowser();
+    const page = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, bypassCSP: true })).newPage();
+    const pageErrors: string[] = [];
+    const failed: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+
+    await page.goto(`http://127.0.0.1:${host.port}/#token=${token}`);
+    await page.getByTestId('session-user').filter({ hasText: 'bob' }).waitFor();
+    assert.ok(!page.url().includes(token), 'the fragment left the address bar');
+    assert.match(await page.getByTestId('header-user').innerText(), /Signed in as\s+bob/);
+
+    // A call the model could get wrong: the card names the field and what is wrong with it.
+    await page.getByTestId('call-module').fill('calendar');
+    await page.getByTestId('call-method').fill('read');
+    await page.getByTestId('call-thread').fill('mobile-thread');
+    await page.getByTestId('call-input').fill(JSON.stringify({ mode: 'day', date: 'tomorrow' }));
+    await page.getByTestId('call-submit').click();
+    const card = page.locator('[data-testid="tool-card"][data-status="failure"]');
+    await card.first().waitFor();
+    assert.equal(await card.getByTestId('tool-error-code').innerText(), 'INVALID_ACTION_INPUT');
+    const raw = JSON.parse((await card.getByTestId('tool-card-raw').textContent()) ?? '') as { error: { issues: Array<{ path: string; message: string }> } };
+    const issue = raw.error.issues.find((i) => i.path === 'date');
+    assert.ok(issue, JSON.stringify(raw.error.issues));
+    const shown = await card.getByTestId('tool-error-issue').allInnerTexts();
+    assert.ok(shown.some((t) => t.startsWith(`date: ${issue.message}`)), `the issue is on the card: ${JSON.stringify(shown)}`);
+    assert.ok(await card.getByTestId('tool-error-issue').first().isVisible(), 'visible without opening the raw content');
+
+    // One column, and the conversation comes first.
+    const top = (id: string) => page.locator(`#${id}`).evaluate((e: any) => e.getBoundingClientRect().top + document.documentElement.scrollTop);
+    await page.evaluate(() => document.documentElement.scrollTo(0, 0));
+    const [conversation, threads, call, session, list] = await Promise.all(['conversation', 'threads-panel', 'call-panel', 'session-panel', 'message-list'].map(top));
+    assert.ok(conversation! < threads! && threads! < call! && call! < session!, JSON.stringify({ conversation, threads, call, session }));
+    assert.ok(list! < 844 / 2, `the messages start in the top half of the first screen (${list})`);
+    await page.screenshot({ path: screenshotPath('inspector-mobile.png') });
+
+    assert.deepEqual(await axeViolations(page), [], 'axe-core finds no accessibility violations at 390 px');
+
+    // Sign out: the token is forgotten and the connection (with the daemon's session) is closed, then reopened.
+    const closedBefore = host.stderr().split('"msg":"connection closed"').length;
+    await page.getByTestId('header-sign-out').click();
+    await page.getByTestId('token-input').waitFor();
+    assert.equal(await page.getByTestId('session-info').isHidden(), true);
+    assert.equal(await page.getByTestId('header-user').isHidden(), true);
+    assert.equal(await page.getByTestId('thread-list').locator('li').count(), 0);
+    await page.getByTestId('connection-status').filter({ hasText: 'Connected' }).waitFor();
+    const deadline = Date.now() + 5000;
+    while (host.stderr().split('"msg":"connection closed"').length === closedBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(host.stderr().split('"msg":"connection closed"').length > closedBefore, 'the daemon saw the connection close');
+    await page.getByTestId('call-submit').click();
+    await page.getByTestId('call-status').filter({ hasText: 'Open a session first.' }).waitFor();
+
+    // The icon the page links and the one browsers ask for by default.
+    for (const path of ['/favicon.svg', '/favicon.ico']) {
+      const res = await fetch(`http://127.0.0.1:${host.port}${path}`);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get('content-type'), 'image/svg+xml');
+      await res.arrayBuffer();
+    }
+    assert.deepEqual(failed, [], 'no request of the page failed');
+    assert.deepEqual(pageErrors, []);
+    assert.ok(!host.stderr().includes(token), 'the token is in no log line');
+  } finally {
+    await browser?.close();
+    await host.stop();
+  }
+});
+
+test('npm run inspector prints a ready #token= link; the daemon accepts the token and never logs it', { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const env: NodeJS.ProcessEnv = { ...process.env, TOOLGATE_HOME: dir };
+  delete env['NODE_EXTRA_CA_CERTS'];
+  delete env['TOOLGATE_BEARER_SECRET'];
+  delete env['TOOLGATE_BEARER_JWKS'];
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', 'inspector.mjs'), '--port', '0', '--db', join(dir, 'toolgate.db')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  try {
+    const link = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no link printed; stderr: ${stderr}`)), 30_000);
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const m = /^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]+\.[\w-]+\.[\w-]+$/.exec(line.trim());
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[0]);
+        }
+      });
+    });
+    const url = new URL(link);
+    const token = url.hash.slice('#token='.length);
+    const page = await fetch(`${url.origin}/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /toolgate inspector/);
+    // A thread that does not exist answers 404 to a valid token (401 to a bad one).
+    const stream = await fetch(`${url.origin}/threads/none/events`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(stream.status, 404);
+    await stream.text();
+    assert.ok(!stderr.includes(token), 'the daemon’s log lines never hold the token');
+  } finally {
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
   }
 });

@@ -5,7 +5,7 @@
  *  2. the inspector app, against a scripted JSON-RPC peer on `/rpc`, opens a session from a
  *     `#token=` fragment, lists threads, replays history with tool cards, streams `tool/result`
  *     and makes a manual `project_cli` call.
- * The files are served from src/inspector/ by a tiny static server, as the daemon serves them.
+ * The built files (dist/inspector/) are served by a tiny static server, as the daemon serves them.
  * Skips when /usr/bin/chromium is missing (see test/helpers/browser.ts).
  */
 import { describe, test, before, after } from 'node:test';
@@ -27,7 +27,8 @@ declare const location: any;
 
 // ---- repository, snapshots, static server --------------------------------------------------
 
-const INSPECTOR_DIR = join(REPO_ROOT, 'src', 'inspector');
+/** The built inspector, as the daemon serves it (npm run build bundles src/inspector/ into it). */
+const INSPECTOR_DIR = join(REPO_ROOT, 'dist', 'inspector');
 const SNAPSHOT_DIR = join(REPO_ROOT, 'test', 'snapshots', 'ui');
 const SCREENSHOT = screenshotPath('ui-renderer-event-card.png');
 
@@ -66,7 +67,7 @@ import * as renderer from '/ui-renderer.js';
 window.uiRenderer = renderer;
 </script></body></html>`;
 
-/** Serves src/inspector/ like the daemon does (index.html at `/`, files at `/<name>`), plus the harness. */
+/** Serves dist/inspector/ like the daemon does (index.html at `/`, files at `/<name>`), plus the harness. */
 function startStaticServer(): Promise<{ server: Server; origin: string }> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;

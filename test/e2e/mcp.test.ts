@@ -16,6 +16,7 @@ import { connectMcp, MCP_KINDS, type McpHost, type McpKind } from '../helpers/mc
 import { openSession, startHost, type Client, type Host } from '../helpers/host.js';
 import { REPO_ROOT } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { HistoryMessage } from '../../src/protocol/index.js';
 
 interface Structured {
   status: string;
@@ -28,11 +29,6 @@ interface CallResult {
   content: Array<{ type: string; text: string }>;
   structuredContent?: Structured;
   isError?: boolean;
-}
-interface HistoryMessage {
-  role: string;
-  content: string;
-  tool_call_id?: string;
 }
 
 const EVENT = { title: 'Via MCP', start_at: '2026-05-05T09:00:00Z', end_at: '2026-05-05T10:00:00Z' };

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
 interface Issue {
   path: string;
@@ -21,10 +22,6 @@ interface Issue {
 interface Failure {
   status: 'failure';
   error: { code: string; message: string; issues?: Issue[]; input_schema?: unknown; allowed_actions?: string[] };
-}
-interface ToolResponse {
-  status: string;
-  content: Array<{ text: string }>;
 }
 
 const at = (day: number, hour: number) => `2026-04-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00+08:00`;

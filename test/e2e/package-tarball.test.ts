@@ -101,9 +101,10 @@ after(() => {
 test('the tarball ships what a user needs and no tests or source maps', () => {
   for (const needed of [
     'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
-    'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.mjs', 'dist/src/index.js', 'dist/src/index.d.ts',
+    'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/src/index.js', 'dist/src/index.d.ts',
     'dist/src/daemon/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
-    'docs/protocols/tool-protocol.md', 'src/inspector/index.html',
+    'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
+    'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
   ]) {
     assert.ok(files.includes(needed), `ships ${needed}`);
   }
@@ -133,6 +134,27 @@ test('the package entry and its exports resolve', () => {
   assert.equal(out.version, out.pkg);
   assert.equal(out.main, 'function');
   assert.ok(out.actions > 0);
+});
+
+test('toolgate/protocol and toolgate/schemas/*.json resolve from the installed package, without zod', () => {
+  const script =
+    "const p = await import('toolgate/protocol'); const s = (await import('toolgate/schemas/protocol.json', { with: { type: 'json' } })).default; " +
+    "console.log(JSON.stringify({ methods: Object.keys(p.METHODS).length, version: p.PROTOCOL_VERSION, id: s.$id, same: p.schemas.protocol.$id === s.$id }));";
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { methods: number; version: string; id: string; same: boolean };
+  assert.ok(out.methods >= 11);
+  assert.equal(out.version, '1');
+  assert.equal(out.same, true);
+});
+
+test('the conformance runner ships with its dependencies: it passes against the installed daemon', () => {
+  const bin = join(app, 'node_modules', '.bin', 'toolgate');
+  const db = join(work, 'data', 'conformance.db');
+  const token = execFileSync(bin, ['dev-token', '--user', 'carol', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
+  const r = spawnSync(bin, ['conformance', '--stdio', `${bin} serve --stdio --db ${db}`, '--token', token], { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
 });
 
 test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke', async () => {

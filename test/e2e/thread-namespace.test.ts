@@ -12,12 +12,8 @@ import Database from 'better-sqlite3';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, TRANSPORTS, type Client, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: string; text: string }>;
-}
 interface History {
   messages: Array<{ id: string; role: string; content: string; tool_call_id?: string }>;
   next_before: string | null;

@@ -10,7 +10,7 @@ import { startHost, openSession, TRANSPORTS, type Client } from '../helpers/host
 import { mintBearer } from '../helpers/tokens.js';
 import { validateUiSchema } from '../helpers/ui-schema-validator.js';
 import { assertWireShape } from '../helpers/wire-validator.js';
-import Database from 'better-sqlite3';
+import { dbRows } from '../helpers/db.js';
 
 interface Note {
   tool_call_id: string;
@@ -81,9 +81,7 @@ for (const transport of TRANSPORTS) {
           if (e.method === 'tool/result') assertWireShape('ToolResultNotification', e.payload);
           if (e.method === 'tool/invoke' && e.kind === 'response') assertWireShape('ToolResponse', e.payload);
         }
-        const db = new Database(host.dbPath, { readonly: true });
-        const rows = db.prepare("SELECT metadata FROM messages WHERE role = 'tool'").all() as Array<{ metadata: string }>;
-        db.close();
+        const rows = await dbRows<{ metadata: string }>(host.dbPath, "SELECT CAST(metadata AS TEXT) AS metadata FROM messages WHERE role = 'tool'");
         for (const r of rows) assertWireShape('ToolAgentOutput', (JSON.parse(r.metadata) as { tool_agent_output: unknown }).tool_agent_output);
 
         const finals = new Map<string, Note>();

@@ -5,7 +5,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
+import { dbCount } from '../helpers/db.js';
 import WebSocket from 'ws';
 import { CancellationTokenSource, ResponseError } from 'vscode-jsonrpc/node';
 import { writeFileSync } from 'node:fs';
@@ -13,11 +13,8 @@ import { join } from 'node:path';
 import { tempDir } from '../helpers/repo.js';
 import { startHost, openSession, connectWs, type Host, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
-interface ToolResponse {
-  status: string;
-  content: Array<{ text: string }>;
-}
 
 const createArgs = (title: string) => ({
   module: 'calendar',
@@ -43,13 +40,17 @@ async function rawSocket(port: number): Promise<{ ws: WebSocket; next(): Promise
   return { ws, next: () => (inbox.length ? Promise.resolve(inbox.shift()) : new Promise((r) => waiters.push(r))) };
 }
 
-function count(dbPath: string, sql: string, ...params: unknown[]): number {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return (db.prepare(sql).get(...params) as { n: number }).n;
-  } finally {
-    db.close();
+/** Polls `condition` every 20 ms until it holds (true) or 15 s pass (false). */
+async function poll(condition: () => Promise<boolean>): Promise<boolean> {
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+    if (await condition()) return true;
+    await new Promise((r) => setTimeout(r, 20));
   }
+  return condition();
+}
+
+function count(dbPath: string, sql: string, ...params: unknown[]): Promise<number> {
+  return dbCount(dbPath, sql, params);
 }
 
 describe('one daemon, many connections', () => {
@@ -137,8 +138,8 @@ describe('one daemon, many connections', () => {
     );
     const results = await Promise.allSettled(calls);
     assert.equal(results.filter((r) => r.status === 'rejected').length, 0);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'burst'"), 100);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'dana'"), 100);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'burst'"), 100);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'dana'"), 100);
     await c.close();
   });
 
@@ -146,17 +147,43 @@ describe('one daemon, many connections', () => {
     const c = await connectWs(host.port!);
     const s = await openSession(c, await mintBearer('erin'));
     void c.request('tool/invoke', { session_id: s.session_id, thread_id: 'gone', tool_call_id: 'g1', args: createArgs('Left behind') }).catch(() => {});
-    await new Promise((r) => setTimeout(r, 20));
+    // Disconnect only once the call has started (its credential is issued), so the test cannot pass on a call that never ran.
+    const started = await poll(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0);
+    assert.ok(started, 'the call started');
     await c.close();
-    await new Promise((r) => setTimeout(r, 1500));
-    const events = count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'");
-    const messages = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'");
-    assert.equal(events, messages, 'either both the effect and its message exist, or neither');
+    const stored = await poll(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0);
+    assert.ok(stored, 'the call that started is stored although its client left');
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'"), 1, 'its effect exactly once');
     const again = await connectWs(host.port!);
     const s2 = await openSession(again, await mintBearer('erin'));
     const h = await again.request<{ messages: unknown[] }>('history/get', { session_id: s2.session_id, thread_id: 'gone' });
-    assert.equal(h.messages.length, messages);
+    assert.equal(h.messages.length, 1);
     await again.close();
+  });
+
+  test('a call cancelled before it starts is answered -32800 and leaves no trace, not even a thread', async () => {
+    const raw = await rawSocket(host.port!);
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol_version: '1' } }));
+    await raw.next();
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'session/open', params: { auth: { type: 'bearer', token: await mintBearer('gil') } } }));
+    const { session_id } = (await raw.next()).result as { session_id: string };
+    // Both frames in one TCP write: the daemon reads the cancel before it dispatches the call.
+    const socket = (raw.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+    socket.cork();
+    raw.ws.send(
+      JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tool/invoke', params: { session_id, thread_id: 'cancelled-early', tool_call_id: 'c', args: createArgs('Never ran') } }),
+    );
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 3 } }));
+    socket.uncork();
+    const reply = await raw.next();
+    assert.equal(reply.id, 3);
+    assert.equal(reply.error?.code, -32800, `expected the call cancelled, got ${JSON.stringify(reply)}`);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Never ran'"), 0);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'cancelled-early'"), 0);
+    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'cancelled-early'"), 0);
+    raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'history/get', params: { session_id, thread_id: 'cancelled-early' } }));
+    assert.deepEqual((await raw.next()).error?.data, { code: 'THREAD_NOT_FOUND' });
+    raw.ws.close();
   });
 
   test('a cancelled call either completes or leaves no trace', async () => {
@@ -171,8 +198,8 @@ describe('one daemon, many connections', () => {
       }),
     );
     for (const [i, outcome] of outcomes.entries()) {
-      const events = count(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', `Cancel ${i}`);
-      const messages = count(host.dbPath, 'SELECT count(*) AS n FROM messages WHERE thread_id = ?', `cancel-${i}`);
+      const events = await count(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', `Cancel ${i}`);
+      const messages = await count(host.dbPath, 'SELECT count(*) AS n FROM messages WHERE thread_id = ?', `cancel-${i}`);
       if (outcome === 'completed') assert.deepEqual([events, messages], [1, 1], `call ${i} completed`);
       else {
         assert.equal(outcome, 'error -32800');
@@ -200,7 +227,7 @@ describe('limits', () => {
       const r = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'slow', args: createArgs('Too slow') });
       assert.equal(r.status, 'failure');
       assert.equal(JSON.parse(r.content[0]!.text).error.code, 'TIMEOUT');
-      assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Too slow'"), 0, 'the killed child committed nothing');
+      assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Too slow'"), 0, 'the killed child committed nothing');
       const list = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
       assert.equal(list.threads.length, 1);
     } finally {
@@ -220,7 +247,7 @@ describe('limits', () => {
       const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       assert.ok(rejected.length > 0);
       for (const r of rejected) assert.equal((r.reason as ResponseError<unknown>).code, -32003);
-      const stored = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 't'");
+      const stored = await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 't'");
       assert.equal(stored, results.length - rejected.length);
     } finally {
       await host.stop();
@@ -238,8 +265,8 @@ describe('limits', () => {
     const results = await Promise.allSettled(calls);
     assert.equal(await host.exited, 0);
     const answered = results.filter((r) => r.status === 'fulfilled').length;
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'"), answered, 'every answered call is stored');
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'ivy'"), answered);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'"), answered, 'every answered call is stored');
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE owner_id = 'ivy'"), answered);
     assert.match(host.stderr(), /"msg":"stopped"/);
   });
 
@@ -271,10 +298,10 @@ describe('limits', () => {
     host.proc.kill('SIGTERM');
     const outcome = await pending.then(() => 'answered', () => 'dropped');
     assert.equal(await host.exited, 0);
-    const stored = count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'");
+    const stored = await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'term'");
     assert.equal(outcome, 'answered', 'the in-flight call is answered before the daemon exits');
     assert.equal(stored, 1);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Stdio term'"), stored);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Stdio term'"), stored);
   });
 
   test('a client that reads slowly is paused, others are served meanwhile, and nothing is lost when it reads again', async () => {

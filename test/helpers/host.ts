@@ -14,7 +14,9 @@ import {
 } from 'vscode-jsonrpc/node';
 import { WebSocketMessageReader, WebSocketMessageWriter } from '../../src/rpc/ws-message-stream.js';
 import { TOOLGATE_BIN, tempDir } from './repo.js';
+import { assertResultShape, assertWireShape, RESULT_SHAPE } from './wire-validator.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
+import { pgDatabaseFor, TEST_PG_URL } from './pg.js';
 
 export type Transport = 'stdio' | 'ws';
 export const TRANSPORTS: readonly Transport[] = ['stdio', 'ws'];
@@ -53,12 +55,26 @@ export interface StartOptions {
   args?: string[];
   env?: Record<string, string>;
   dataDir?: string;
+  /** The database (path or URL) when it is not the data folder's own — e.g. two daemons on one PostgreSQL database. */
+  db?: string;
 }
 
+/**
+ * Every result and `tool/result` notification a test receives is validated against schemas/:
+ * a notification that does not match fails the client's next request.
+ */
 function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client {
   const wire: WireEvent[] = [];
+  const violations: string[] = [];
   rpc.onNotification((method, params) => {
     wire.push({ kind: 'notification', method, payload: params });
+    if (method === 'tool/result') {
+      try {
+        assertWireShape('ToolResultNotification', params);
+      } catch (err) {
+        violations.push((err as Error).message);
+      }
+    }
   });
   rpc.onError(() => {});
   rpc.listen();
@@ -69,6 +85,8 @@ function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client 
       try {
         const result = (await (params === undefined ? rpc.sendRequest(method) : rpc.sendRequest(method, params))) as T;
         wire.push({ kind: 'response', method, payload: result });
+        if (violations.length > 0) throw new Error(`notification off schema: ${violations.join('\n')}`);
+        if (Object.hasOwn(RESULT_SHAPE, method)) assertResultShape(method, result);
         return result;
       } catch (err) {
         wire.push({ kind: 'error', method, payload: err });
@@ -99,10 +117,11 @@ export async function connectWs(port: number): Promise<Client> {
 export async function startHost(opts: StartOptions = {}): Promise<Host> {
   const transport = opts.transport ?? 'stdio';
   const dataDir = opts.dataDir ?? tempDir();
-  const dbPath = join(dataDir, 'toolgate.db');
+  // The PostgreSQL pass: the daemons of one data folder share one fresh database.
+  const dbPath = opts.db ?? (TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
   const transportArgs = transport === 'stdio' ? ['--stdio'] : ['--ws', '--port', '0'];
   const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', ...transportArgs, '--db', dbPath, ...(opts.args ?? [])], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...opts.env },
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}), ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

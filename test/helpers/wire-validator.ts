@@ -1,24 +1,34 @@
 /**
- * Validates live wire messages against schemas/tool-call.json, the single
- * declaration of the call's shapes (the TypeScript types are generated from it).
+ * Validates live wire messages against schemas/ — the JSON Schemas generated
+ * from src/protocol — with the conformance runner's validator, so the suite
+ * and the runner check the same thing.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { WireValidator } from '../../src/conformance/wire-validator.js';
+import { REQUESTS } from '../../src/protocol/methods.js';
 import { REPO_ROOT } from './repo.js';
 
-const schema = JSON.parse(readFileSync(join(REPO_ROOT, 'schemas', 'tool-call.json'), 'utf8')) as { $id: string };
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-ajv.addSchema(schema);
+const validator = new WireValidator(join(REPO_ROOT, 'schemas'));
 
-export type WireShape = 'ToolResponse' | 'ToolResultNotification' | 'ToolAgentOutput';
+/** A shape id of schemas/: `ToolResponse`, `ToolResultNotification`, `HistoryGetResult`, `UiSchema`… */
+export type WireShape = string;
 
 /** Throws with ajv's messages when `value` is not a valid `shape`. */
 export function assertWireShape(shape: WireShape, value: unknown): void {
-  const validate = ajv.getSchema(`${schema.$id}#/$defs/${shape}`);
-  if (!validate) throw new Error(`no schema for ${shape}`);
-  if (!validate(value)) {
-    const errors = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`);
-    throw new Error(`${shape} does not match schemas/tool-call.json: ${errors.join('; ')}\n${JSON.stringify(value).slice(0, 500)}`);
+  const errors = validator.check(shape, value);
+  if (errors.length > 0) {
+    throw new Error(`${shape} does not match schemas/: ${errors.join('; ')}\n${JSON.stringify(value).slice(0, 500)}`);
   }
+}
+
+/** The result shape of each request method (schemas/protocol.json), from the protocol's method table. */
+export const RESULT_SHAPE: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(REQUESTS).map(([method, spec]) => [method, spec.resultId]),
+);
+
+/** Validates the result of `method` against its schema; unknown methods are an error. */
+export function assertResultShape(method: string, value: unknown): void {
+  const shape = RESULT_SHAPE[method];
+  if (!shape) throw new Error(`no result schema for ${method}`);
+  assertWireShape(shape, value);
 }

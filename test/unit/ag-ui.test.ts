@@ -1,14 +1,24 @@
-// AG-UI codec: one stored tool call → TOOL_CALL_START/ARGS/END/RESULT, checked against
-// @ag-ui/core's own validators.
+// AG-UI codec: one stored message → one run (RUN_STARTED, TEXT_MESSAGE_* or
+// TOOL_CALL_START/ARGS/END/RESULT, RUN_FINISHED), checked against @ag-ui/core's own
+// validators and @ag-ui/client's verifier and message reducer.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventType } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
-import { encodeToolCallAsAgUi, sseFrame, type AgUiEvent } from '../../src/codec/ag-ui.js';
+import {
+  encodeMessageAsAgUiRun,
+  encodeTextMessageAsAgUi,
+  encodeToolCallAsAgUi,
+  runIdOf,
+  sseFrame,
+  type AgUiEvent,
+  type AgUiToolCallEvent,
+} from '../../src/codec/ag-ui.js';
 import { buildToolAgentOutput, projectText, type ToolAgentOutput, type ToolCallArgs } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 import { compileStoredUi } from '../../src/daemon/ui.js';
 import { validateUiSchema } from '../helpers/ui-schema-validator.js';
+import { follow, sseResponse, ThreadFollower, verifySse } from '../helpers/ag-ui-client.js';
 
 const ARGS: ToolCallArgs = {
   module: 'calendar',
@@ -43,8 +53,8 @@ const failure: ToolAgentOutput = buildToolAgentOutput(
   deriveUiHints,
 );
 
-function encode(out: ToolAgentOutput, timestamp?: number): AgUiEvent[] {
-  return encodeToolCallAsAgUi('thread-1', out, projectText(out), 'msg_1', compileStoredUi(out.ui_hints), timestamp);
+function encode(out: ToolAgentOutput, timestamp?: number): AgUiToolCallEvent[] {
+  return encodeToolCallAsAgUi(out, projectText(out), 'msg_1', compileStoredUi(out.ui_hints), timestamp);
 }
 
 function hasKey(value: unknown, key: string): boolean {
@@ -85,13 +95,15 @@ describe('encodeToolCallAsAgUi', () => {
     }
   });
 
-  test('RESULT carries the compiled ui_schema alongside; none when the call has no UI', () => {
+  test('RESULT carries the compiled ui_schema top-level and in metadata; none when the call has no UI', () => {
     const result = encode(success)[3]!;
     assert.ok('ui_schema' in result && result.ui_schema, 'calendar.create has a stable UI');
     assert.deepEqual(result.ui_schema, compileStoredUi(success.ui_hints));
+    assert.deepEqual(result.metadata, { ui_schema: result.ui_schema });
     assert.deepEqual(validateUiSchema(result.ui_schema), { ok: true });
     assert.ok(!('ui_schema' in encode(failure)[3]!));
-    assert.ok(encode(success).slice(0, 3).every((e) => !('ui_schema' in e)));
+    assert.ok(!('metadata' in encode(failure)[3]!));
+    assert.ok(encode(success).slice(0, 3).every((e) => !('ui_schema' in e) && !('metadata' in e)));
   });
 
   test('ui_hints appear nowhere, even though the output holds them', () => {
@@ -130,5 +142,63 @@ describe('sseFrame', () => {
     assert.ok(lines[2]!.startsWith('data: '));
     assert.deepEqual(JSON.parse(lines[2]!.slice('data: '.length)), event);
     assert.deepEqual(lines.slice(3), ['', '']);
+  });
+});
+
+describe('encodeTextMessageAsAgUi', () => {
+  test('is START (with the role), one CONTENT with the whole text, END — and no UI fields', () => {
+    const events = encodeTextMessageAsAgUi('msg_u', 'user', 'Book a review', 5);
+    assert.deepEqual(events, [
+      { type: EventType.TEXT_MESSAGE_START, timestamp: 5, messageId: 'msg_u', role: 'user' },
+      { type: EventType.TEXT_MESSAGE_CONTENT, timestamp: 5, messageId: 'msg_u', delta: 'Book a review' },
+      { type: EventType.TEXT_MESSAGE_END, timestamp: 5, messageId: 'msg_u' },
+    ]);
+    for (const e of events) assert.ok(EventSchemas.safeParse(e).success, e.type);
+  });
+
+  test('an empty message has no CONTENT event', () => {
+    assert.deepEqual(encodeTextMessageAsAgUi('m', 'assistant', '').map((e) => e.type), [EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_END]);
+  });
+});
+
+describe('encodeMessageAsAgUiRun', () => {
+  const conversation = (): AgUiEvent[] => [
+    ...encodeMessageAsAgUiRun('thread-1', { kind: 'text', id: 'msg_u', role: 'user', content: 'Book a review' }, 1),
+    ...encodeMessageAsAgUiRun('thread-1', { kind: 'tool', id: 'msg_t', output: success, text: projectText(success), uiSchema: compileStoredUi(success.ui_hints) }, 2),
+    ...encodeMessageAsAgUiRun('thread-1', { kind: 'tool', id: 'msg_f', output: failure, text: projectText(failure), uiSchema: undefined }, 3),
+    ...encodeMessageAsAgUiRun('thread-1', { kind: 'text', id: 'msg_a', role: 'assistant', content: 'Booked.' }, 4),
+  ];
+  const body = () => conversation().map((e, i) => sseFrame(String(i), e)).join('');
+
+  test('frames each message as one run of the thread, named after the message', () => {
+    const run = encodeMessageAsAgUiRun('thread-1', { kind: 'text', id: 'msg_u', role: 'user', content: 'hi' });
+    assert.deepEqual(run[0], { type: EventType.RUN_STARTED, threadId: 'thread-1', runId: runIdOf('msg_u') });
+    assert.deepEqual(run.at(-1), { type: EventType.RUN_FINISHED, threadId: 'thread-1', runId: runIdOf('msg_u') });
+    assert.deepEqual(run.slice(1, -1), encodeTextMessageAsAgUi('msg_u', 'user', 'hi'));
+    for (const e of conversation()) assert.ok(EventSchemas.safeParse(e).success, e.type);
+  });
+
+  test('passes @ag-ui/client’s verifier, run after run', async () => {
+    assert.equal((await verifySse(body())).length, conversation().length);
+  });
+
+  test('@ag-ui/client rebuilds the conversation, the UI kept in the tool message’s metadata', async () => {
+    const followed = await follow(new ThreadFollower(async () => sseResponse(body()), 'thread-1'));
+    const ui = compileStoredUi(success.ui_hints);
+    assert.deepEqual(followed.messages, [
+      { id: 'msg_u', role: 'user', content: 'Book a review' },
+      { id: 'call_1', role: 'assistant', toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'project_cli', arguments: JSON.stringify(ARGS) } }] },
+      { id: 'msg_t', role: 'tool', toolCallId: 'call_1', content: projectText(success), metadata: { ui_schema: ui } },
+      { id: 'call_2', role: 'assistant', toolCalls: [{ id: 'call_2', type: 'function', function: { name: 'project_cli', arguments: JSON.stringify({ ...ARGS, input: {} }) } }] },
+      { id: 'msg_f', role: 'tool', toolCallId: 'call_2', content: projectText(failure) },
+      { id: 'msg_a', role: 'assistant', content: 'Booked.' },
+    ]);
+    // The client drops the top-level copy (it is not an AG-UI field) and nothing else.
+    assert.ok(followed.warnings.length > 0);
+    for (const w of followed.warnings) assert.match(w, /\/ui_schema'?/);
+  });
+
+  test('a stream that does not start with a run is refused by the client', async () => {
+    await assert.rejects(verifySse(conversation().slice(1).map((e) => sseFrame(undefined, e)).join('')), /First event must be 'RUN_STARTED'/);
   });
 });

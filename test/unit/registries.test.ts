@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SessionRegistry } from '../../src/daemon/sessions.js';
 import { SubscriptionRegistry } from '../../src/daemon/subscriptions.js';
+import { ThreadEventBus } from '../../src/daemon/thread-events.js';
 import type { Connection } from '../../src/daemon/daemon.js';
 
 const fields = (connectionId: string) => ({ userId: 'u', connectionId, source: 'session' as const, jobId: null, enabledSkills: [], allowedActions: [] });
@@ -20,13 +21,14 @@ test('a closed connection’s sessions are freed and its cap starts over', () =>
 });
 
 test('subscriptions count per connection and are freed with it', () => {
-  const r = new SubscriptionRegistry(2);
+  const bus = new ThreadEventBus();
+  const r = new SubscriptionRegistry(bus, 2);
   r.subscribe('alice', 't1', conn('c1'), 's1');
   r.subscribe('alice', 't2', conn('c1'), 's1');
   assert.throws(() => r.subscribe('alice', 't3', conn('c1'), 's1'), (e: { code?: number }) => e.code === -32003);
   // Threads are per user: bob's t1 is another thread, which alice's subscription never reaches.
-  assert.deepEqual(r.connectionsFor('bob', 't1'), []);
-  assert.equal(r.connectionsFor('alice', 't1').length, 1);
+  assert.equal(bus.count('bob', 't1'), 0);
+  assert.equal(bus.count('alice', 't1'), 1);
   r.dropConnection('c1');
   r.subscribe('alice', 't3', conn('c1'), 's1');
   r.subscribe('alice', 't4', conn('c1'), 's1');

@@ -71,9 +71,9 @@ export function sqliteMessages(st: Statements): MessagesRepo {
       }
       return out;
     },
-    async toolMessagesAfter(userId: string, threadId: string, afterSeq: number, limit: number) {
+    async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number) {
       return st
-        .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND role = 'tool' AND thread_seq > ? ORDER BY thread_seq LIMIT ?`)
+        .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq > ? ORDER BY thread_seq LIMIT ?`)
         .all(userId, threadId, afterSeq, limit) as MessageRow[];
     },
     async seqOf(userId: string, threadId: string, messageId: string) {

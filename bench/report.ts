@@ -1,0 +1,135 @@
+/**
+ * The bench's tables, as Markdown: printed to the console and written to
+ * bench/RESULTS.md. Everything above the analysis marker is regenerated on each
+ * run; the hand-written analysis below it is kept.
+ */
+import type { Machine } from './machine.js';
+import type { EntryKey, SideBySide } from './side-by-side.js';
+import type { HistoryResult } from './history.js';
+import type { WsResult } from './ws-load.js';
+import type { StartupRow } from './startup.js';
+import type { ProfileSummary } from './profile.js';
+import { fmtMb, fmtMs, fmtRate, fmtRatio } from './stats.js';
+
+export const ANALYSIS_MARKER = '<!-- analysis: hand-written below this line, kept across runs -->';
+
+export interface Results {
+  machine: Machine;
+  commit: string;
+  seconds: number;
+  sideBySide: SideBySide[];
+  history?: HistoryResult;
+  ws?: WsResult;
+  startup?: StartupRow[];
+  profile?: ProfileSummary;
+}
+
+const LABEL: Record<EntryKey, string> = {
+  echo: '(a) bare vscode-jsonrpc echo (the transport’s ceiling)',
+  mcp: '(b) MCP SDK server: zod + 1 SQLite insert',
+  inprocess: '(c) toolgate `--executor inprocess`',
+  subprocess: '(d) toolgate `--executor subprocess`',
+  node: '(e) bare `node -e 0` (one process start)',
+};
+
+interface Target {
+  what: string;
+  measured: number;
+  goal: string;
+  ok: boolean;
+  fmt: (x: number) => string;
+}
+
+export function targets(r: Results): Target[] {
+  const out: Target[] = [];
+  for (const s of r.sideBySide) {
+    out.push({ what: `in-process calls/s @${s.concurrency} ÷ MCP server (${s.synchronous})`, measured: s.ratio('inprocess', 'mcp', 'rate'), goal: '≥ 1.5×', ok: s.ratio('inprocess', 'mcp', 'rate') >= 1.5, fmt: fmtRatio });
+    out.push({ what: `in-process sequential p50 ÷ MCP server (${s.synchronous})`, measured: s.ratio('inprocess', 'mcp', 'p50'), goal: '≤ 1×', ok: s.ratio('inprocess', 'mcp', 'p50') <= 1, fmt: fmtRatio });
+    out.push({ what: `subprocess p50 ÷ bare node start (${s.synchronous})`, measured: s.ratio('subprocess', 'node', 'p50'), goal: '≤ 2× (stretch 1.5×)', ok: s.ratio('subprocess', 'node', 'p50') <= 2, fmt: fmtRatio });
+  }
+  if (r.history) {
+    out.push({ what: 'history/get ui view ÷ raw SELECT (same transport)', measured: r.history.uiRatio, goal: '≤ 2×', ok: r.history.uiRatio <= 2, fmt: fmtRatio });
+    out.push({ what: 'history/get context view ÷ raw SELECT (same transport)', measured: r.history.contextRatio, goal: '≤ 1.2×', ok: r.history.contextRatio <= 1.2, fmt: fmtRatio });
+  }
+  if (r.ws) {
+    out.push({ what: 'idle RSS of the daemon', measured: r.ws.idleRss, goal: '≤ 80 MB', ok: r.ws.idleRss <= 80 * 1024 * 1024, fmt: fmtMb });
+    out.push({ what: `peak RSS, ${r.ws.clients} WebSocket clients under load`, measured: r.ws.loadRss, goal: '≤ 150 MB', ok: r.ws.loadRss <= 150 * 1024 * 1024, fmt: fmtMb });
+  }
+  return out;
+}
+
+export function render(r: Results): string {
+  const L: string[] = [];
+  const m = r.machine;
+  L.push('# toolgate bench results', '');
+  L.push(`Written by \`npm run bench\` (bench/run.ts) on ${m.date}, commit \`${r.commit}\`, in ${r.seconds.toFixed(0)} s.`, '');
+  L.push(`Machine: ${m.cpu}, ${m.cores} cores, ${m.memory} memory, Node ${m.node}; load average at the start ${m.load}.`);
+  L.push('Shared machine: ratios are medians of per-round ratios of interleaved rounds; absolute times are only indicative.', '');
+
+  for (const s of r.sideBySide) {
+    const e = s.entries;
+    L.push(`## Side by side: \`calendar.create\` over stdio, \`synchronous=${s.synchronous}\``, '');
+    L.push(`${s.rounds} interleaved rounds; per round and entry: sequential calls, then calls at concurrency ${s.concurrency} ` +
+      `(${e.echo.seqPerRound}+${e.echo.concPerRound} for a–c, ${e.node.seqPerRound}+${e.node.concPerRound} for d–e). ` +
+      'p50 = median of the round p50s; p99 pooled over the rounds. toolgate is configured with `store.synchronous` = ' +
+      `${s.synchronous}; a build that does not apply that key yet runs its store at its own default.`, '');
+    L.push(`| entry | p50 | p99 | calls/s @${s.concurrency} | p99 @${s.concurrency} | p50 ÷ echo | calls/s ÷ echo | p50 ÷ MCP | calls/s ÷ MCP | peak RSS |`);
+    L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const k of ['echo', 'mcp', 'inprocess', 'subprocess', 'node'] as EntryKey[]) {
+      const x = e[k];
+      L.push(`| ${LABEL[k]} | ${fmtMs(x.p50)} | ${fmtMs(x.p99)} | ${fmtRate(x.rate)} | ${fmtMs(x.concP99)} | ${fmtRatio(s.ratio(k, 'echo', 'p50'))} | ${fmtRatio(s.ratio(k, 'echo', 'rate'))} | ${fmtRatio(s.ratio(k, 'mcp', 'p50'))} | ${fmtRatio(s.ratio(k, 'mcp', 'rate'))} | ${x.peakRss ? fmtMb(x.peakRss) : '—'} |`);
+    }
+    L.push('');
+  }
+
+  if (r.history) {
+    const h = r.history;
+    L.push(`## (f) \`history/get\` of ${h.pageSize} messages from a ${h.messages.toLocaleString('en')}-message database`, '');
+    L.push('The raw anchor is the bare SELECT of the same rows (`SELECT * … ORDER BY seq DESC LIMIT 200`) answered by the echo server over the ' +
+      'same stdio transport (vscode-jsonrpc does the JSON.stringify); the in-process line is the SELECT + JSON.stringify alone, for reference.', '');
+    L.push('| request | median | ÷ raw (same transport) | ÷ raw in process | response bytes |', '|---|---:|---:|---:|---:|');
+    L.push(`| history/get view=ui | ${fmtMs(h.ui)} | ${fmtRatio(h.uiRatio)} | ${fmtRatio(h.ui / h.rawInProcess)} | ${h.bytes.ui.toLocaleString('en')} |`);
+    L.push(`| history/get view=context | ${fmtMs(h.context)} | ${fmtRatio(h.contextRatio)} | ${fmtRatio(h.context / h.rawInProcess)} | ${h.bytes.context.toLocaleString('en')} |`);
+    L.push(`| raw SELECT over stdio | ${fmtMs(h.raw)} | 1.00× | ${fmtRatio(h.raw / h.rawInProcess)} | ${h.bytes.raw.toLocaleString('en')} |`);
+    L.push(`| raw SELECT + JSON.stringify in process | ${fmtMs(h.rawInProcess)} | — | 1.00× | — |`, '');
+  }
+
+  if (r.ws) {
+    const w = r.ws;
+    L.push(`## (g) ${w.clients} WebSocket clients × ${w.callsPerClient} calls (\`serve --ws\`, in-process executor)`, '');
+    L.push('| calls/s | p50 | p99 | idle RSS | RSS under load (max sampled) | peak RSS (VmHWM) |', '|---:|---:|---:|---:|---:|---:|');
+    L.push(`| ${fmtRate(w.rate)} | ${fmtMs(w.p50)} | ${fmtMs(w.p99)} | ${fmtMb(w.idleRss)} | ${fmtMb(w.loadRss)} | ${fmtMb(w.peakRss)} |`, '');
+  }
+
+  if (r.startup) {
+    L.push('## project-cli start-up, per import', '');
+    L.push('Each line is a fresh process (interleaved rounds, medians of wall time); "extra" is over an empty ES module, which is what ' +
+      '`bin/project-cli.mjs` is before it loads anything.', '');
+    L.push('| probe | wall | extra |', '|---|---:|---:|');
+    for (const s of r.startup) L.push(`| ${s.name} | ${fmtMs(s.wall)} | ${s.extra >= 0 ? '+' : ''}${fmtMs(s.extra)} |`);
+    L.push('');
+  }
+
+  if (r.profile) {
+    const p = r.profile;
+    L.push(`## Where an in-process call’s CPU goes (\`--cpu-prof\`, ${p.calls} calls, self time)`, '');
+    L.push(`Busy main-thread time ≈ ${fmtMs(p.busyPerCall / 1000)} per call (module loading at start-up left out; the machine's load inflates every figure alike).`, '');
+    L.push('| area | per call | share |', '|---|---:|---:|');
+    for (const a of p.areas) L.push(`| ${a.area} | ${fmtMs(a.usPerCall / 1000)} | ${(a.share * 100).toFixed(1)} % |`);
+    L.push('', '| function (self) | per call |', '|---|---:|');
+    for (const f of p.functions) L.push(`| \`${f.fn}\` | ${fmtMs(f.usPerCall / 1000)} |`);
+    L.push('');
+  }
+
+  L.push('## Targets of issue 8', '');
+  L.push('| target | measured | goal | met? |', '|---|---:|---|---|');
+  for (const t of targets(r)) L.push(`| ${t.what} | ${t.fmt(t.measured)} | ${t.goal} | ${t.ok ? 'yes' : `**no** (${missBy(t)})`} |`);
+  L.push('');
+  return L.join('\n');
+}
+
+function missBy(t: Target): string {
+  if (t.goal.startsWith('≥')) return `${((1 - t.measured / 1.5) * 100).toFixed(0)} % short`;
+  const limit = t.fmt === fmtMb ? Number(/\d+/.exec(t.goal)![0]) * 1024 * 1024 : Number(/[\d.]+/.exec(t.goal)![0]);
+  return `${t.fmt === fmtMb ? fmtMb(t.measured - limit) : fmtRatio(t.measured / limit)} over`;
+}

@@ -1,0 +1,114 @@
+// ESLint flat config: typescript-eslint's recommended (type-unaware) rules, plus the layering
+// rule of the code base — no import points upward:
+//   transports (src/rpc) → runtime (src/daemon) → cli-router / codec → store; src/protocol is the
+//   bottom (it imports nothing of ours) and the conformance runner sees only src/protocol.
+import { defineConfig } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+import { builtinRules } from 'eslint/use-at-your-own-risk';
+
+/** ESLint's own recommended rules (what @eslint/js ships), read from the rules' metadata. */
+const eslintRecommended = Object.fromEntries(
+  [...builtinRules].filter(([, rule]) => rule.meta?.docs?.recommended).map(([name]) => [name, 'error']),
+);
+
+/** `no-restricted-imports` with one message per forbidden layer. */
+const forbid = (...layers) => [
+  'error',
+  {
+    patterns: layers.map(([regex, message]) => ({ regex, message })),
+  },
+];
+const up = (dir, why) => [`^(\\.\\./)+${dir}/`, why];
+
+/**
+ * Files that still import a layer above them, each to be removed as the layering work lands:
+ * the daemon services throw the rpc layer's ResponseErrors (to become domain errors the
+ * dispatcher maps), serve.ts is the composition root that starts the transports, demo.ts is the
+ * demo host that belongs in examples/.
+ */
+const DAEMON_IMPORTS_RPC_TODAY = [
+  'src/daemon/history.ts',
+  'src/daemon/skills.ts',
+  'src/daemon/session-open.ts',
+  'src/daemon/sessions.ts',
+  'src/daemon/subscriptions.ts',
+  'src/daemon/tool-invoke.ts',
+  'src/daemon/serve.ts',
+  'src/daemon/demo.ts',
+];
+
+export default defineConfig(
+  { ignores: ['dist/**', 'node_modules/**', 'protocol/**', 'data/**', 'src/inspector/**'] },
+  { rules: eslintRecommended },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      // The code base uses `_`-prefixed names for deliberately unused bindings.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      // Non-null assertions document invariants the compiler cannot see (checked indexes).
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      // Tests match aligned help columns with literal runs of spaces.
+      'no-regex-spaces': 'off',
+    },
+  },
+  {
+    // Node scripts: the globals (process, console, URL…) are Node's; the compiler checks the TypeScript.
+    files: ['**/*.mjs', '**/*.js'],
+    rules: { 'no-undef': 'off' },
+  },
+  {
+    // Tests take apart untyped JSON from the wire.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['src/protocol/**/*.ts'],
+    rules: { 'no-restricted-imports': forbid(['^\\.\\./', 'src/protocol is the bottom layer: it imports nothing of the code base']) },
+  },
+  {
+    files: ['src/conformance/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid([
+        '^\\.\\./(?!protocol/)',
+        'the conformance runner speaks only the public protocol: import src/protocol, nothing else of the code base',
+      ]),
+    },
+  },
+  {
+    files: ['src/store/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        up('daemon', 'the store is below the daemon'),
+        up('rpc', 'the store is below the rpc layer'),
+        up('cli-router', 'the store is below the CLI router (handlers call the store)'),
+        up('conformance', 'the store never uses the conformance runner'),
+      ),
+    },
+  },
+  {
+    files: ['src/codec/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        up('daemon', 'codec is pure: no daemon'),
+        up('rpc', 'codec is pure: no rpc'),
+        up('store', 'codec is pure: no store (no I/O)'),
+        up('conformance', 'codec never uses the conformance runner'),
+      ),
+    },
+  },
+  {
+    files: ['src/cli-router/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        up('daemon', 'the CLI router runs without the daemon'),
+        up('rpc', 'the CLI router knows nothing of JSON-RPC'),
+        up('conformance', 'the CLI router never uses the conformance runner'),
+      ),
+    },
+  },
+  {
+    files: ['src/daemon/**/*.ts'],
+    ignores: DAEMON_IMPORTS_RPC_TODAY,
+    rules: { 'no-restricted-imports': forbid(up('rpc', 'the daemon is below the transports: throw domain errors, let src/rpc map them')) },
+  },
+);

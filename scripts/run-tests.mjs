@@ -1,0 +1,67 @@
+// `npm test` after the build: the whole suite on SQLite and, when
+// TOOLGATE_TEST_PG_URL names a PostgreSQL cluster (scripts/pg-test-cluster.sh,
+// which .ci/run starts), the PostgreSQL pass of the outside-in suites at the
+// same time. The engine of a pass is chosen by that ONE variable: the SQLite
+// pass runs without it, the PostgreSQL pass with it. The PostgreSQL pass's
+// output is kept apart and printed after the SQLite pass, so the two never
+// interleave. Exit code: non-zero when either pass fails.
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+/** The suites the PostgreSQL pass runs: outside-in (daemon over stdio and WebSocket, security, durability, UI) plus the engine's own. */
+const PG_SUITES = [
+  'unit/pg-store',
+  'e2e/pg-two-daemons',
+  'e2e/pg-open-errors',
+  'e2e/daemon-skeleton',
+  'e2e/ws-transport',
+  'e2e/ui-on-the-wire',
+  'e2e/history-paging',
+  'e2e/hardening',
+  'e2e/executors',
+  'e2e/exactly-once',
+  'e2e/daemon-errors',
+  'e2e/skills-and-profiles',
+  'e2e/ag-ui-sse',
+  'e2e/actions-flow',
+  'e2e/bearer-auth',
+  'e2e/automation',
+].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
+
+function run(args, env) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
+const { TOOLGATE_TEST_PG_URL: _omit, ...sqliteEnv } = process.env;
+
+let pgPass = Promise.resolve(0);
+let pgLog;
+if (pgUrl) {
+  pgLog = join(mkdtempSync(join(tmpdir(), 'toolgate-pg-pass-')), 'tap.log');
+  const out = createWriteStream(pgLog);
+  pgPass = new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...PG_SUITES], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+const sqliteCode = await run(['--test', '--test-concurrency=2', join(root, 'dist', 'test')], sqliteEnv);
+const pgCode = await pgPass;
+if (pgLog) {
+  process.stdout.write(`\n==== PostgreSQL pass (${PG_SUITES.length} suites) ====\n`);
+  process.stdout.write(readFileSync(pgLog, 'utf8'));
+  process.stdout.write(`==== PostgreSQL pass: ${pgCode === 0 ? 'passed' : `FAILED (exit ${pgCode})`} ====\n`);
+} else {
+  process.stdout.write('\n(PostgreSQL pass skipped: TOOLGATE_TEST_PG_URL is not set — scripts/pg-test-cluster.sh starts a cluster)\n');
+}
+process.exit(sqliteCode !== 0 ? sqliteCode : pgCode);

@@ -1,0 +1,51 @@
+/**
+ * `toolgate conformance (--stdio "CMD …" | --ws ws://HOST:PORT/rpc) --token T [--token-b T2]`:
+ * checks any implementation of the toolgate protocol from the outside. The
+ * flags are parsed (and `--help` answered) by the toolgate command line from
+ * its spec; this module judges them and runs. Exit 0 iff every check passed.
+ */
+import { splitCommand } from './command-line.js';
+import { runConformance } from './runner.js';
+import { stdioTransport, wsTransport } from './transport.js';
+
+export interface ConformanceFlags {
+  stdio?: string | undefined;
+  ws?: string | undefined;
+  token?: string | undefined;
+  'token-b'?: string | undefined;
+  'timeout-ms'?: string | undefined;
+}
+
+/** A mistake in how the command was called (the caller prints it as one line, exit 2). */
+export class ConformanceUsageError extends Error {
+  override name = 'ConformanceUsageError';
+}
+
+export async function conformanceCommand(values: ConformanceFlags, write: (text: string) => void = (t) => process.stdout.write(t)): Promise<number> {
+  const usage = (message: string): never => {
+    throw new ConformanceUsageError(message);
+  };
+  if ((values.stdio === undefined) === (values.ws === undefined)) usage('give exactly one of --stdio "CMD" and --ws URL');
+  if (!values.token) usage('needs --token T');
+  const timeoutMs = values['timeout-ms'] === undefined ? 30_000 : Number(values['timeout-ms']);
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) usage('--timeout-ms must be a positive whole number');
+  let argv: string[] = [];
+  if (values.stdio !== undefined) {
+    try {
+      argv = splitCommand(values.stdio);
+    } catch (err) {
+      usage(`--stdio: ${(err as Error).message}`);
+    }
+  }
+  const url = values.ws;
+  if (url !== undefined && !/^wss?:\/\//.test(url)) usage('--ws needs a ws:// or wss:// URL');
+  const report = await runConformance({
+    open: url !== undefined ? () => wsTransport(url) : async () => stdioTransport(argv),
+    multiConnection: url !== undefined,
+    tokenA: values.token!,
+    tokenB: values['token-b'],
+    timeoutMs,
+    write: (line) => write(`${line}\n`),
+  });
+  return report.failed === 0 ? 0 : 1;
+}

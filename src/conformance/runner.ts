@@ -1,0 +1,86 @@
+/**
+ * Runs every check against one implementation and writes the report: one
+ * line per check (`ok`, `FAIL` with its reason indented below, or `skip`),
+ * then `N passed, M failed` as the last line.
+ */
+import { ConformanceClient } from './client.js';
+import { CheckFailure, Skip } from './check.js';
+import { CHECKS, newRunIds, type Context } from './checks.js';
+import type { RawTransport } from './transport.js';
+import { WireValidator } from './wire-validator.js';
+
+export interface RunOptions {
+  /** Opens a connection; called once for stdio, and again for extra connections on WebSocket. */
+  open: () => Promise<RawTransport>;
+  multiConnection: boolean;
+  tokenA: string;
+  tokenB?: string | undefined;
+  timeoutMs?: number;
+  /** How long to wait for a notification on another connection (or to be sure none comes). */
+  settleMs?: number;
+  schemasDir?: string;
+  write: (line: string) => void;
+}
+
+export interface RunReport {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+export async function runConformance(opts: RunOptions): Promise<RunReport> {
+  const validator = new WireValidator(opts.schemasDir);
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const clients: ConformanceClient[] = [];
+  const labels = 'ABCDEFGH';
+  const open = async () => {
+    const c = new ConformanceClient(await opts.open(), validator, timeoutMs, `connection ${labels[clients.length] ?? clients.length}`);
+    clients.push(c);
+    return c;
+  };
+  const report: RunReport = { passed: 0, failed: 0, skipped: 0 };
+  let a: ConformanceClient;
+  try {
+    a = await open();
+  } catch (err) {
+    opts.write(`FAIL connect: ${(err as Error).message}`);
+    opts.write('0 passed, 1 failed');
+    return { passed: 0, failed: 1, skipped: 0 };
+  }
+  opts.write(`toolgate conformance: ${a.transport.description}`);
+  const ctx: Context = {
+    a,
+    connect: opts.multiConnection ? open : null,
+    clients,
+    tokenA: opts.tokenA,
+    tokenB: opts.tokenB,
+    validator,
+    settleMs: opts.settleMs ?? 300,
+    ...newRunIds(),
+  };
+  try {
+    for (const [i, check] of CHECKS.entries()) {
+      const n = String(i + 1).padStart(2);
+      try {
+        await check.run(ctx);
+        report.passed++;
+        opts.write(`ok   ${n} ${check.name}`);
+      } catch (err) {
+        if (err instanceof Skip) {
+          report.skipped++;
+          opts.write(`skip ${n} ${check.name} (${err.message})`);
+          continue;
+        }
+        report.failed++;
+        const reason = err instanceof CheckFailure ? err.message : `the check crashed: ${(err as Error).stack ?? String(err)}`;
+        opts.write(`FAIL ${n} ${check.name}`);
+        for (const line of reason.split('\n')) opts.write(`        ${line}`);
+      }
+    }
+  } finally {
+    await Promise.all(clients.map((c) => c.transport.close().catch(() => {})));
+  }
+  if (report.skipped > 0) opts.write(`${report.skipped} skipped`);
+  opts.write(`${report.passed} passed, ${report.failed} failed`);
+  return report;
+}

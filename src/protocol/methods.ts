@@ -1,0 +1,280 @@
+/**
+ * Every JSON-RPC method of the toolgate protocol, declared once: its params
+ * and its result as zod schemas, and one typed vscode-jsonrpc
+ * `RequestType`/`NotificationType` that both the daemon and clients use.
+ *
+ * Params reject unknown keys (except `initialize`, lenient on purpose so a
+ * newer host can talk to an older daemon) so that a typo is an error, not a
+ * silently ignored field.
+ */
+import { z } from 'zod';
+import { NotificationType, NotificationType0, ParameterStructures, RequestType, RequestType0 } from 'vscode-jsonrpc';
+import { named } from './registry.js';
+import { DEPTH_MESSAGE, Id, JsonObject, shallow } from './json.js';
+import { ToolCallArgs, ToolDescriptor, ToolResponse, ToolResultNotification, ToolStatus } from './tool.js';
+import { UiSchema } from './ui-schema.js';
+
+export const PROTOCOL_VERSION = '1';
+
+const p = <T extends z.ZodType>(id: string, schema: T, description?: string): T => named('protocol', id, schema, description);
+
+// ---------------------------------------------------------------------------------------------
+// initialize
+
+export const InitializeParams = p(
+  'InitializeParams',
+  z.object({
+    protocol_version: z.literal(PROTOCOL_VERSION),
+    client_info: z.object({ name: z.string().max(200), version: z.string().max(100) }).partial().optional(),
+    service_key: z.string().max(1000).optional(),
+    capabilities: JsonObject.optional(),
+  }),
+  'Lenient on purpose: a newer host may send more fields to an older daemon.',
+);
+
+export const InitializeResult = p(
+  'InitializeResult',
+  z.strictObject({
+    protocol_version: z.literal(PROTOCOL_VERSION),
+    server_info: z.strictObject({ name: z.string(), version: z.string() }),
+    capabilities: z.looseObject({
+      tools: z.array(z.string()).optional(),
+      notifications: z.array(z.string()).optional(),
+      history_views: z.array(z.string()).optional(),
+      executor: z.string().optional(),
+      batch_max_items: z.number().int().optional(),
+    }),
+    tool: ToolDescriptor,
+  }),
+);
+
+// ---------------------------------------------------------------------------------------------
+// session/open
+
+export const SessionAuth = p(
+  'SessionAuth',
+  z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('bearer'), token: z.string().min(1).max(16384) }),
+    z.strictObject({ type: z.literal('automation'), job_id: Id }),
+  ]),
+);
+
+export const SessionOpenParams = p(
+  'SessionOpenParams',
+  z.strictObject({
+    auth: SessionAuth,
+    agent: z.string().min(1).max(100).optional(),
+    enabled_skills: z.array(z.string().min(1).max(100)).max(100).optional(),
+  }),
+);
+
+export const SessionOpenResult = p(
+  'SessionOpenResult',
+  z.strictObject({
+    session_id: z.string(),
+    user_id: z.string(),
+    enabled_skills: z.array(z.string()),
+    allowed_actions: z.array(z.string()),
+  }),
+);
+
+// ---------------------------------------------------------------------------------------------
+// tool/invoke (+ tool/result)
+
+/** @deprecated name kept for existing imports: the args are {@link ToolCallArgs}. */
+export const ToolArgs = ToolCallArgs;
+
+export const ToolInvokeParams = p(
+  'ToolInvokeParams',
+  z.strictObject({ session_id: Id, thread_id: Id, tool_call_id: Id, args: ToolCallArgs }),
+);
+
+export const ToolInvokeResult = ToolResponse;
+
+// ---------------------------------------------------------------------------------------------
+// message/append
+
+export const WorkerOutput = p(
+  'WorkerOutput',
+  z
+    .strictObject({
+      status: ToolStatus,
+      answer: z.string(),
+      suggested_actions: z.array(z.union([z.string(), JsonObject])).optional(),
+      error: z.union([z.string(), JsonObject]).nullable().optional(),
+    })
+    .refine(shallow, DEPTH_MESSAGE),
+);
+
+export const MessageAppendParams = p(
+  'MessageAppendParams',
+  z.strictObject({
+    session_id: Id,
+    thread_id: Id,
+    role: z.enum(['user', 'assistant']),
+    content: z.string().max(1_000_000),
+    worker_output: WorkerOutput.optional(),
+  }),
+);
+
+export const MessageAppendResult = p('MessageAppendResult', z.strictObject({ id: z.string() }));
+
+// ---------------------------------------------------------------------------------------------
+// history/get
+
+export const HistoryView = p('HistoryView', z.enum(['ui', 'context']));
+
+export const HistoryGetParams = p(
+  'HistoryGetParams',
+  z.strictObject({
+    session_id: Id,
+    thread_id: Id,
+    view: HistoryView.optional(),
+    before: z.string().min(1).max(200).optional(),
+    limit: z.number().int().min(1).max(500).optional(),
+  }),
+);
+
+export const HistoryMessage = p(
+  'HistoryMessage',
+  z.strictObject({
+    id: z.string(),
+    role: z.enum(['user', 'assistant', 'tool']),
+    content: z.string(),
+    created_at: z.string(),
+    tool_call_id: z.string().optional(),
+    status: ToolStatus.optional(),
+    ui_schema: UiSchema.optional(),
+    worker_output: WorkerOutput.optional(),
+  }),
+  'One stored message. Tool messages carry tool_call_id and status; the ui view adds ui_schema (tool) and worker_output (assistant).',
+);
+
+export const HistoryGetResult = p(
+  'HistoryGetResult',
+  z.strictObject({ messages: z.array(HistoryMessage), next_before: z.string().nullable() }),
+);
+
+// ---------------------------------------------------------------------------------------------
+// thread/list, thread/subscribe, thread/unsubscribe
+
+export const ThreadListParams = p('ThreadListParams', z.strictObject({ session_id: Id, limit: z.number().int().min(1).max(500).optional() }));
+
+export const ThreadSummary = p(
+  'ThreadSummary',
+  z.strictObject({ thread_id: z.string(), created_at: z.string(), updated_at: z.string(), message_count: z.number().int().nonnegative() }),
+);
+
+export const ThreadListResult = p('ThreadListResult', z.strictObject({ threads: z.array(ThreadSummary) }));
+
+export const ThreadSubscribeParams = p('ThreadSubscribeParams', z.strictObject({ session_id: Id, thread_id: Id }));
+export const ThreadUnsubscribeParams = ThreadSubscribeParams;
+
+export const ThreadSubscribeResult = p('ThreadSubscribeResult', z.strictObject({ thread_id: z.string(), subscribed: z.boolean() }));
+export const ThreadUnsubscribeResult = ThreadSubscribeResult;
+
+// ---------------------------------------------------------------------------------------------
+// skills/list, skills/read
+
+export const SkillsListParams = p('SkillsListParams', z.strictObject({ session_id: Id }));
+
+export const SkillSummary = p('SkillSummary', z.strictObject({ name: z.string(), description: z.string() }));
+
+export const SkillsListResult = p('SkillsListResult', z.strictObject({ skills: z.array(SkillSummary) }));
+
+export const SkillsReadParams = p(
+  'SkillsReadParams',
+  z.strictObject({ session_id: Id, name: z.string().min(1).max(100), path: z.string().min(1).max(500).optional() }),
+);
+
+export const SkillsReadResult = p('SkillsReadResult', z.strictObject({ name: z.string(), path: z.string(), content: z.string() }));
+
+// ---------------------------------------------------------------------------------------------
+// shutdown, exit
+
+/** LSP's shutdown takes no params; whatever a client sends along is ignored. */
+export const ShutdownParams = z.unknown();
+export const ShutdownResult = p('ShutdownResult', z.null());
+
+// ---------------------------------------------------------------------------------------------
+// Typed request and notification types, one per method, shared by daemon and clients.
+
+const byName = ParameterStructures.byName;
+type P<S extends z.ZodType> = z.input<S>;
+type R<S extends z.ZodType> = z.output<S>;
+
+export const InitializeRequest = new RequestType<P<typeof InitializeParams>, R<typeof InitializeResult>, void>('initialize', byName);
+export const SessionOpenRequest = new RequestType<P<typeof SessionOpenParams>, R<typeof SessionOpenResult>, void>('session/open', byName);
+export const ToolInvokeRequest = new RequestType<P<typeof ToolInvokeParams>, R<typeof ToolInvokeResult>, void>('tool/invoke', byName);
+export const MessageAppendRequest = new RequestType<P<typeof MessageAppendParams>, R<typeof MessageAppendResult>, void>('message/append', byName);
+export const HistoryGetRequest = new RequestType<P<typeof HistoryGetParams>, R<typeof HistoryGetResult>, void>('history/get', byName);
+export const ThreadListRequest = new RequestType<P<typeof ThreadListParams>, R<typeof ThreadListResult>, void>('thread/list', byName);
+export const ThreadSubscribeRequest = new RequestType<P<typeof ThreadSubscribeParams>, R<typeof ThreadSubscribeResult>, void>(
+  'thread/subscribe',
+  byName,
+);
+export const ThreadUnsubscribeRequest = new RequestType<P<typeof ThreadUnsubscribeParams>, R<typeof ThreadUnsubscribeResult>, void>(
+  'thread/unsubscribe',
+  byName,
+);
+export const SkillsListRequest = new RequestType<P<typeof SkillsListParams>, R<typeof SkillsListResult>, void>('skills/list', byName);
+export const SkillsReadRequest = new RequestType<P<typeof SkillsReadParams>, R<typeof SkillsReadResult>, void>('skills/read', byName);
+export const ShutdownRequest = new RequestType0<null, void>('shutdown');
+export const ExitNotification = new NotificationType0('exit');
+export const ToolResultNotificationType = new NotificationType<R<typeof ToolResultNotification>>('tool/result', byName);
+
+/**
+ * The method table: each request's name → the ids of its params and result
+ * shapes (the `$defs` keys in `schemas/`). The daemon dispatches by these names,
+ * the conformance runner validates by these ids.
+ */
+export const REQUESTS = {
+  initialize: { params: InitializeParams, result: InitializeResult, paramsId: 'InitializeParams', resultId: 'InitializeResult' },
+  'session/open': { params: SessionOpenParams, result: SessionOpenResult, paramsId: 'SessionOpenParams', resultId: 'SessionOpenResult' },
+  'tool/invoke': { params: ToolInvokeParams, result: ToolInvokeResult, paramsId: 'ToolInvokeParams', resultId: 'ToolResponse' },
+  'message/append': { params: MessageAppendParams, result: MessageAppendResult, paramsId: 'MessageAppendParams', resultId: 'MessageAppendResult' },
+  'history/get': { params: HistoryGetParams, result: HistoryGetResult, paramsId: 'HistoryGetParams', resultId: 'HistoryGetResult' },
+  'thread/list': { params: ThreadListParams, result: ThreadListResult, paramsId: 'ThreadListParams', resultId: 'ThreadListResult' },
+  'thread/subscribe': { params: ThreadSubscribeParams, result: ThreadSubscribeResult, paramsId: 'ThreadSubscribeParams', resultId: 'ThreadSubscribeResult' },
+  'thread/unsubscribe': {
+    params: ThreadUnsubscribeParams,
+    result: ThreadUnsubscribeResult,
+    paramsId: 'ThreadSubscribeParams',
+    resultId: 'ThreadSubscribeResult',
+  },
+  'skills/list': { params: SkillsListParams, result: SkillsListResult, paramsId: 'SkillsListParams', resultId: 'SkillsListResult' },
+  'skills/read': { params: SkillsReadParams, result: SkillsReadResult, paramsId: 'SkillsReadParams', resultId: 'SkillsReadResult' },
+  shutdown: { params: ShutdownParams, result: ShutdownResult, paramsId: null, resultId: 'ShutdownResult' },
+} as const;
+
+export type RequestMethod = keyof typeof REQUESTS;
+
+/** Notifications: the daemon sends `tool/result`; the client sends `exit` (no params). */
+export const NOTIFICATIONS = {
+  'tool/result': { params: ToolResultNotification, paramsId: 'ToolResultNotification' },
+  exit: { params: null, paramsId: null },
+} as const;
+
+export type InitializeParams = z.infer<typeof InitializeParams>;
+export type InitializeResult = z.infer<typeof InitializeResult>;
+export type SessionAuth = z.infer<typeof SessionAuth>;
+export type SessionOpenParams = z.infer<typeof SessionOpenParams>;
+export type SessionOpenResult = z.infer<typeof SessionOpenResult>;
+export type ToolInvokeParams = z.infer<typeof ToolInvokeParams>;
+export type WorkerOutput = z.infer<typeof WorkerOutput>;
+export type MessageAppendParams = z.infer<typeof MessageAppendParams>;
+export type MessageAppendResult = z.infer<typeof MessageAppendResult>;
+export type HistoryView = z.infer<typeof HistoryView>;
+export type HistoryGetParams = z.infer<typeof HistoryGetParams>;
+export type HistoryMessage = z.infer<typeof HistoryMessage>;
+export type HistoryGetResult = z.infer<typeof HistoryGetResult>;
+export type ThreadListParams = z.infer<typeof ThreadListParams>;
+export type ThreadSummary = z.infer<typeof ThreadSummary>;
+export type ThreadListResult = z.infer<typeof ThreadListResult>;
+export type ThreadSubscribeParams = z.infer<typeof ThreadSubscribeParams>;
+export type ThreadSubscribeResult = z.infer<typeof ThreadSubscribeResult>;
+export type SkillsListParams = z.infer<typeof SkillsListParams>;
+export type SkillSummary = z.infer<typeof SkillSummary>;
+export type SkillsListResult = z.infer<typeof SkillsListResult>;
+export type SkillsReadParams = z.infer<typeof SkillsReadParams>;
+export type SkillsReadResult = z.infer<typeof SkillsReadResult>;

@@ -1,0 +1,67 @@
+/**
+ * PostgreSQL schema versioning. A fresh database is created from the declared
+ * schema at `SCHEMA_VERSION`; a database at an older version moves through
+ * `PG_UPGRADES`; one at a newer version is refused (an older toolgate must
+ * not write into a schema it does not know).
+ *
+ * Several daemons may start on one database at the same moment: the whole
+ * check-and-migrate runs in one transaction under a transaction-scoped
+ * advisory lock, so exactly one of them creates the schema and the others
+ * see it done.
+ */
+import type pg from 'pg';
+import { DatabaseOpenError } from '../database.js';
+import { SCHEMA, SCHEMA_VERSION } from '../schema.js';
+import { createSchemaStatements } from '../schema-ddl.js';
+
+/**
+ * Upgrades of PostgreSQL databases, keyed by the version they lead to. The
+ * declared schema's first PostgreSQL version is its baseline, so this starts
+ * empty; append here (generated from the same declared ops as the SQLite
+ * step) with every later schema change.
+ */
+export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
+  [
+    4,
+    [
+      `CREATE TABLE credential_keys (kid text NOT NULL, public_jwk text NOT NULL CHECK (public_jwk::jsonb IS NOT NULL),
+        recorded_at text NOT NULL, last_used_at text NOT NULL, PRIMARY KEY (kid))`,
+    ],
+  ],
+]);
+
+/** Any 64-bit constant; the same one in every toolgate. */
+const MIGRATION_LOCK = 0x746f6f6c67617465n; // "toolgate"
+
+export async function migratePg(client: pg.ClientBase, knownVersion = SCHEMA_VERSION): Promise<number> {
+  // Fast path (every project-cli process opens the store): already current, no lock taken.
+  const seen = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM toolgate_schema').catch(() => undefined);
+  if (seen?.rows[0]?.version === knownVersion) return knownVersion;
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()]);
+    await client.query('CREATE TABLE IF NOT EXISTS toolgate_schema (version integer NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM toolgate_schema');
+    const current = rows[0]?.version ?? 0;
+    if (current > knownVersion) {
+      throw new DatabaseOpenError(
+        `the database schema is at version ${current}, newer than this toolgate knows (${knownVersion}): upgrade toolgate before serving this database`,
+      );
+    }
+    if (current === 0) {
+      for (const sql of createSchemaStatements(SCHEMA, 'postgres')) await client.query(sql);
+    } else {
+      for (let v = current + 1; v <= knownVersion; v++) {
+        const steps = PG_UPGRADES.get(v);
+        if (!steps) throw new DatabaseOpenError(`no PostgreSQL upgrade from schema version ${v - 1} to ${v}`);
+        for (const sql of steps) await client.query(sql);
+      }
+    }
+    if (current !== knownVersion) await client.query('INSERT INTO toolgate_schema (version) VALUES ($1)', [knownVersion]);
+    await client.query('COMMIT');
+    return knownVersion;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}

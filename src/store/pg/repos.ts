@@ -1,0 +1,459 @@
+/**
+ * The repositories of the store boundary (`../store.ts`) on PostgreSQL. Each
+ * method is one or two parameterised statements on the unit's own pooled
+ * connection; nothing is cached in memory, so every daemon sharing the
+ * database sees the same truth.
+ *
+ * Byte-for-byte parity with SQLite where it reaches the wire: timestamps are
+ * the same ISO text, text orderings use `COLLATE "C"` (SQLite's BINARY), and
+ * JSON the daemon must return unchanged (tool arguments, CLI outcomes) is kept
+ * as text; `messages.metadata` is `jsonb` and comes back as its text.
+ */
+import { randomUUID } from 'node:crypto';
+import { nowIso } from '../database.js';
+import type {
+  CredentialKeysRepo,
+  RecordedKey,
+  AutomationJob,
+  AutomationJobsRepo,
+  Contact,
+  ContactsRepo,
+  CredentialAuditRepo,
+  Event,
+  EventFields,
+  EventsRepo,
+  InviteRow,
+  InvitesRepo,
+  Memory,
+  MemoriesRepo,
+  MessagePage,
+  MessageRow,
+  MessagesRepo,
+  NewMessage,
+  ThreadsRepo,
+  ThreadSummary,
+  ToolCallRecord,
+  ToolCallsRepo,
+  UserRow,
+  UsersRepo,
+} from '../store.js';
+import { StoreConflictError } from '../store.js';
+import { THREAD_EVENTS_CHANNEL, notifyPayload } from './thread-feed.js';
+
+/** Runs one parameterised statement on the unit's connection. */
+export type Query = <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>;
+
+export class PgUsers implements UsersRepo {
+  constructor(private readonly q: Query) {}
+
+  async provision(id: string, claims: { name?: string | undefined; phone?: string | undefined; role?: string | undefined }): Promise<UserRow> {
+    const now = nowIso();
+    let phone: string | null = claims.phone ?? null;
+    if (phone !== null) {
+      const owner = await this.q<{ id: string }>('SELECT id FROM users WHERE phone = $1', [phone]);
+      if (owner[0] && owner[0].id !== id) phone = null;
+    }
+    const rows = await this.q<UserRow>(
+      `INSERT INTO users (id, name, phone, role, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
+       ON CONFLICT (id) DO UPDATE SET
+         name = coalesce(excluded.name, users.name),
+         phone = coalesce(excluded.phone, users.phone),
+         role = coalesce(excluded.role, users.role),
+         updated_at = CASE WHEN coalesce(excluded.name, users.name) IS DISTINCT FROM users.name
+                            OR coalesce(excluded.phone, users.phone) IS DISTINCT FROM users.phone
+                            OR coalesce(excluded.role, users.role) IS DISTINCT FROM users.role
+                           THEN excluded.updated_at ELSE users.updated_at END
+       RETURNING id, name, phone, role`,
+      [id, claims.name ?? null, phone, claims.role ?? null, now],
+    );
+    return rows[0]!;
+  }
+
+  async ensure(id: string): Promise<void> {
+    const now = nowIso();
+    await this.q('INSERT INTO users (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING', [id, now]);
+  }
+
+  async get(id: string): Promise<UserRow | undefined> {
+    return (await this.q<UserRow>('SELECT id, name, phone, role FROM users WHERE id = $1', [id]))[0];
+  }
+
+  async findByPhone(phone: string): Promise<UserRow | undefined> {
+    return (await this.q<UserRow>('SELECT id, name, phone, role FROM users WHERE phone = $1', [phone]))[0];
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return (await this.q('SELECT 1 FROM users WHERE id = $1', [id])).length > 0;
+  }
+}
+
+export class PgThreads implements ThreadsRepo {
+  constructor(private readonly q: Query) {}
+
+  async claim(userId: string, threadId: string): Promise<void> {
+    const now = nowIso();
+    await this.q('INSERT INTO threads (user_id, id, created_at, updated_at) VALUES ($1, $2, $3, $3) ON CONFLICT DO NOTHING', [userId, threadId, now]);
+  }
+
+  async exists(userId: string, threadId: string): Promise<boolean> {
+    return (await this.q('SELECT 1 FROM threads WHERE user_id = $1 AND id = $2', [userId, threadId])).length > 0;
+  }
+
+  async list(userId: string, limit: number): Promise<ThreadSummary[]> {
+    // last_seq is the message count: messages are never deleted.
+    return this.q<ThreadSummary>(
+      `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
+        ORDER BY updated_at DESC, created_at DESC, id COLLATE "C" DESC LIMIT $2`,
+      [userId, limit],
+    );
+  }
+}
+
+const MESSAGE_COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, metadata::text AS metadata, tool_call_id, status, created_at';
+const MESSAGE_COLUMNS_NO_METADATA = `id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at`;
+
+export class PgMessages implements MessagesRepo {
+  constructor(private readonly q: Query) {}
+
+  async insert(m: NewMessage): Promise<MessageRow> {
+    const createdAt = nowIso();
+    // Creating-or-bumping the thread row locks it until this unit commits: two
+    // units writing one thread commit in the order of their sequence numbers,
+    // which is the order LISTEN delivers them to every daemon.
+    const [thread] = await this.q<{ last_seq: number }>(
+      `INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, $3, $3)
+       ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1,
+         updated_at = CASE WHEN t.updated_at < excluded.updated_at THEN excluded.updated_at ELSE t.updated_at END
+       RETURNING last_seq`,
+      [m.userId, m.threadId, createdAt],
+    );
+    const threadSeq = thread!.last_seq;
+    const id = `msg_${randomUUID()}`;
+    // The NOTIFY is part of the transaction: sent at COMMIT, never for a rolled-back insert.
+    const inserted = await this.q(
+      `WITH m AS (
+         INSERT INTO messages (id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
+         ON CONFLICT (user_id, thread_id, tool_call_id) WHERE tool_call_id IS NOT NULL DO NOTHING
+         RETURNING thread_seq)
+       SELECT pg_notify($11, $12) FROM m`,
+      [
+        id,
+        m.userId,
+        m.threadId,
+        threadSeq,
+        m.role,
+        m.content,
+        m.metadataJson,
+        m.toolCallId ?? null,
+        m.status ?? null,
+        createdAt,
+        THREAD_EVENTS_CHANNEL,
+        notifyPayload({ userId: m.userId, threadId: m.threadId, seq: threadSeq, messageId: id }),
+      ],
+    );
+    if (inserted.length === 0) {
+      // We still hold the thread's row lock: give the number back so the thread stays gapless.
+      await this.q('UPDATE threads SET last_seq = last_seq - 1 WHERE user_id = $1 AND id = $2', [m.userId, m.threadId]);
+      throw new StoreConflictError('messages_tool_call');
+    }
+    return {
+      id,
+      user_id: m.userId,
+      thread_id: m.threadId,
+      thread_seq: threadSeq,
+      role: m.role,
+      content: m.content,
+      metadata: m.metadataJson,
+      tool_call_id: m.toolCallId ?? null,
+      status: m.status ?? null,
+      created_at: createdAt,
+    };
+  }
+
+  async getToolMessage(userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined> {
+    return (
+      await this.q<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3`, [
+        userId,
+        threadId,
+        toolCallId,
+      ])
+    )[0];
+  }
+
+  async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
+    let beforeSeq = Number.MAX_SAFE_INTEGER;
+    if (before !== undefined) {
+      const seq = await this.seqOf(userId, threadId, before);
+      if (seq === undefined) return { rows: [], nextBefore: null };
+      beforeSeq = seq;
+    }
+    const rows = await this.q<MessageRow>(
+      `SELECT ${opts.withMetadata === false ? MESSAGE_COLUMNS_NO_METADATA : MESSAGE_COLUMNS} FROM messages
+        WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
+      [userId, threadId, beforeSeq, limit + 1],
+    );
+    const hasMore = rows.length > limit;
+    const page = rows.slice(0, limit).reverse();
+    return { rows: page, nextBefore: hasMore && page.length > 0 ? page[0]!.id : null };
+  }
+
+  async metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.q<{ id: string; metadata: string }>(
+      'SELECT id, metadata::text AS metadata FROM messages WHERE user_id = $1 AND thread_id = $2 AND id = ANY($3::text[])',
+      [userId, threadId, [...ids]],
+    );
+    return new Map(rows.map((r) => [r.id, r.metadata]));
+  }
+
+  async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]> {
+    return this.q<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3
+        ORDER BY thread_seq LIMIT $4`,
+      [userId, threadId, afterSeq, limit],
+    );
+  }
+
+  async seqOf(userId: string, threadId: string, messageId: string): Promise<number | undefined> {
+    return (
+      await this.q<{ thread_seq: number }>('SELECT thread_seq FROM messages WHERE id = $1 AND user_id = $2 AND thread_id = $3', [
+        messageId,
+        userId,
+        threadId,
+      ])
+    )[0]?.thread_seq;
+  }
+}
+
+/** Every message of a thread after a sequence number (any role), oldest first: what the fan-out rebuilds events from. */
+export async function messagesAfter(q: Query, userId: string, threadId: string, afterSeq: number, upToSeq: number): Promise<MessageRow[]> {
+  return q<MessageRow>(
+    `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3 AND thread_seq <= $4
+      ORDER BY thread_seq`,
+    [userId, threadId, afterSeq, upToSeq],
+  );
+}
+
+/** The advisory-lock key of one call, the same SQL expression on both sides (holder and recovery). */
+export const CALL_LOCK_KEY = (user: string, thread: string, call: string): string =>
+  `hashtextextended(${user} || chr(31) || ${thread} || chr(31) || ${call}, 0)`;
+
+export class PgToolCalls implements ToolCallsRepo {
+  constructor(private readonly q: Query) {}
+
+  async get(userId: string, threadId: string, toolCallId: string): Promise<ToolCallRecord | undefined> {
+    return (
+      await this.q<ToolCallRecord>('SELECT * FROM tool_calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3', [
+        userId,
+        threadId,
+        toolCallId,
+      ])
+    )[0];
+  }
+
+  async record(r: Omit<ToolCallRecord, 'created_at'>): Promise<void> {
+    // DO NOTHING waits for a racing unit holding the same key and then sees its
+    // committed row; the transaction stays usable, the caller rolls it back.
+    const rows = await this.q(
+      `INSERT INTO tool_calls (user_id, thread_id, tool_call_id, action, args, args_sha256, outcome, exit_code, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING 1`,
+      [r.user_id, r.thread_id, r.tool_call_id, r.action, r.args, r.args_sha256, r.outcome, r.exit_code, nowIso()],
+    );
+    if (rows.length === 0) throw new StoreConflictError('tool_calls_pkey');
+  }
+
+  /**
+   * Calls without their tool message — except those a live daemon is still
+   * finishing: it holds the call's advisory lock (`PgStore.holdCall`) until
+   * its tool message commits, and the lock dies with its connection.
+   */
+  async withoutMessage(): Promise<ToolCallRecord[]> {
+    return this.q<ToolCallRecord>(
+      `SELECT c.* FROM tool_calls c
+        WHERE NOT EXISTS (SELECT 1 FROM messages m
+                           WHERE m.user_id = c.user_id AND m.thread_id = c.thread_id AND m.tool_call_id = c.tool_call_id)
+          AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('c.user_id', 'c.thread_id', 'c.tool_call_id')})
+        ORDER BY c.created_at`,
+    );
+  }
+}
+
+export class PgCredentialAudit implements CredentialAuditRepo {
+  constructor(private readonly q: Query) {}
+
+  async record(c: Parameters<CredentialAuditRepo['record']>[0]): Promise<void> {
+    await this.q(
+      `INSERT INTO credential_audit (jti, subject, source, job_id, actions, thread_id, tool_call_id, issued_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [c.jti, c.subject, c.source, c.jobId, JSON.stringify(c.actions), c.threadId, c.toolCallId, c.issuedAt, c.expiresAt],
+    );
+  }
+}
+
+export class PgCredentialKeys implements CredentialKeysRepo {
+  constructor(private readonly q: Query) {}
+
+  async record(kid: string, publicJwk: Record<string, unknown>): Promise<void> {
+    if ('d' in publicJwk) throw new Error('only a public key may be recorded');
+    const now = nowIso();
+    await this.q(
+      `INSERT INTO credential_keys (kid, public_jwk, recorded_at, last_used_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (kid) DO UPDATE SET last_used_at = excluded.last_used_at`,
+      [kid, JSON.stringify(publicJwk), now, now],
+    );
+  }
+
+  async list(): Promise<RecordedKey[]> {
+    const rows = await this.q<{ kid: string; public_jwk: string }>('SELECT kid, public_jwk FROM credential_keys ORDER BY last_used_at DESC');
+    return rows.map((r) => ({ kid: r.kid, publicJwk: JSON.parse(r.public_jwk) as Record<string, unknown> }));
+  }
+}
+
+export class PgAutomationJobs implements AutomationJobsRepo {
+  constructor(private readonly q: Query) {}
+
+  async create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob> {
+    const id = `job_${randomUUID()}`;
+    await this.q(
+      'INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)',
+      [id, job.ownerId, JSON.stringify(job.enabledSkills), JSON.stringify(job.allowedActions), nowIso()],
+    );
+    return { id, ...job };
+  }
+
+  async get(id: string): Promise<AutomationJob | undefined> {
+    const row = (
+      await this.q<{ id: string; owner_id: string; enabled_skills: string[]; allowed_actions: string[] }>(
+        'SELECT id, owner_id, enabled_skills, allowed_actions FROM automation_jobs WHERE id = $1',
+        [id],
+      )
+    )[0];
+    return row && { id: row.id, ownerId: row.owner_id, enabledSkills: row.enabled_skills, allowedActions: row.allowed_actions };
+  }
+}
+
+const EVENT_COLUMNS = 'e.id, e.owner_id, e.title, e.start_at, e.end_at, e.location, e.description, e.created_at, e.updated_at';
+/** The scope rule, written once: a user sees the events they own and those whose invite they accepted. `$1` is the user. */
+const VISIBLE_TO = `(e.owner_id = $1 OR EXISTS (
+  SELECT 1 FROM invites i WHERE i.event_id = e.id AND i.invitee_id = $1 AND i.status = 'accepted'))`;
+
+export class PgEvents implements EventsRepo {
+  constructor(private readonly q: Query) {}
+
+  async create(ownerId: string, f: EventFields): Promise<Event> {
+    const now = nowIso();
+    const rows = await this.q<Event>(
+      `INSERT INTO events AS e (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ${EVENT_COLUMNS}`,
+      [`evt_${randomUUID()}`, ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now],
+    );
+    return rows[0]!;
+  }
+
+  async getVisible(userId: string, eventId: string): Promise<Event | undefined> {
+    return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $2 AND ${VISIBLE_TO}`, [userId, eventId]))[0];
+  }
+
+  async getOwned(ownerId: string, eventId: string): Promise<Event | undefined> {
+    return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $1 AND e.owner_id = $2`, [eventId, ownerId]))[0];
+  }
+
+  async listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]> {
+    return this.q<Event>(
+      `SELECT ${EVENT_COLUMNS} FROM events e WHERE e.start_ms < $3 AND e.end_ms > $2 AND ${VISIBLE_TO}
+        ORDER BY e.start_ms, e.id COLLATE "C"`,
+      [userId, fromMs, toMs],
+    );
+  }
+
+  async updateOwned(ownerId: string, eventId: string, f: EventFields): Promise<Event | undefined> {
+    return (
+      await this.q<Event>(
+        `UPDATE events AS e SET title = $1, start_at = $2, end_at = $3, start_ms = $4, end_ms = $5, location = $6, description = $7, updated_at = $8
+          WHERE e.id = $9 AND e.owner_id = $10 RETURNING ${EVENT_COLUMNS}`,
+        [f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, nowIso(), eventId, ownerId],
+      )
+    )[0];
+  }
+
+  async deleteOwned(ownerId: string, eventId: string): Promise<boolean> {
+    return (await this.q('DELETE FROM events WHERE id = $1 AND owner_id = $2 RETURNING 1', [eventId, ownerId])).length === 1;
+  }
+}
+
+const INVITE_COLUMNS = 'id AS invite_id, event_id, inviter_id, invitee_id, status';
+
+export class PgInvites implements InvitesRepo {
+  constructor(private readonly q: Query) {}
+
+  async upsert(eventId: string, inviterId: string, inviteeId: string): Promise<InviteRow> {
+    const now = nowIso();
+    // The unique (event_id, invitee_id) makes two daemons sharing one event to one user agree on one invite.
+    const rows = await this.q<InviteRow>(
+      `INSERT INTO invites AS i (id, event_id, inviter_id, invitee_id, status, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, 'pending', $5, $5)
+       ON CONFLICT (event_id, invitee_id) DO UPDATE SET
+         status = CASE WHEN i.status = 'rejected' THEN 'pending' ELSE i.status END,
+         updated_at = excluded.updated_at
+       RETURNING ${INVITE_COLUMNS}`,
+      [`inv_${randomUUID()}`, eventId, inviterId, inviteeId, now],
+    );
+    return rows[0]!;
+  }
+
+  async getFor(inviteeId: string, inviteId: string): Promise<InviteRow | undefined> {
+    return (await this.q<InviteRow>(`SELECT ${INVITE_COLUMNS} FROM invites WHERE id = $1 AND invitee_id = $2`, [inviteId, inviteeId]))[0];
+  }
+
+  async setStatus(inviteeId: string, inviteId: string, status: InviteRow['status']): Promise<InviteRow | undefined> {
+    return (
+      await this.q<InviteRow>(`UPDATE invites SET status = $1, updated_at = $2 WHERE id = $3 AND invitee_id = $4 RETURNING ${INVITE_COLUMNS}`, [
+        status,
+        nowIso(),
+        inviteId,
+        inviteeId,
+      ])
+    )[0];
+  }
+}
+
+export class PgMemories implements MemoriesRepo {
+  constructor(private readonly q: Query) {}
+
+  async upsert(userId: string, key: string, content: string): Promise<Memory> {
+    const now = nowIso();
+    await this.q(
+      `INSERT INTO memories (user_id, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+       ON CONFLICT (user_id, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
+      [userId, key, content, now],
+    );
+    return { key, content, updated_at: now };
+  }
+
+  async forget(userId: string, key: string): Promise<boolean> {
+    return (await this.q('DELETE FROM memories WHERE user_id = $1 AND key = $2 RETURNING 1', [userId, key])).length === 1;
+  }
+
+  async read(userId: string, key?: string): Promise<Memory[]> {
+    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key]);
+    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId]);
+  }
+}
+
+export class PgContacts implements ContactsRepo {
+  constructor(private readonly q: Query) {}
+
+  async list(userId: string, query: string | undefined, limit: number): Promise<Contact[]> {
+    const pattern = query === undefined ? null : `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // ILIKE: SQLite's LIKE ignores ASCII case; the pattern is bound, its wildcards escaped.
+    return this.q<Contact>(
+      `SELECT u.id AS user_id, u.name, u.phone FROM users u
+        WHERE u.id <> $1 AND u.id IN (
+              SELECT invitee_id FROM invites WHERE inviter_id = $1
+              UNION SELECT inviter_id FROM invites WHERE invitee_id = $1)
+          AND ($2::text IS NULL OR u.name ILIKE $2 ESCAPE '\\' OR u.phone ILIKE $2 ESCAPE '\\')
+        ORDER BY coalesce(u.name, u.id) COLLATE "C", u.id COLLATE "C" LIMIT $3`,
+      [userId, pattern, limit],
+    );
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The conformance runner, run as a host author would run it: against toolgate over both
+ * transports (all checks pass), and against deliberately broken daemons (the defect is named).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET, mintBearer as userToken } from '../helpers/tokens.js';
+import { startHost } from '../helpers/host.js';
+
+const FAKE = join(REPO_ROOT, 'dist', 'test', 'fixtures', 'broken-daemon.js');
+
+/** Runs `toolgate conformance …`; resolves with its exit code and stdout lines. */
+function conformance(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+  const child = spawn(process.execPath, [TOOLGATE_BIN, 'conformance', ...args], {
+    // No NODE_EXTRA_CA_CERTS: every child would spend its start loading certificates.
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, lines: out.trimEnd().split('\n'), stderr: err })));
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function assertAllPassed(result: { code: number | null; lines: string[]; stderr: string }, expectSkips: boolean): void {
+  const report = result.lines.join('\n');
+  assert.equal(result.code, 0, `${report}\n${result.stderr}`);
+  assert.match(result.lines.at(-1)!, /^\d+ passed, 0 failed$/);
+  assert.ok(!result.lines.some((l) => l.startsWith('FAIL')), report);
+  assert.equal(result.lines.some((l) => l.startsWith('skip')), expectSkips, report);
+}
+
+describe('toolgate conformance', () => {
+  test('passes against toolgate over stdio (two users)', async () => {
+    const db = join(tempDir(), 'toolgate.db');
+    const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
+    const cmd = `${quote(process.execPath)} ${quote(TOOLGATE_BIN)} serve --stdio --db ${quote(db)}`;
+    const result = await conformance(['--stdio', cmd, '--token', a, '--token-b', b]);
+    // Only the subscription check needs a second connection, which stdio does not have.
+    assertAllPassed(result, true);
+    assert.ok(result.lines.some((l) => /^skip .*thread\/subscribe/.test(l)));
+  });
+
+  test('passes against toolgate over WebSocket, every check applicable', async () => {
+    const host = await startHost({ transport: 'ws' });
+    try {
+      const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
+      const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b]);
+      assertAllPassed(result, false);
+    } finally {
+      await host.stop();
+    }
+  });
+
+  const broken: Array<[mode: string, check: RegExp, reason: RegExp]> = [
+    ['response-first', /^FAIL .*notifications reach the caller before the response/, /arrived after the response/],
+    ['history-text', /^FAIL .*context view: the tool message is byte-identical/, /history content vs tool\/invoke text: differs at character \d+/],
+    ['missing-field', /^FAIL .*schemas: every message received matches schemas\//, /session\/open result does not match SessionOpenResult: .*user_id/],
+  ];
+  for (const [mode, check, reason] of broken) {
+    test(`fails with a readable report against a daemon whose defect is: ${mode}`, async () => {
+      const token = await userToken('fake-user');
+      const result = await conformance(['--stdio', `${quote(process.execPath)} ${quote(FAKE)} --fake ${mode}`, '--token', token, '--timeout-ms', '10000'], {
+        FAKE_TOKEN: token,
+      });
+      const report = result.lines.join('\n');
+      assert.equal(result.code, 1, report);
+      const at = result.lines.findIndex((l) => check.test(l));
+      assert.ok(at >= 0, `no FAIL line for the defect:\n${report}`);
+      // The reason is written indented under the FAIL line.
+      const details = result.lines.slice(at + 1).filter((_, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('   ')));
+      assert.match(details.join('\n'), reason, report);
+      assert.match(result.lines.at(-1)!, /^\d+ passed, [1-9]\d* failed$/);
+    });
+  }
+
+  test('--help says what it does, its flags and an example; bad usage exits 2', async () => {
+    const help = await conformance(['--help']);
+    assert.equal(help.code, 0);
+    const text = help.lines.join('\n');
+    for (const word of ['--stdio', '--ws', '--token', '--token-b', 'example']) assert.ok(text.includes(word), word);
+    const bad = await conformance(['--token', 'x']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /exactly one of --stdio/);
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * Contract §12 from outside: two daemons, each with its own data folder (its
+ * own signing key), serving one PostgreSQL database at once.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSession, startHost, type Client, type Host } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { dbCount, dbRows } from '../helpers/db.js';
+import { freshPgDatabase, needsPg } from '../helpers/pg.js';
+type Executor = 'inprocess' | 'subprocess';
+
+const EXECUTORS: Executor[] = ['inprocess', 'subprocess'];
+
+interface ToolResponse {
+  tool_call_id: string;
+  status: string;
+  content: Array<{ type: string; text: string }>;
+}
+
+const create = (title: string) => ({
+  module: 'calendar',
+  method: 'create',
+  input: { title, start_at: '2026-10-01T09:00:00Z', end_at: '2026-10-01T10:00:00Z' },
+});
+
+async function twoDaemons(executor: Executor): Promise<{ a: Host; b: Host; db: string }> {
+  const { url } = await freshPgDatabase();
+  const args = ['--executor', executor];
+  const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+  return { a, b, db: url };
+}
+
+async function session(c: Client, user = 'alice'): Promise<string> {
+  return (await openSession(c, await mintBearer(user))).session_id;
+}
+
+for (const executor of EXECUTORS) {
+  describe(`two daemons on one PostgreSQL database (${executor})`, needsPg, () => {
+    test('the same tool_call_id sent to both at once creates one event, and both answers are byte-identical', async () => {
+      const { a, b, db } = await twoDaemons(executor);
+      try {
+        const [sa, sb] = await Promise.all([session(a), session(b)]);
+        for (let round = 0; round < 3; round++) {
+          const title = `Raced ${round}`;
+          const params = (s: string) => ({ session_id: s, thread_id: 'race', tool_call_id: `call-${round}`, args: create(title) });
+          const [ra, rb] = await Promise.all([
+            a.request<ToolResponse>('tool/invoke', params(sa)),
+            b.request<ToolResponse>('tool/invoke', params(sb)),
+          ]);
+          assert.equal(ra.status, 'success', JSON.stringify(ra));
+          assert.equal(JSON.stringify(ra), JSON.stringify(rb), 'byte-identical answers');
+          assert.equal(await dbCount(db, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]), 1, 'one event');
+          assert.equal(await dbCount(db, 'SELECT count(*) AS n FROM messages WHERE tool_call_id = ?', [`call-${round}`]), 1, 'one tool message');
+        }
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    });
+
+    test('a WebSocket client subscribed through daemon A receives the tool/result of a call made through daemon B', async () => {
+      const { a, b } = await twoDaemons(executor);
+      try {
+        const [sa, sb] = await Promise.all([session(a), session(b)]);
+        await a.request('thread/subscribe', { session_id: sa, thread_id: 'shared' });
+        const calls = ['one', 'two', 'three'];
+        for (const [i, title] of calls.entries()) {
+          await b.request('tool/invoke', { session_id: sb, thread_id: 'shared', tool_call_id: `c${i}`, args: create(title) });
+        }
+        const seen = () =>
+          a.wire.filter((e) => e.kind === 'notification' && e.method === 'tool/result').map((e) => e.payload as { tool_call_id: string; final: boolean; thread_id: string });
+        await waitFor(() => seen().length >= calls.length, () => `A saw ${JSON.stringify(seen())}`);
+        await new Promise((r) => setTimeout(r, 300));
+        assert.deepEqual(seen().map((n) => n.tool_call_id), ['c0', 'c1', 'c2'], 'each call once, in the thread order');
+        assert.ok(seen().every((n) => n.final && n.thread_id === 'shared'));
+        // Another user's thread of the same id is not theirs to watch.
+        const sc = await session(a, 'carol');
+        await b.request('tool/invoke', { session_id: await session(b, 'carol'), thread_id: 'shared', tool_call_id: 'carol-1', args: create('carol') });
+        await new Promise((r) => setTimeout(r, 300));
+        assert.ok(!seen().some((n) => n.tool_call_id === 'carol-1'), 'no other user leaks in');
+        void sc;
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    });
+
+    test('SIGKILL of daemon A during a burst loses no acknowledged call, and daemon B keeps serving', async () => {
+      const { a, b, db } = await twoDaemons(executor);
+      try {
+        const [sa, sb] = await Promise.all([session(a), session(b)]);
+        const acked: string[] = [];
+        const burstA = Array.from({ length: 24 }, (_, i) =>
+          a
+            .request<ToolResponse>('tool/invoke', { session_id: sa, thread_id: `burst-${i % 3}`, tool_call_id: `a-${i}`, args: create(`a-${i}`) })
+            .then((r) => {
+              if (r.status === 'success') acked.push(`a-${i}`);
+              if (acked.length === 4) a.proc.kill('SIGKILL');
+            }, () => {}),
+        );
+        const burstB = Array.from({ length: 24 }, (_, i) =>
+          b.request<ToolResponse>('tool/invoke', { session_id: sb, thread_id: `burst-${i % 3}`, tool_call_id: `b-${i}`, args: create(`b-${i}`) }),
+        );
+        const answersB = await Promise.all(burstB);
+        // Requests A never answered stay pending on the dead socket: stop waiting once A is gone.
+        await Promise.race([Promise.allSettled(burstA), a.exited.then(() => new Promise((r) => setTimeout(r, 500)))]);
+        await a.exited;
+        assert.ok(acked.length >= 4, `A acknowledged ${acked.length} calls before it died`);
+        assert.ok(answersB.every((r) => r.status === 'success'), 'B answered every call of its burst');
+        for (const id of acked) {
+          assert.equal(await dbCount(db, 'SELECT count(*) AS n FROM messages WHERE tool_call_id = ?', [id]), 1, `${id} stored once`);
+          assert.equal(await dbCount(db, 'SELECT count(*) AS n FROM events WHERE title = ?', [id]), 1, `${id} ran once`);
+        }
+        // Nothing half-written: every event of the burst belongs to a recorded call.
+        const events = await dbRows<{ title: string }>(db, "SELECT title FROM events WHERE title LIKE 'a-%' OR title LIKE 'b-%'");
+        const recorded = new Set((await dbRows<{ tool_call_id: string }>(db, 'SELECT tool_call_id FROM tool_calls')).map((r) => r.tool_call_id));
+        for (const e of events) assert.ok(recorded.has(e.title), `event ${e.title} has its call record`);
+        // B still serves, and a retry of an acknowledged call through B is answered from the store.
+        const after = await b.request<ToolResponse>('tool/invoke', { session_id: sb, thread_id: 'after', tool_call_id: 'after-1', args: create('after') });
+        assert.equal(after.status, 'success');
+        const retried = await b.request<ToolResponse>('tool/invoke', {
+          session_id: sb, thread_id: `burst-${Number(acked[0]!.slice(2)) % 3}`, tool_call_id: acked[0], args: create(acked[0]!),
+        });
+        assert.equal(retried.status, 'success');
+        assert.equal(await dbCount(db, 'SELECT count(*) AS n FROM events WHERE title = ?', [acked[0]]), 1, 'the retry did not run again');
+      } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    });
+  });
+}
+
+async function waitFor(cond: () => boolean, what: () => string): Promise<void> {
+  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(cond(), `timed out: ${what()}`);
+}

@@ -1,0 +1,101 @@
+/**
+ * The engine a test pass runs on is chosen by ONE environment variable:
+ * `TOOLGATE_TEST_PG_URL` set → the PostgreSQL pass (every daemon a test
+ * starts stores in PostgreSQL), unset → SQLite. `scripts/pg-test-cluster.sh`
+ * starts a throwaway cluster and prints that URL; `.ci/run` does it for CI.
+ *
+ * Each test gets its own fresh database (`freshPgDatabase`), created from the
+ * cluster URL's role (which has CREATEDB) and dropped afterwards, so tests
+ * stay independent — including their LISTEN/NOTIFY traffic, which PostgreSQL
+ * scopes to one database.
+ */
+import { randomBytes } from 'node:crypto';
+import { after } from 'node:test';
+import pg from 'pg';
+
+export const TEST_PG_URL: string | undefined = process.env.TOOLGATE_TEST_PG_URL || undefined;
+
+/** The engine of this pass. */
+export const TEST_ENGINE: 'postgres' | 'sqlite' = TEST_PG_URL ? 'postgres' : 'sqlite';
+
+/** `{ skip }` for node:test when there is no cluster to test against. */
+export const needsPg = TEST_PG_URL ? {} : { skip: 'TOOLGATE_TEST_PG_URL is not set (start one with scripts/pg-test-cluster.sh)' };
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export interface FreshDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+const created = new Set<FreshDatabase>();
+
+/** A new empty database on the test cluster; `drop()` ends its sessions and removes it. */
+export async function freshPgDatabase(base = TEST_PG_URL): Promise<FreshDatabase> {
+  if (!base) throw new Error('TOOLGATE_TEST_PG_URL is not set');
+  const name = `tg_${randomBytes(6).toString('hex')}`;
+  await admin(base, `CREATE DATABASE ${name}`);
+  const db: FreshDatabase = {
+    url: withDatabase(base, name),
+    name,
+    drop: async () => {
+      created.delete(db);
+      await admin(base, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+  created.add(db);
+  return db;
+}
+
+/** Drops every database this process created and has not dropped yet (an `after` hook). */
+export async function dropAllFreshDatabases(): Promise<void> {
+  await Promise.allSettled([...created].map((d) => d.drop()));
+}
+
+/** Runs one statement (names are generated here, never input) on the cluster URL's own database. */
+async function admin(base: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs a query against a test database and returns its rows (for assertions on stored bytes). */
+export async function pgQuery<R = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<R[]> {
+  // count(*) and other int8 values as numbers, as better-sqlite3 returns them.
+  const types = { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === 20 ? Number : pg.types.getTypeParser(oid, format ?? 'text'))) as typeof pg.types.getTypeParser };
+  const client = new pg.Client({ connectionString: url, types });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as R[];
+  } finally {
+    await client.end();
+  }
+}
+
+const byDataDir = new Map<string, Promise<FreshDatabase>>();
+
+/**
+ * The database of a test's data folder in the PostgreSQL pass: created on
+ * first use, so a test that restarts a daemon on the same folder finds its
+ * data again (as it would find the SQLite file). Dropped when the process ends.
+ */
+export async function pgDatabaseFor(dataDir: string): Promise<string> {
+  let db = byDataDir.get(dataDir);
+  if (!db) {
+    db = freshPgDatabase();
+    byDataDir.set(dataDir, db);
+  }
+  return (await db).url;
+}
+
+// Every test file runs in its own process: drop what it created when it ends.
+if (TEST_PG_URL) after(dropAllFreshDatabases);
