@@ -32,11 +32,27 @@ const PG_SUITES = [
   'e2e/automation',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
+/** Runs node's test runner with its output passed through, and remembers that output's counts. */
 function run(args, env) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let tail = '';
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      tail = (tail + chunk.toString('utf8')).slice(-4096);
+    });
+    child.on('exit', (code, signal) => {
+      sqliteTail = tail;
+      resolve(code ?? (signal ? 1 : 0));
+    });
   });
+}
+let sqliteTail = '';
+
+/** The `# pass N` / `# fail N` summary of a TAP run (0 when absent). */
+function counts(text) {
+  const last = (name) => Number([...text.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
+  return { pass: last('pass'), fail: last('fail') };
 }
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
@@ -64,4 +80,9 @@ if (pgLog) {
 } else {
   process.stdout.write('\n(PostgreSQL pass skipped: TOOLGATE_TEST_PG_URL is not set — scripts/pg-test-cluster.sh starts a cluster)\n');
 }
+// One closing line over both passes, so a reader (or CI) sees the whole count at once.
+const sqlite = counts(sqliteTail);
+const pg = pgLog ? counts(readFileSync(pgLog, 'utf8')) : { pass: 0, fail: 0 };
+const failed = sqlite.fail + pg.fail + (sqliteCode !== 0 && sqlite.fail === 0 ? 1 : 0) + (pgCode !== 0 && pg.fail === 0 ? 1 : 0);
+process.stdout.write(`${sqlite.pass + pg.pass} passed, ${failed} failed\n`);
 process.exit(sqliteCode !== 0 ? sqliteCode : pgCode);

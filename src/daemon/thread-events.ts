@@ -41,8 +41,18 @@ export function threadSeqOf(row: MessageRow): number {
   return row.thread_seq;
 }
 
+/** How many recently published message ids the bus remembers to drop a second delivery of the same message. */
+const RECENT_IDS = 10_000;
+
 export class ThreadEventBus {
   private readonly byThread = new Map<string, Set<ThreadEventListener>>();
+  /**
+   * Message ids already published. A message can reach the bus twice on
+   * PostgreSQL — from the call that stored it and from the LISTEN/NOTIFY
+   * feed, when the notification is read before the local call registered it
+   * as its own — and every listener must see it once.
+   */
+  private readonly recent = new Set<string>();
 
   /** Listens to one thread's stored messages; returns the function that stops (safe to call twice). */
   listen(userId: string, threadId: string, fn: ThreadEventListener): () => void {
@@ -63,6 +73,11 @@ export class ThreadEventBus {
    * stream or connection must never fail the call that was stored.
    */
   publish(event: StoredMessageEvent): void {
+    // A stored message's id and sequence never change: together they name one delivery.
+    const delivery = `${event.row.id}#${event.row.thread_seq}`;
+    if (this.recent.has(delivery)) return;
+    this.recent.add(delivery);
+    if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value as string);
     const listeners = this.byThread.get(threadKey(event.userId, event.threadId));
     if (!listeners) return;
     for (const fn of [...listeners]) {

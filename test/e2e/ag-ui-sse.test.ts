@@ -24,16 +24,9 @@ import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { MessageRow } from '../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
-import type { ToolResponse } from '../../src/protocol/index.js';
+import type { HistoryMessage, ToolResponse } from '../../src/protocol/index.js';
 
 
-interface HistoryMessage {
-  id: string;
-  role: 'user' | 'assistant' | 'tool';
-  content: string;
-  tool_call_id?: string;
-  ui_schema?: unknown;
-}
 
 interface SseFrame {
   id?: string;

@@ -9,14 +9,10 @@ import { mintBearer } from '../helpers/tokens.js';
 import { dbCount, dbRows } from '../helpers/db.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 type Executor = 'inprocess' | 'subprocess';
+import type { ToolResponse } from '../../src/protocol/index.js';
 
 const EXECUTORS: Executor[] = ['inprocess', 'subprocess'];
 
-interface ToolResponse {
-  tool_call_id: string;
-  status: string;
-  content: Array<{ type: string; text: string }>;
-}
 
 const create = (title: string) => ({
   module: 'calendar',

@@ -178,9 +178,9 @@ describe('one daemon, many connections', () => {
     const reply = await raw.next();
     assert.equal(reply.id, 3);
     assert.equal(reply.error?.code, -32800, `expected the call cancelled, got ${JSON.stringify(reply)}`);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Never ran'"), 0);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'cancelled-early'"), 0);
-    assert.equal(count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'cancelled-early'"), 0);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Never ran'"), 0);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'cancelled-early'"), 0);
+    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'cancelled-early'"), 0);
     raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'history/get', params: { session_id, thread_id: 'cancelled-early' } }));
     assert.deepEqual((await raw.next()).error?.data, { code: 'THREAD_NOT_FOUND' });
     raw.ws.close();
