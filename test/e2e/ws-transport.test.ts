@@ -328,7 +328,9 @@ describe('limits', () => {
       const tcp = (raw.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
       tcp.pause();
       for (let i = 0; i < 40; i++) send(100 + i, 'history/get', { session_id: sessionId, thread_id: 'big', view: 'context' });
-      await new Promise((r) => setTimeout(r, 1500));
+      for (const deadline = Date.now() + 15_000; !/backpressure: stopped reading a slow peer/.test(host.stderr()) && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
       assert.match(host.stderr(), /backpressure: stopped reading a slow peer/);
 
       const other = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
@@ -340,6 +342,10 @@ describe('limits', () => {
         const reply = await raw.next();
         assert.equal(reply.result.messages[0].content.length, big.length);
         ids.add(reply.id);
+      }
+      // Log lines of one event-loop turn leave stderr together, so the line may follow the last reply.
+      for (const deadline = Date.now() + 5_000; !/backpressure: reading again/.test(host.stderr()) && Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 20));
       }
       assert.match(host.stderr(), /backpressure: reading again/);
       raw.ws.close();
