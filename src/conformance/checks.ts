@@ -92,10 +92,15 @@ const event = (day: number, hour: number, title = `conformance event ${day}.${ho
   end_at: `2031-03-${String(day).padStart(2, '0')}T${String(hour + 1).padStart(2, '0')}:00:00+00:00`,
 });
 
-/** A syntactically valid JWT with a signature that cannot verify (the last character of the signature changed). */
+/**
+ * A syntactically valid JWT with a signature that cannot verify: the first
+ * character of the signature changed. (Not the last one: its low bits are
+ * base64url padding, so changing it may leave the decoded signature intact.)
+ */
 function tamper(token: string): string {
-  const last = token.at(-1) === 'A' ? 'B' : 'A';
-  return `${token.slice(0, -1)}${last}`;
+  const at = token.lastIndexOf('.') + 1;
+  const c = token[at] === 'A' ? 'B' : 'A';
+  return `${token.slice(0, at)}${c}${token.slice(at + 1)}`;
 }
 
 export const CHECKS: Check[] = [
