@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../store/open-store.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { startCheckpointer } from '../store/sqlite/checkpointer.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
@@ -93,6 +95,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   }
   const config = loadConfig(opts.config, discoverSkills());
   const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log });
+  // SQLite: WAL checkpoints on their own thread, off the calls' path (checkpointer.ts).
+  if (store instanceof SqliteStore) {
+    store.useCheckpointer(startCheckpointer(dbPath, config.store.synchronous, (err) => log.log('warn', 'WAL checkpoint failed', { err })));
+  }
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
