@@ -2,7 +2,7 @@
  * The checkpoint thread (checkpointer.ts starts it): its own connection to
  * the daemon's SQLite file, on which it copies committed WAL frames back
  * into the database — `PRAGMA wal_checkpoint(PASSIVE)`, which never blocks
- * a writer or a reader — at most once per interval, and only after commits.
+ * a writer or a reader — each time the daemon asks (every so many commits).
  *
  * A checkpoint is mostly waiting for the disk (it writes the pages and
  * fsyncs the database file); on the daemon's thread it stalled every call
@@ -16,10 +16,9 @@ import Database from 'better-sqlite3';
 interface Params {
   file: string;
   synchronous: 'FULL' | 'NORMAL';
-  intervalMs: number;
 }
 
-const { file, synchronous, intervalMs } = workerData as Params;
+const { file, synchronous } = workerData as Params;
 const port = parentPort!;
 const db = new Database(file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
@@ -28,21 +27,16 @@ db.pragma(`synchronous = ${synchronous}`);
 db.pragma('wal_autocheckpoint = 0');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 
-let timer: NodeJS.Timeout | undefined;
-port.on('message', (msg: 'committed' | 'stop') => {
+port.on('message', (msg: 'checkpoint' | 'stop') => {
   if (msg === 'stop') {
-    if (timer) clearTimeout(timer);
     db.close();
     port.close();
     return;
   }
-  timer ??= setTimeout(() => {
-    timer = undefined;
-    try {
-      checkpoint.get();
-      port.postMessage({ ok: true });
-    } catch (err) {
-      port.postMessage({ ok: false, error: (err as Error).message });
-    }
-  }, intervalMs);
+  try {
+    checkpoint.get();
+    port.postMessage({ ok: true });
+  } catch (err) {
+    port.postMessage({ ok: false, error: (err as Error).message });
+  }
 });

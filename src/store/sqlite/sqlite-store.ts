@@ -128,6 +128,9 @@ export class SqliteStore implements Store {
     // Wait while units keep arriving: JSON-RPC connections hand over one request per turn of the
     // event loop (setImmediate), so a burst already read from the sockets queues one unit per
     // turn. The group opens after a whole turn in which no unit arrived (at most MAX_WAIT_TURNS).
+    // A lone unit so waits two turns (microseconds when idle): the connection's next message is
+    // handled in an immediate queued after this one, so the first tick cannot see its unit yet —
+    // opening the group there was measured to halve the groups at concurrency 8.
     let seen = -1;
     let turns = 0;
     const tick = () => {
