@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { MessageRow, ThreadSummary } from '../store/store.js';
-import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../rpc/methods.js';
-import { threadNotFound } from '../rpc/errors.js';
+import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../protocol/methods.js';
+import { threadNotFound } from './errors.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import { compileStoredUi } from './ui.js';
 import type { UiExtras } from './ui-cache.js';
