@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Thin launcher: the daemon lives in src/daemon (built to dist/).
-import { main } from '../dist/src/daemon/cli.js';
+// Thin launcher: the entry is src/app/cli.ts (built to dist/), the composition root above the transports.
+import { main } from '../dist/src/app/cli.js';
 
 const code = await main().catch((err) => {
   process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: String(err?.stack ?? err) })}\n`);
