@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../store/open-store.js';
+import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from '../daemon/bearer-auth.js';
@@ -92,7 +93,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
-  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log });
+  // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
+  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log, checkRows: STORED_ROW_CHECK });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     // The public half is what project-cli will trust for this database (contract sections 6, 7).

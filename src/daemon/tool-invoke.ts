@@ -18,6 +18,7 @@ import {
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
 import { StoreConflictError, type MessageRow, type Tx } from '../store/store.js';
+import { toolMessageMetadata } from '../store/stored-rows.js';
 import type { ToolInvokeParams } from '../protocol/methods.js';
 import { DaemonError } from './errors.js';
 import type { Session } from './sessions.js';
@@ -225,7 +226,7 @@ async function storeOutcome(tx: Tx, call: Call, doc: CliDocument): Promise<Outco
     threadId: call.threadId,
     role: 'tool',
     content: projectText(output),
-    metadataJson: JSON.stringify({ tool_agent_output: output }),
+    metadataJson: toolMessageMetadata(output),
     toolCallId: call.toolCallId,
     status: output.status,
   });
