@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Thin launcher: the entry is src/app/cli.ts (built to dist/), the composition root above the transports.
+// Thin launcher: the daemon lives in src/daemon (built to dist/).
 import { main } from '../dist/src/app/cli.js';
 
 const code = await main().catch((err) => {
