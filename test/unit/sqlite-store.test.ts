@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
-import { createDaemon } from '../../src/daemon/serve.js';
+import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
