@@ -18,6 +18,7 @@ import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '
 import { createHttpServer } from './http-server.js';
 import { agUiStreamRoute } from './ag-ui-stream.js';
 import { ThreadEventBus } from './thread-events.js';
+import { storeEventSource } from './thread-event-source.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from './config.js';
 import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
@@ -99,7 +100,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
     const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
-    const threadEvents = new ThreadEventBus();
+    const threadEvents = new ThreadEventBus(storeEventSource(store));
     const daemon: Daemon = {
       store,
       dbPath,
@@ -117,11 +118,11 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
-    // PostgreSQL: other daemons' calls reach this daemon's subscribers and streams (LISTEN/NOTIFY).
+    // PostgreSQL: other daemons' calls of watched threads reach this daemon's bus (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
-      const { deliverFromOtherDaemons, PgFanout } = await import('./pg-fanout.js');
-      daemon.fanout = await PgFanout.start(store as PgStore, deliverFromOtherDaemons(daemon));
+      const { PgFanout } = await import('./pg-fanout.js');
+      daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
     }
     return daemon;
   } catch (err) {
