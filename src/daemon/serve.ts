@@ -7,7 +7,7 @@ import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
 import { loadConfig } from './config.js';
 import { loadSigningKey } from './credential-issuer.js';
-import { dataDirOf, describeDb, resolveDbPath } from './data-dir.js';
+import { dataDirOf, describeDb, passwordInArgv, resolveDbPath } from './data-dir.js';
 import type { Daemon } from './daemon.js';
 import { inprocessExecutor, subprocessExecutor } from './executor.js';
 import { createLogger, type Logger } from './logger.js';
@@ -93,6 +93,9 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
+  if (passwordInArgv(opts.db)) {
+    log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
+  }
   const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
