@@ -8,10 +8,11 @@
  * Every entry spreads its calls over 8 threads (call i → thread i mod 8), so
  * the calls at concurrency 8 are not all queued on one thread's row lock.
  *
- * The database: `BENCH_PG_URL`, else `TOOLGATE_TEST_PG_URL` (a fresh database
- * is created on it when the role may), else a throwaway durable cluster
- * started with scripts/pg-test-cluster.sh and removed afterwards. Without
- * PostgreSQL installed the rows are skipped, with the reason.
+ * The database: `BENCH_PG_URL` when given (a fresh database on it when the
+ * role may create one), else a throwaway durable cluster started with
+ * scripts/pg-test-cluster.sh and removed afterwards, else — no local
+ * PostgreSQL — `TOOLGATE_TEST_PG_URL` when set. Otherwise the rows are
+ * skipped, with the reason.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,33 +60,49 @@ interface Database {
 
 /** Where the bench's database comes from (see the header). */
 async function database(log: (l: string) => void): Promise<Database | string> {
-  const given = process.env.BENCH_PG_URL || process.env.TOOLGATE_TEST_PG_URL;
-  if (given) {
-    const name = `tg_bench_${randomBytes(4).toString('hex')}`;
-    const fresh = new URL(given);
-    fresh.pathname = `/${name}`;
-    try {
-      await admin(given, `CREATE DATABASE ${name}`);
-      return { url: fresh.toString(), source: `${process.env.BENCH_PG_URL ? 'BENCH_PG_URL' : 'TOOLGATE_TEST_PG_URL'} (fresh database)`, dispose: () => admin(given, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-    } catch {
-      return { url: given, source: process.env.BENCH_PG_URL ? 'BENCH_PG_URL' : 'TOOLGATE_TEST_PG_URL', dispose: async () => {} };
-    }
+  if (process.env.BENCH_PG_URL) return onServer(process.env.BENCH_PG_URL, 'BENCH_PG_URL');
+  const own = await throwawayCluster(log);
+  if (typeof own !== 'string') return own;
+  // No local PostgreSQL to start: the test cluster, when one is named (its durability is shown in the table).
+  if (process.env.TOOLGATE_TEST_PG_URL) return onServer(process.env.TOOLGATE_TEST_PG_URL, 'TOOLGATE_TEST_PG_URL');
+  return own;
+}
+
+/** A fresh database on a given server when the role may create one, else the URL's own database. */
+async function onServer(given: string, source: string): Promise<Database> {
+  const name = `tg_bench_${randomBytes(4).toString('hex')}`;
+  const fresh = new URL(given);
+  fresh.pathname = `/${name}`;
+  try {
+    await admin(given, `CREATE DATABASE ${name}`);
+    return { url: fresh.toString(), source: `${source} (fresh database)`, dispose: () => admin(given, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  } catch {
+    return { url: given, source, dispose: async () => {} };
   }
+}
+
+/**
+ * A durable (fsync on) throwaway cluster, like SQLite at synchronous=FULL: a
+ * committed call is on disk on both sides of the ratio.
+ */
+async function throwawayCluster(log: (l: string) => void): Promise<Database | string> {
   const script = join(REPO_ROOT, 'scripts', 'pg-test-cluster.sh');
   let out: string;
   try {
-    // Durable (fsync on), like SQLite at synchronous=FULL: a committed call is on disk.
-    out = (await run('bash', [script, 'start', '--durable'], { env: childEnv(), encoding: 'utf8' })).stdout;
+    out = (await run('bash', [script, 'start', '--durable'], { env: clusterEnv(), encoding: 'utf8' })).stdout;
   } catch (err) {
     const why = String((err as { stderr?: string }).stderr ?? (err as Error).message).trim().split('\n').at(-1);
     return `PostgreSQL rows skipped: could not start a throwaway cluster (${why}). Install PostgreSQL (apt-get install postgresql) or set BENCH_PG_URL.`;
   }
   const url = /TOOLGATE_TEST_PG_URL='([^']+)'/.exec(out)?.[1];
   const dir = /TOOLGATE_TEST_PG_DIR='([^']+)'/.exec(out)?.[1];
-  if (!url || !dir) return `PostgreSQL rows skipped: scripts/pg-test-cluster.sh printed no URL`;
+  if (!url || !dir) return 'PostgreSQL rows skipped: scripts/pg-test-cluster.sh printed no URL';
   log('  started a throwaway PostgreSQL cluster (scripts/pg-test-cluster.sh start --durable)');
-  return { url, source: 'throwaway cluster (scripts/pg-test-cluster.sh --durable)', dispose: () => run('bash', [script, 'stop', dir], { env: childEnv() }).then(() => {}) };
+  return { url, source: 'throwaway cluster (scripts/pg-test-cluster.sh --durable)', dispose: () => run('bash', [script, 'stop', dir], { env: clusterEnv() }).then(() => {}) };
 }
+
+/** The script's environment: a bare one, plus PG_BINDIR when set (which PostgreSQL to use). */
+const clusterEnv = () => childEnv(process.env.PG_BINDIR ? { PG_BINDIR: process.env.PG_BINDIR } : {});
 
 async function admin(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });

@@ -5,7 +5,7 @@
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
  *   BENCH_ONLY=side,pg,history,ws,startup,profile   a subset
- *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else TOOLGATE_TEST_PG_URL, else a throwaway cluster)
+ *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
