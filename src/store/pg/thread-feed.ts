@@ -11,8 +11,8 @@
  * in order.
  *
  * This feed keeps, per thread someone on this daemon cares about, a cursor:
- * the last `thread_seq` it delivered. A notification (or a local commit,
- * `poke`) for seq `s` makes it read every stored message with
+ * the last `thread_seq` it delivered. A notification (`poke`) for seq `s`
+ * makes it read every stored message with
  * `cursor < thread_seq <= s` and deliver them in order, once — a lost or
  * reordered notification is repaired by the next one, and after a lost
  * connection it reconnects, says so in the log, and catches every watched
@@ -141,9 +141,9 @@ export class PgThreadFeed {
   }
 
   /**
-   * A message of this thread committed with this seq (a NOTIFY, or this
-   * daemon's own commit — which need not wait for the echo). Delivers every
-   * watched message up to it, in order, once.
+   * A message of this thread committed with this seq (a NOTIFY, or a
+   * caller that knows of a commit). Delivers every watched message up to it,
+   * in order, once.
    */
   poke(ref: ThreadRef, seq: number): Promise<void> {
     const cursor = this.cursors.get(key(ref));
