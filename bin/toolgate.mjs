@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Thin launcher: the daemon lives in src/daemon (built to dist/).
-import { main } from '../dist/src/daemon/cli.js';
+import { main } from '../dist/src/app/cli.js';
 import { redact } from '../dist/src/codec/redact.js';
 
 const code = await main().catch((err) => {
