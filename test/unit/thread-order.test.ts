@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { ThreadEventBus, type StoredMessageEvent, type ThreadEventSource } from '../../src/daemon/thread-events.js';
 import { storeEventSource } from '../../src/daemon/thread-event-source.js';
 import { SubscriptionRegistry } from '../../src/daemon/subscriptions.js';
-import type { Connection } from '../../src/daemon/daemon.js';
+import type { Peer } from '../../src/daemon/peer.js';
 import type { MessageRow } from '../../src/store/store.js';
 import { openPgStore } from '../../src/store/pg/pg-store.js';
 import { PgThreadFeed } from '../../src/store/pg/thread-feed.js';
@@ -129,7 +129,7 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
 });
 
 describe('thread-event bus watches a thread while someone listens', () => {
-  const conn = (id: string): Connection => ({ id, transport: 'ws', trusted: false, notify: () => {} });
+  const conn = (id: string): Peer => ({ id, trusted: false, notify: () => {} });
 
   test('the last subscriber of a thread leaving releases its watch; other threads and users stay watched', async () => {
     const s = scripted(0);
