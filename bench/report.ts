@@ -6,6 +6,7 @@
 import type { Machine } from './machine.js';
 import type { EntryKey, SideBySide } from './side-by-side.js';
 import type { HistoryResult } from './history.js';
+import type { PgEntryKey, PgResult } from './pg.js';
 import type { WsResult } from './ws-load.js';
 import type { StartupRow } from './startup.js';
 import type { ProfileSummary } from './profile.js';
@@ -19,6 +20,7 @@ export interface Results {
   seconds: number;
   sideBySide: SideBySide[];
   history?: HistoryResult;
+  pg?: PgResult;
   ws?: WsResult;
   startup?: StartupRow[];
   profile?: ProfileSummary;
@@ -82,6 +84,8 @@ export function render(r: Results): string {
     L.push('');
   }
 
+  if (r.pg) renderPg(L, r.pg);
+
   if (r.history) {
     const h = r.history;
     L.push(`## (f) \`history/get\` of ${h.pageSize} messages from a ${h.messages.toLocaleString('en')}-message database`, '');
@@ -132,4 +136,29 @@ function missBy(t: Target): string {
   if (t.goal.startsWith('≥')) return `${((1 - t.measured / 1.5) * 100).toFixed(0)} % short`;
   const limit = t.fmt === fmtMb ? Number(/\d+/.exec(t.goal)![0]) * 1024 * 1024 : Number(/[\d.]+/.exec(t.goal)![0]);
   return `${t.fmt === fmtMb ? fmtMb(t.measured - limit) : fmtRatio(t.measured / limit)} over`;
+}
+
+const PG_LABEL: Record<PgEntryKey, string> = {
+  sqlite: 'toolgate `--executor inprocess`, SQLite (the reference)',
+  pg1: 'PostgreSQL, one daemon',
+  pg2: 'PostgreSQL, two daemons on one database (calls alternate)',
+};
+
+function renderPg(L: string[], p: PgResult): void {
+  L.push('## PostgreSQL: one daemon, two daemons on one database', '');
+  if (p.skipped || !p.entries || !p.ratio || !p.server) {
+    L.push(p.skipped ?? 'PostgreSQL rows skipped.', '');
+    return;
+  }
+  const s = p.server;
+  L.push(`\`calendar.create\` over stdio, \`--executor inprocess\`, \`store.synchronous\` = ${p.synchronous} for SQLite; PostgreSQL ${s.version} ` +
+    `(fsync ${s.fsync}, synchronous_commit ${s.synchronousCommit}) on this machine over TCP loopback, ${s.source}, pool of 10 per daemon. ` +
+    `${p.rounds} interleaved rounds; per round and entry ${p.seqPerRound} sequential calls, then ${p.concPerRound} at concurrency ${p.concurrency}; ` +
+    'calls spread over 8 threads (call i → thread i mod 8) for every entry; ratios are medians of per-round ratios to the SQLite row.', '');
+  L.push(`| entry | p50 | calls/s @${p.concurrency} | p50 ÷ SQLite | calls/s ÷ SQLite |`, '|---|---:|---:|---:|---:|');
+  for (const k of ['sqlite', 'pg1', 'pg2'] as PgEntryKey[]) {
+    const e = p.entries[k];
+    L.push(`| ${PG_LABEL[k]} | ${fmtMs(e.p50)} | ${fmtRate(e.rate)} | ${fmtRatio(p.ratio(k, 'p50'))} | ${fmtRatio(p.ratio(k, 'rate'))} |`);
+  }
+  L.push('');
 }

@@ -4,7 +4,8 @@
  *
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
- *   BENCH_ONLY=side,history,ws,startup,profile   a subset
+ *   BENCH_ONLY=side,pg,history,ws,startup,profile   a subset
+ *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { describeMachine } from './machine.js';
 import { REPO_ROOT } from './env.js';
 import { runSideBySide } from './side-by-side.js';
 import { runHistory } from './history.js';
+import { runPg } from './pg.js';
 import { runWsLoad } from './ws-load.js';
 import { runStartup } from './startup.js';
 import { profileInprocess } from './profile.js';
@@ -23,7 +25,7 @@ const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
-const only = new Set((process.env.BENCH_ONLY ?? 'side,history,ws,startup,profile').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'side,pg,history,ws,startup,profile').split(','));
 
 function commit(): string {
   try {
@@ -44,6 +46,15 @@ if (only.has('side')) {
     results.sideBySide.push(
       await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, log }),
     );
+  }
+}
+if (only.has('pg')) {
+  log(`PostgreSQL: one daemon, two daemons on one database, beside SQLite (${elapsed()})`);
+  try {
+    results.pg = await runPg({ synchronous: 'FULL', rounds: Number(process.env.BENCH_ROUNDS ?? 5), concurrency: 8, seq: n(100), conc: n(150), log });
+  } catch (err) {
+    results.pg = { skipped: `PostgreSQL rows skipped: ${(err as Error).message.split('\n')[0]}` };
+    log(`  ${results.pg.skipped}`);
   }
 }
 if (only.has('history')) {

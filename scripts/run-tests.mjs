@@ -17,6 +17,8 @@ const PG_SUITES = [
   'unit/pg-store',
   'e2e/pg-two-daemons',
   'e2e/pg-open-errors',
+  'e2e/pg-connection',
+  'unit/thread-order',
   'e2e/daemon-skeleton',
   'e2e/ws-transport',
   'e2e/ui-on-the-wire',

@@ -53,16 +53,21 @@ export interface ToolgateStdio extends Target {
 
 export async function startToolgateStdio(opts: {
   executor: Executor;
+  /** A SQLite file (`--db`), or a `postgres://` URL, given through TOOLGATE_DB so its password stays out of argv. */
   dbFile: string;
   dataDir: string;
   synchronous: Synchronous;
-  thread?: string;
+  /** The thread of call `i` (default: one thread per executor). */
+  thread?: string | ((i: number) => string);
   nodeArgs?: string[];
+  /** Name shown in the tables. */
+  name?: string;
 }): Promise<ToolgateStdio> {
   const config = writeConfig(opts.dataDir, opts.synchronous);
+  const viaEnv = /^postgres(ql)?:\/\//i.test(opts.dbFile);
   const peer = spawnStdioPeer(
-    [...(opts.nodeArgs ?? []), TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, '--db', opts.dbFile, '--config', config],
-    toolgateEnv(opts.dataDir),
+    [...(opts.nodeArgs ?? []), TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, ...(viaEnv ? [] : ['--db', opts.dbFile]), '--config', config],
+    { ...toolgateEnv(opts.dataDir), ...(viaEnv ? { TOOLGATE_DB: opts.dbFile } : {}) },
   );
   const request = <T>(method: string, params: unknown) => peer.rpc.sendRequest(method, params) as Promise<T>;
   try {
@@ -71,9 +76,9 @@ export async function startToolgateStdio(opts: {
     throw new Error(`toolgate did not start: ${(err as Error).message}\n${peer.stderr().slice(-2000)}`, { cause: err });
   }
   const { session_id: sessionId } = await request<{ session_id: string }>('session/open', { auth: { type: 'bearer', token: await mintBearer('bench') } });
-  const thread = opts.thread ?? `bench-${opts.executor}`;
+  const thread = typeof opts.thread === 'function' ? opts.thread : () => (opts.thread as string | undefined) ?? `bench-${opts.executor}`;
   return {
-    name: `toolgate ${opts.executor} (${opts.synchronous})`,
+    name: opts.name ?? `toolgate ${opts.executor} (${opts.synchronous})`,
     pid: peer.proc.pid!,
     peer,
     sessionId,
@@ -81,7 +86,7 @@ export async function startToolgateStdio(opts: {
     async call(i) {
       const res = await request<ToolResponse>('tool/invoke', {
         session_id: sessionId,
-        thread_id: thread,
+        thread_id: thread(i),
         tool_call_id: `c${i}`,
         args: { module: 'calendar', method: 'create', input: calendarInput(i) },
       });

@@ -10,7 +10,7 @@ import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from '../daemon/bearer-auth.js';
 import { loadConfig } from '../daemon/config.js';
 import { loadSigningKey } from '../daemon/credential-issuer.js';
-import { dataDirOf, describeDb, resolveDbPath } from '../daemon/data-dir.js';
+import { dataDirOf, describeDb, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
 import type { Daemon } from '../daemon/daemon.js';
 import { inprocessExecutor, subprocessExecutor } from '../daemon/executor.js';
 import { createLogger, type Logger } from '../daemon/logger.js';
@@ -21,6 +21,7 @@ import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '
 import { createHttpServer } from '../rpc/http-server.js';
 import { agUiStreamRoute } from '../rpc/ag-ui-stream.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
+import { storeEventSource } from '../daemon/thread-event-source.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from '../daemon/config.js';
 import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
@@ -95,6 +96,9 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
+  if (passwordInArgv(opts.db)) {
+    log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
+  }
   // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
   const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log, checkRows: STORED_ROW_CHECK });
   // SQLite: WAL checkpoints on their own thread, off the calls' path (checkpointer.ts).
@@ -107,7 +111,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
     const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
-    const threadEvents = new ThreadEventBus();
+    const threadEvents = new ThreadEventBus(storeEventSource(store));
     const daemon: Daemon = {
       store,
       dbPath,
@@ -125,11 +129,11 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
-    // PostgreSQL: other daemons' calls reach this daemon's subscribers and streams (LISTEN/NOTIFY).
+    // PostgreSQL: other daemons' calls of watched threads reach this daemon's bus (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
-      const { deliverFromOtherDaemons, PgFanout } = await import('../daemon/pg-fanout.js');
-      daemon.fanout = await PgFanout.start(store as PgStore, deliverFromOtherDaemons(daemon));
+      const { PgFanout } = await import('../daemon/pg-fanout.js');
+      daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
     }
     return daemon;
   } catch (err) {

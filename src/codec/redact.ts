@@ -10,9 +10,17 @@ const MAX_STRING = 4096;
 const SECRET_KEYS = /^(token|credential|secret|authorization|service_key|password|bearer_secret)$/i;
 const MAX_DEPTH = 8;
 
+/** `scheme://user:PASSWORD@host`: the password part of a URL's userinfo (greedy to the last `@` of the authority). */
+const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#]*@/gi;
+
+/** A URL's password shown as `***` (a database URL in an error or a log line). */
+export function maskUrlPasswords(text: string): string {
+  return text.includes('://') ? text.replace(URL_PASSWORD, '$1:***@') : text;
+}
+
 export function redact(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') {
-    const clean = maskSecrets(value);
+    const clean = maskUrlPasswords(maskSecrets(value));
     return clean.length > MAX_STRING ? `${clean.slice(0, MAX_STRING)}…[${clean.length - MAX_STRING} more chars]` : clean;
   }
   if (value === null || typeof value !== 'object') return value;

@@ -45,6 +45,7 @@ export const SERVE = {
   },
   env: [
     'TOOLGATE_DB',
+    'PGPASSWORD',
     'TOOLGATE_HOME',
     'TOOLGATE_BEARER_SECRET',
     'TOOLGATE_BEARER_JWKS',

@@ -19,6 +19,7 @@ export interface FlagSpec {
 /** Environment variables the commands read, with one line each. */
 export const ENVIRONMENT = {
   TOOLGATE_DB: 'SQLite file or postgres:// URL (--db wins); default toolgate.db in the data folder',
+  PGPASSWORD: 'the password of a postgres:// TOOLGATE_DB / --db URL that has none (keeps it out of the URL and of ps)',
   TOOLGATE_HOME: 'the data folder (keys, dev secret, default database); else $XDG_DATA_HOME/toolgate, else ~/.local/share/toolgate',
   TOOLGATE_BEARER_SECRET: 'HS256 secret that user bearer tokens are verified (and dev tokens signed) with',
   TOOLGATE_BEARER_JWKS: 'path of a JWKS file with the token issuer\'s public keys (instead of a secret)',

@@ -26,8 +26,37 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const named = flag ?? env.TOOLGATE_DB;
-  if (named && isPostgresUrl(named)) return named;
+  if (named && isPostgresUrl(named)) return withPgPassword(named, env);
   return named ? resolve(named) : join(defaultDataDir(env), DEFAULT_DB_FILE);
+}
+
+/**
+ * A `postgres://` URL without a password takes libpq's `PGPASSWORD` from the
+ * environment, so the password can stay out of the URL (and of argv, where
+ * `ps` shows it to every user of the machine). The URL carries it from here
+ * on — into the environment of the `project-cli` children, never into argv
+ * or a log line (logs show `postgres://user:***@…`).
+ */
+export function withPgPassword(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (!env.PGPASSWORD) return url;
+  try {
+    const u = new URL(url);
+    if (u.password) return url;
+    u.password = encodeURIComponent(env.PGPASSWORD);
+    return u.toString();
+  } catch {
+    return url; // not a URL: opening it reports the problem
+  }
+}
+
+/** Whether `--db` itself holds a database password (visible in `ps`). */
+export function passwordInArgv(flag: string | undefined): boolean {
+  if (!flag || !isPostgresUrl(flag)) return false;
+  try {
+    return new URL(flag).password !== '';
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -78,10 +78,8 @@ export async function appendMessage(daemon: Daemon, session: Session, p: z.infer
   const row = await daemon.store.transaction((tx) =>
     tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }),
   );
-  // Committed: the thread's AG-UI streams show it live.
+  // Committed: the thread's AG-UI streams show it live (in thread order).
   daemon.threadEvents.publish({ userId: session.userId, threadId: p.thread_id, row });
-  // PostgreSQL: published here already; the fan-out only moves its cursor past it (no second delivery).
-  daemon.fanout?.localCommit({ userId: session.userId, threadId: p.thread_id, row, origin: 'message/append' });
   return { id: row.id };
 }
 

@@ -10,9 +10,18 @@
  *
  * An event carries the stored row, not a ready-made notification, so a
  * consumer rebuilds what it sends from stored data only. That is what lets a
- * second publisher join later: a PostgreSQL worker that hears another
- * daemon's commit over LISTEN/NOTIFY reads the row back and publishes it
- * here, and neither consumer changes.
+ * second publisher join: on PostgreSQL the LISTEN/NOTIFY feed
+ * (`pg-fanout.ts`) reads other daemons' commits back and publishes them here.
+ *
+ * Order: listeners receive a thread's messages in `thread_seq` order, each
+ * once, whichever publisher brought them and in whatever order they arrived.
+ * Per watched thread the bus keeps a cursor (the last seq delivered); an event
+ * that arrives ahead of a missing predecessor is held back until the
+ * predecessor is published, or — shortly after — read from the store
+ * (`ThreadEventSource.between`); what the store does not have either is known
+ * missing and skipped. A thread's seq numbers are assigned in commit order and
+ * a later one commits only after the earlier ones did, so once seq `s` is
+ * committed every predecessor is readable.
  */
 import type { MessageRow } from '../store/store.js';
 import { threadKey } from './thread-key.js';
@@ -31,6 +40,20 @@ export interface StoredMessageEvent {
 
 export type ThreadEventListener = (event: StoredMessageEvent) => void;
 
+/** Where the bus learns a thread's position, fills gaps, and (PostgreSQL) hears other daemons. */
+export interface ThreadEventSource {
+  /**
+   * A thread got its first listener on this daemon: start hearing its
+   * messages from other publishers (if any) and resolve with its current last
+   * `thread_seq` (0 for a thread with no message).
+   */
+  watch(userId: string, threadId: string): Promise<number>;
+  /** The thread's last listener on this daemon left. */
+  unwatch(userId: string, threadId: string): void;
+  /** The thread's stored messages with `after < thread_seq < before`, oldest first. */
+  between(userId: string, threadId: string, after: number, before: number): Promise<MessageRow[]>;
+}
+
 /**
  * A message's position in its thread: the SSE event id of the AG-UI stream
  * and the order every consumer relies on — the per-thread `thread_seq` the
@@ -41,46 +64,177 @@ export function threadSeqOf(row: MessageRow): number {
   return row.thread_seq;
 }
 
-/** How many recently published message ids the bus remembers to drop a second delivery of the same message. */
-const RECENT_IDS = 10_000;
+/**
+ * How long an event waits for a missing predecessor to be published before
+ * the bus reads the gap from the store. Short: on PostgreSQL the feed usually
+ * brings another daemon's message within this time, and a local call
+ * published a moment late keeps its `origin` (the caller is not notified
+ * twice); past it, the store answers.
+ */
+const GAP_WAIT_MS = 20;
+
+interface ThreadState {
+  userId: string;
+  threadId: string;
+  listeners: Set<ThreadEventListener>;
+  /** The last seq handed to the listeners; undefined until the thread's position is known. */
+  delivered: number | undefined;
+  /** Events ahead of the cursor (or before the position is known), by seq. */
+  held: Map<number, StoredMessageEvent>;
+  /** Resolves once the thread's position is read. */
+  ready: Promise<void>;
+  /** The position is being read: events wait for it. */
+  positioning: boolean;
+  gapTimer: NodeJS.Timeout | undefined;
+  filling: boolean;
+}
 
 export class ThreadEventBus {
-  private readonly byThread = new Map<string, Set<ThreadEventListener>>();
+  private readonly byThread = new Map<string, ThreadState>();
+
   /**
-   * Message ids already published. A message can reach the bus twice on
-   * PostgreSQL — from the call that stored it and from the LISTEN/NOTIFY
-   * feed, when the notification is read before the local call registered it
-   * as its own — and every listener must see it once.
+   * Without a source (tests, tools that publish in order) the first event a
+   * thread's listeners see sets its position, and a gap is delivered as it
+   * is: there is nothing to fill it from.
    */
-  private readonly recent = new Set<string>();
+  constructor(private source?: ThreadEventSource) {}
+
+  /** Replaces the source (PostgreSQL's fan-out), before anyone listens. */
+  useSource(source: ThreadEventSource): void {
+    this.source = source;
+  }
 
   /** Listens to one thread's stored messages; returns the function that stops (safe to call twice). */
   listen(userId: string, threadId: string, fn: ThreadEventListener): () => void {
     const key = threadKey(userId, threadId);
-    let set = this.byThread.get(key);
-    if (!set) this.byThread.set(key, (set = new Set()));
-    set.add(fn);
+    let state = this.byThread.get(key);
+    if (!state) this.byThread.set(key, (state = this.open(userId, threadId)));
+    state.listeners.add(fn);
+    const mine = state;
     return () => {
-      const current = this.byThread.get(key);
-      if (!current?.delete(fn)) return;
-      if (current.size === 0) this.byThread.delete(key);
+      if (!mine.listeners.delete(fn) || mine.listeners.size > 0) return;
+      // The last listener of this thread left: forget it, and stop hearing it from other daemons.
+      if (this.byThread.get(key) === mine) this.byThread.delete(key);
+      if (mine.gapTimer) clearTimeout(mine.gapTimer);
+      mine.held.clear();
+      this.source?.unwatch(userId, threadId);
     };
   }
 
   /**
-   * Hands a stored message to the thread's listeners, synchronously and in
-   * the order of publication. A listener that throws is skipped: a broken
-   * stream or connection must never fail the call that was stored.
+   * Resolves once the thread's position is known (and, on PostgreSQL, other
+   * daemons' messages of it are heard): a caller that awaits it after
+   * `listen` — `thread/subscribe` before answering, an AG-UI stream before
+   * its replay — misses nothing committed afterwards.
+   */
+  ready(userId: string, threadId: string): Promise<void> {
+    return this.byThread.get(threadKey(userId, threadId))?.ready ?? Promise.resolve();
+  }
+
+  private open(userId: string, threadId: string): ThreadState {
+    const state: ThreadState = {
+      userId,
+      threadId,
+      listeners: new Set(),
+      delivered: undefined,
+      held: new Map(),
+      ready: Promise.resolve(),
+      positioning: this.source !== undefined,
+      gapTimer: undefined,
+      filling: false,
+    };
+    if (this.source) {
+      state.ready = this.source.watch(userId, threadId).then(
+        (position) => this.positioned(state, position),
+        // Position unknown (the database is unreachable): the first event sets it.
+        () => this.positioned(state, undefined),
+      );
+    }
+    return state;
+  }
+
+  /**
+   * The thread's position is known. Events published since the first
+   * listener joined are delivered even when the position read already
+   * counts them (they are after the listener joined).
+   */
+  private positioned(state: ThreadState, position: number | undefined): void {
+    state.positioning = false;
+    if (this.byThread.get(threadKey(state.userId, state.threadId)) !== state) return;
+    const earliest = Math.min(...state.held.keys());
+    if (position === undefined) position = Number.isFinite(earliest) ? earliest - 1 : undefined;
+    else if (Number.isFinite(earliest)) position = Math.min(position, earliest - 1);
+    state.delivered = position;
+    if (position !== undefined) this.drain(state);
+  }
+
+  /**
+   * Hands a stored message to the thread's listeners — at once when it is the
+   * next in the thread, else once its predecessors are delivered or known
+   * missing. A message already delivered (a second publisher's copy) is
+   * dropped. A listener that throws is skipped: a broken stream or connection
+   * must never fail the call that was stored.
    */
   publish(event: StoredMessageEvent): void {
-    // A stored message's id and sequence never change: together they name one delivery.
-    const delivery = `${event.row.id}#${event.row.thread_seq}`;
-    if (this.recent.has(delivery)) return;
-    this.recent.add(delivery);
-    if (this.recent.size > RECENT_IDS) this.recent.delete(this.recent.values().next().value as string);
-    const listeners = this.byThread.get(threadKey(event.userId, event.threadId));
-    if (!listeners) return;
-    for (const fn of [...listeners]) {
+    const state = this.byThread.get(threadKey(event.userId, event.threadId));
+    if (!state) return;
+    const seq = event.row.thread_seq;
+    if (state.delivered === undefined && !state.positioning) state.delivered = seq - 1;
+    if (state.delivered !== undefined && seq <= state.delivered) return;
+    const held = state.held.get(seq);
+    // The same message from two publishers: keep the copy that knows its caller.
+    if (!held || (held.origin === undefined && event.origin !== undefined)) state.held.set(seq, event);
+    if (state.delivered !== undefined) this.drain(state);
+  }
+
+  /** Delivers the held events that follow the cursor; waits (then reads the store) for a gap. */
+  private drain(state: ThreadState): void {
+    for (;;) {
+      const next = state.held.get(state.delivered! + 1);
+      if (!next) break;
+      state.held.delete(state.delivered! + 1);
+      state.delivered! += 1;
+      this.deliver(state, next);
+    }
+    if (state.held.size === 0) {
+      if (state.gapTimer) clearTimeout(state.gapTimer);
+      state.gapTimer = undefined;
+      return;
+    }
+    if (!this.source) {
+      // Nothing to fill the gap from: what is missing stays missing.
+      state.delivered = Math.min(...state.held.keys()) - 1;
+      return this.drain(state);
+    }
+    if (!state.gapTimer && !state.filling) {
+      state.gapTimer = setTimeout(() => void this.fill(state), GAP_WAIT_MS);
+    }
+  }
+
+  /** Reads the missing predecessors of the earliest held event from the store; what is not there is skipped. */
+  private async fill(state: ThreadState): Promise<void> {
+    state.gapTimer = undefined;
+    if (state.held.size === 0 || state.delivered === undefined) return;
+    const after = state.delivered;
+    const before = Math.min(...state.held.keys());
+    state.filling = true;
+    let rows: MessageRow[] = [];
+    try {
+      rows = await this.source!.between(state.userId, state.threadId, after, before);
+    } catch {
+      // The store is unreachable: deliver what we hold rather than hold it hostage.
+    } finally {
+      state.filling = false;
+    }
+    if (this.byThread.get(threadKey(state.userId, state.threadId)) !== state) return;
+    for (const row of rows) if (row.thread_seq > state.delivered && !state.held.has(row.thread_seq)) state.held.set(row.thread_seq, { userId: state.userId, threadId: state.threadId, row });
+    // Everything below the held event that the store did not return does not exist: skip it.
+    state.delivered = Math.max(state.delivered, Math.min(...state.held.keys(), before) - 1);
+    this.drain(state);
+  }
+
+  private deliver(state: ThreadState, event: StoredMessageEvent): void {
+    for (const fn of [...state.listeners]) {
       try {
         fn(event);
       } catch {
@@ -91,9 +245,14 @@ export class ThreadEventBus {
 
   /** Listeners on one thread, or on all threads (for tests and diagnostics). */
   count(userId?: string, threadId?: string): number {
-    if (userId !== undefined && threadId !== undefined) return this.byThread.get(threadKey(userId, threadId))?.size ?? 0;
+    if (userId !== undefined && threadId !== undefined) return this.byThread.get(threadKey(userId, threadId))?.listeners.size ?? 0;
     let n = 0;
-    for (const set of this.byThread.values()) n += set.size;
+    for (const state of this.byThread.values()) n += state.listeners.size;
     return n;
+  }
+
+  /** Threads this daemon watches (for tests and diagnostics). */
+  watchedThreads(): number {
+    return this.byThread.size;
   }
 }

@@ -120,10 +120,8 @@ export async function invokeTool(
       return respond(daemon, conn, call, outcome.output, projectText(outcome.output), 'caller');
     case 'ran':
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
-      // Subscribers and AG-UI streams of the thread learn of the call from the bus; the caller, below.
+      // Subscribers and AG-UI streams of the thread learn of the call from the bus (in thread order); the caller, below.
       daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
-      // PostgreSQL: this daemon delivered it itself; the fan-out only moves its cursor past it.
-      daemon.fanout?.localCommit({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
       return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
   }
 }

@@ -138,14 +138,15 @@ async function stream(
       res.destroy();
     }
   });
-  // PostgreSQL: other daemons' calls of this thread reach the listener above from here on.
-  await daemon.fanout?.watch(userId, threadId);
   const ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
   res.once('close', () => {
     clearInterval(ping);
     stop();
     log.log('info', 'ag-ui stream closed');
   });
+  // The thread's position is read (PostgreSQL: other daemons' calls reach the listener above from here on).
+  await daemon.threadEvents.ready(userId, threadId);
+  if (res.destroyed) return;
 
   let replayed = 0;
   if (replay) {

@@ -63,8 +63,8 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   'thread/subscribe': method(M.ThreadSubscribeParams, async ({ daemon, conn, params, session }) => {
     const s = session();
     daemon.subscriptions.subscribe(s.userId, params.thread_id, conn, s.id);
-    // PostgreSQL: answered once other daemons' calls of this thread will reach us too.
-    await daemon.fanout?.watch(s.userId, params.thread_id);
+    // Answered once the thread's position is read (on PostgreSQL: other daemons' calls reach us too).
+    await daemon.threadEvents.ready(s.userId, params.thread_id);
     return { thread_id: params.thread_id, subscribed: true };
   }),
   'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {

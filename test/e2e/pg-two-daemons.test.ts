@@ -59,9 +59,13 @@ for (const executor of EXECUTORS) {
       try {
         const [sa, sb] = await Promise.all([session(a), session(b)]);
         await a.request('thread/subscribe', { session_id: sa, thread_id: 'shared' });
+        // Calls through B, and one through another connection of A in between: the subscriber sees the thread's order.
+        const otherA = await a.connect();
+        const so = await session(otherA);
         const calls = ['one', 'two', 'three'];
         for (const [i, title] of calls.entries()) {
-          await b.request('tool/invoke', { session_id: sb, thread_id: 'shared', tool_call_id: `c${i}`, args: create(title) });
+          const [via, s] = i === 1 ? [otherA, so] : [b, sb];
+          await via.request('tool/invoke', { session_id: s, thread_id: 'shared', tool_call_id: `c${i}`, args: create(title) });
         }
         const seen = () =>
           a.wire.filter((e) => e.kind === 'notification' && e.method === 'tool/result').map((e) => e.payload as { tool_call_id: string; final: boolean; thread_id: string });
@@ -76,6 +80,36 @@ for (const executor of EXECUTORS) {
         assert.ok(!seen().some((n) => n.tool_call_id === 'carol-1'), 'no other user leaks in');
         void sc;
       } finally {
+        await Promise.all([a.stop(), b.stop()]);
+      }
+    });
+
+    test('an AG-UI stream on daemon A gets B’s and A’s calls in thread order; Last-Event-ID resumes it on daemon B', async () => {
+      const { a, b } = await twoDaemons(executor);
+      const token = await mintBearer('alice');
+      const streams: SseIds[] = [];
+      try {
+        const [sa, sb] = await Promise.all([session(a), session(b)]);
+        const invoke = (h: Host, s: string, id: string) => h.request<ToolResponse>('tool/invoke', { session_id: s, thread_id: 'agui', tool_call_id: id, args: create(id) });
+        await invoke(b, sb, 'b1'); // the thread exists (a stream of an unknown thread is a 404)
+        const onA = await sseIds(a.port!, 'agui', token, { replay: false });
+        streams.push(onA);
+        await invoke(b, sb, 'b2');
+        await invoke(a, sa, 'a3');
+        await invoke(b, sb, 'b4');
+        await onA.until(3);
+        assert.deepEqual(onA.ids, ['2', '3', '4'], 'one run per call, ids = thread_seq, in order');
+        onA.close();
+        // The front end reconnects through the other daemon with the last id it saw but one: the rest follows, nothing twice.
+        const onB = await sseIds(b.port!, 'agui', token, { lastEventId: '2' });
+        streams.push(onB);
+        await onB.until(2);
+        await invoke(a, sa, 'a5');
+        await onB.until(3);
+        await new Promise((r) => setTimeout(r, 200));
+        assert.deepEqual(onB.ids, ['3', '4', '5']);
+      } finally {
+        for (const s of streams) s.close();
         await Promise.all([a.stop(), b.stop()]);
       }
     });
@@ -128,4 +162,42 @@ for (const executor of EXECUTORS) {
 async function waitFor(cond: () => boolean, what: () => string): Promise<void> {
   for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
   assert.ok(cond(), `timed out: ${what()}`);
+}
+
+interface SseIds {
+  /** The `id:` of every frame that carries one (RUN_FINISHED: one per stored message). */
+  ids: string[];
+  until(n: number): Promise<void>;
+  close(): void;
+}
+
+/** A bare SSE reader of a thread's AG-UI stream that keeps the event ids. */
+async function sseIds(port: number, thread: string, token: string, opts: { replay?: boolean; lastEventId?: string }): Promise<SseIds> {
+  const abort = new AbortController();
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream' };
+  if (opts.lastEventId !== undefined) headers['last-event-id'] = opts.lastEventId;
+  const res = await fetch(`http://127.0.0.1:${port}/threads/${thread}/events${opts.replay === false ? '?replay=0' : ''}`, { headers, signal: abort.signal });
+  assert.equal(res.status, 200);
+  const ids: string[] = [];
+  let buffer = '';
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+        const frame = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        const id = /^id: ?(.*)$/m.exec(frame)?.[1];
+        if (id !== undefined) ids.push(id);
+      }
+    }
+  })().catch(() => {});
+  return {
+    ids,
+    until: (n) => waitFor(() => ids.length >= n, () => `ids ${ids.join(',')}`),
+    close: () => {
+      abort.abort();
+      void reading;
+    },
+  };
 }

@@ -120,8 +120,16 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
   // The PostgreSQL pass: the daemons of one data folder share one fresh database.
   const dbPath = opts.db ?? (TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
   const transportArgs = transport === 'stdio' ? ['--stdio'] : ['--ws', '--port', '0'];
-  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', ...transportArgs, '--db', dbPath, ...(opts.args ?? [])], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}), ...opts.env },
+  // A database URL (it holds a password) goes in TOOLGATE_DB, as the docs advise, never in argv.
+  const viaEnv = /^postgres(ql)?:\/\//i.test(dbPath);
+  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', ...transportArgs, ...(viaEnv ? [] : ['--db', dbPath]), ...(opts.args ?? [])], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET,
+      ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}),
+      ...(viaEnv ? { TOOLGATE_DB: dbPath } : {}),
+      ...opts.env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

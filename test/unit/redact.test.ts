@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import { redact } from '../../src/codec/redact.js';
+import { maskUrlPasswords, redact } from '../../src/codec/redact.js';
 
 test('JWT-shaped strings are redacted wherever they sit, with or without a space after the brace', async () => {
   const token = await new SignJWT({ a: 1 }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('k'.repeat(32)));
@@ -22,4 +22,15 @@ test('structures deeper than the limit are dropped, not written unredacted', () 
   let deep: unknown = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.sig';
   for (let i = 0; i < 12; i++) deep = { d: deep };
   assert.ok(!JSON.stringify(redact(deep)).includes('eyJhbGci'));
+});
+
+test('a database URL’s password never reaches a log line, in a message, a field or an error', () => {
+  const url = 'postgres://toolgate:s3cr%40t-pw@db.internal:5432/toolgate';
+  const out = JSON.stringify(redact({ msg: `cannot open ${url}`, db: url, err: new Error(`connect ${url} failed`), list: [`postgresql://u:p@ss@h/d`] }));
+  assert.ok(!out.includes('s3cr'), out);
+  assert.ok(!out.includes('p@ss'), out);
+  assert.match(out, /postgres:\/\/toolgate:\*\*\*@db\.internal:5432\/toolgate/);
+  assert.match(out, /postgresql:\/\/u:\*\*\*@h\/d/);
+  // A URL without a password, and text that only looks a little like one, are left alone.
+  assert.equal(maskUrlPasswords('postgres://toolgate@db/x and http://example.com/a:b@c'), 'postgres://toolgate@db/x and http://example.com/a:b@c');
 });

@@ -11,8 +11,8 @@
  * in order.
  *
  * This feed keeps, per thread someone on this daemon cares about, a cursor:
- * the last `thread_seq` it delivered. A notification (or a local commit,
- * `poke`) for seq `s` makes it read every stored message with
+ * the last `thread_seq` it delivered. A notification (`poke`) for seq `s`
+ * makes it read every stored message with
  * `cursor < thread_seq <= s` and deliver them in order, once — a lost or
  * reordered notification is repaired by the next one, and after a lost
  * connection it reconnects, says so in the log, and catches every watched
@@ -73,6 +73,8 @@ export type FeedSink = (ref: ThreadRef, rows: MessageRow[]) => void;
 
 interface Cursor {
   delivered: number;
+  /** Resolves with the starting position once it is read. */
+  ready: Promise<number>;
   /** Serialises this thread's reads so deliveries never interleave or repeat. */
   chain: Promise<void>;
 }
@@ -101,25 +103,47 @@ export class PgThreadFeed {
   /**
    * Starts delivering a thread's messages committed from now on (or after
    * `fromSeq` when given: a resume). Resolves with the cursor it starts from.
+   * The cursor exists at once, so a notification that arrives while the
+   * position is read waits for it rather than being lost.
    */
-  async watch(ref: ThreadRef, fromSeq?: number): Promise<number> {
+  watch(ref: ThreadRef, fromSeq?: number): Promise<number> {
     const k = key(ref);
     const existing = this.cursors.get(k);
-    if (existing) return existing.delivered;
-    const start = fromSeq ?? (await this.storage.lastSeq(ref));
-    if (!this.cursors.has(k)) this.cursors.set(k, { delivered: start, chain: Promise.resolve() });
-    return this.cursors.get(k)!.delivered;
+    if (existing) return existing.ready;
+    const cursor: Cursor = { delivered: 0, chain: Promise.resolve(), ready: Promise.resolve(0) };
+    this.cursors.set(k, cursor);
+    cursor.ready = (fromSeq !== undefined ? Promise.resolve(fromSeq) : this.storage.lastSeq(ref)).then(
+      (start) => {
+        cursor.delivered = start;
+        return start;
+      },
+      (err: unknown) => {
+        // Not watched after all (the position could not be read): a later watch tries again.
+        if (this.cursors.get(k) === cursor) this.cursors.delete(k);
+        throw err;
+      },
+    );
+    cursor.chain = cursor.ready.then(
+      () => {},
+      () => {},
+    );
+    return cursor.ready;
   }
 
-  /** Stops tracking a thread no one here listens to any more. */
+  /** Stops tracking a thread no one here listens to any more (a read in flight for it delivers nothing). */
   unwatch(ref: ThreadRef): void {
     this.cursors.delete(key(ref));
   }
 
+  /** Threads this feed tracks. */
+  watchedThreads(): number {
+    return this.cursors.size;
+  }
+
   /**
-   * A message of this thread committed with this seq (a NOTIFY, or this
-   * daemon's own commit — which need not wait for the echo). Delivers every
-   * watched message up to it, in order, once.
+   * A message of this thread committed with this seq (a NOTIFY, or a
+   * caller that knows of a commit). Delivers every watched message up to it,
+   * in order, once.
    */
   poke(ref: ThreadRef, seq: number): Promise<void> {
     const cursor = this.cursors.get(key(ref));
@@ -138,6 +162,7 @@ export class PgThreadFeed {
       this.log.log('warn', 'thread fan-out: could not read stored messages', { error: (err as Error).message });
       return;
     }
+    if (this.cursors.get(key(ref)) !== cursor) return; // unwatched meanwhile
     // Deliver only a gapless prefix: a missing number is a commit not visible yet.
     const inOrder: MessageRow[] = [];
     for (const row of rows) {
