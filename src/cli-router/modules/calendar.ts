@@ -22,8 +22,8 @@ export const EventInput = z
   .strictObject({ title: Title, start_at: Instant, end_at: Instant, location: OptionalText, description: OptionalText })
   .refine(endAfterStart, END_AFTER_START);
 
-export { BATCH_MAX_ITEMS as MAX_BATCH_ITEMS } from '../../protocol/actions.js';
-import { BATCH_MAX_ITEMS as MAX_BATCH_ITEMS } from '../../protocol/actions.js';
+export { BATCH_MAX_ITEMS as MAX_BATCH_ITEMS } from '../../protocol/limits.js';
+import { BATCH_MAX_ITEMS as MAX_BATCH_ITEMS } from '../../protocol/limits.js';
 
 const ReadInput = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('day'), date: CalendarDate, timezone: TimeZone.optional() }),
