@@ -26,6 +26,7 @@ import { openMcpStdioPrincipal } from './mcp-session.js';
 import { discoverSkills } from './skills.js';
 import { configuredSecrets } from './configured-secrets.js';
 import { UiCache } from './ui-cache.js';
+import { releaseYoungGeneration } from './start-up-heap.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -221,6 +222,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     };
   }
   log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
+  // Start-up is over: the young generation may grow again (start-up-heap.ts).
+  releaseYoungGeneration();
 
   const code = await Promise.race([finished, signalled]);
   accepting = false;
