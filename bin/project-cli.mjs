@@ -37,14 +37,14 @@ function load() {
 }
 
 const { main, script } = load();
+await main().catch((err) => {
+  process.stdout.write(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
+  process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String(err?.stack ?? err) })}\n`);
+  process.exitCode = 1;
+});
 if (process.env.PROJECT_CLI_WRITE_CODE_CACHE === '1') {
-  // The build step (scripts/bundle-cli.mjs) only: V8's cache after evaluation
-  // holds every function that evaluation compiled. Nothing else runs.
+  // The build step (scripts/bundle-cli.mjs) only, after a real call it made up
+  // (a fresh database, key and credential): V8's cache then holds every function
+  // that loading *and* one call compiled, so a call compiles almost nothing.
   writeFileSync(cacheFile, script.createCachedData());
-} else {
-  await main().catch((err) => {
-    process.stdout.write(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
-    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String(err?.stack ?? err) })}\n`);
-    process.exitCode = 1;
-  });
 }

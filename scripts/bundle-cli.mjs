@@ -14,9 +14,10 @@
 //    a dozen candidate folders and walks a stack trace on every start.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
-import { dirname, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const require = createRequire(import.meta.url);
@@ -74,6 +75,36 @@ await build({
 // The previous layout's ESM bundle, if any, must not be picked up by mistake.
 rmSync(`${root}dist/project-cli.bundle.mjs`, { force: true });
 
-// Write the code cache: the launcher compiles and evaluates the bundle, then
-// saves V8's cache (which then holds every function the evaluation compiled).
-execFileSync(process.execPath, [`${root}bin/project-cli.mjs`], { env: { PROJECT_CLI_WRITE_CODE_CACHE: '1' }, stdio: 'inherit' });
+// Write the code cache after one real call: the launcher compiles and evaluates
+// the bundle, runs a `calendar.create` bound to a tool call (credential check,
+// validation, handler, call record, commit) against a throwaway database and
+// key, then saves V8's cache — which holds every function loading and that call
+// compiled, so a subprocess call compiles little beyond its own handler.
+// The call doubles as a smoke test of the bundle: a failed one fails the build.
+await writeCodeCache();
+
+async function writeCodeCache() {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-cache-'));
+  try {
+    const { loadSigningKey, issueClaims, signCredential } = await import(`${root}dist/src/daemon/credential-issuer.js`);
+    const { openSqliteStore } = await import(`${root}dist/src/store/sqlite/sqlite-store.js`);
+    const { argsSha256 } = await import(`${root}dist/src/codec/canonical-json.js`);
+    const db = join(dir, 'cache.db');
+    const key = await loadSigningKey({}, dir);
+    const store = openSqliteStore(db);
+    await store.transaction((tx) => tx.credentialKeys.record(key.kid, key.publicJwk));
+    await store.close();
+    const input = { title: 'code cache', start_at: '2026-01-01T10:00:00Z', end_at: '2026-01-01T11:00:00Z' };
+    const args = { module: 'calendar', method: 'create', input };
+    const call = { thread_id: 'build', tool_call_id: 'code-cache', args_sha256: argsSha256(args) };
+    const { claims } = issueClaims({ userId: 'build', actions: ['calendar.create'], source: 'session', jobId: null, call });
+    const out = execFileSync(process.execPath, [`${root}bin/project-cli.mjs`, 'calendar', 'create'], {
+      env: { PROJECT_CLI_WRITE_CODE_CACHE: '1', PROJECT_CLI_CREDENTIAL: await signCredential(claims, key), TOOLGATE_DB: db },
+      input: JSON.stringify(input),
+      encoding: 'utf8',
+    });
+    if (!JSON.parse(out).ok) throw new Error(`project-cli bundle: the code-cache call failed: ${out}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -30,6 +30,7 @@ import { openMcpStdioPrincipal } from '../daemon/mcp-session.js';
 import { discoverSkills } from '../daemon/skills.js';
 import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
+import { releaseYoungGeneration } from './start-up-heap.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -233,6 +234,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     };
   }
   log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
+  // Start-up is over: the young generation may grow again (start-up-heap.ts).
+  releaseYoungGeneration();
 
   const code = await Promise.race([finished, signalled]);
   accepting = false;

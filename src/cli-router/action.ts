@@ -19,12 +19,50 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType> {
   /** One line for `project-cli --help`: what the action does. */
   summary: string;
   /** Parses the input; on failure the caller answers INVALID_ACTION_INPUT. */
-  input: S;
+  readonly input: S;
   /** The schema shown to the model in `error.input_schema`; defaults to `input`. */
-  describedBy?: z.ZodType;
+  readonly describedBy?: z.ZodType | undefined;
   run(ctx: ActionContext, input: z.output<S>): Promise<unknown>;
 }
 
-export function defineAction<S extends z.ZodType>(def: ActionDefinition<S>): ActionDefinition {
-  return def as unknown as ActionDefinition;
+/**
+ * What a module declares: its schemas as functions (each wrapped in `once`:
+ * it is called on every read of `input` / `describedBy`), built on first read. A
+ * project-cli process runs one action, and building zod schemas is most of
+ * what evaluating a module costs (bench/RESULTS.md, start-up): so it builds
+ * only those of the action it runs.
+ */
+export interface ActionDeclaration<S extends z.ZodType> {
+  module: string;
+  method: string;
+  summary: string;
+  input: () => S;
+  describedBy?: () => z.ZodType;
+  run(ctx: ActionContext, input: z.output<S>): Promise<unknown>;
+}
+
+export function defineAction<S extends z.ZodType>(decl: ActionDeclaration<S>): ActionDefinition {
+  const { input, describedBy, ...def } = decl;
+  return {
+    ...def,
+    get input() {
+      return input();
+    },
+    get describedBy() {
+      return describedBy?.();
+    },
+  } as unknown as ActionDefinition;
+}
+
+/** A value built on first call and kept: a module's schemas, shared by its actions. */
+export function once<T>(build: () => T): () => T {
+  let value: T | undefined;
+  let done = false;
+  return () => {
+    if (!done) {
+      value = build();
+      done = true;
+    }
+    return value as T;
+  };
 }

@@ -5,8 +5,10 @@
  */
 import type { ToolErrorCode } from '../protocol/tool.js';
 
-// The codes and the error's shape are wire shapes, declared once in src/protocol.
-export { TOOL_ERROR_CODES, type ToolErrorCode, type ToolError } from '../protocol/tool.js';
+// The codes and the error's shape are wire shapes, declared once in src/protocol. Types only:
+// a value re-exported from protocol/tool.js would make project-cli build every wire schema at
+// start-up (~5 ms per subprocess call); the codes' list is exported from there (src/index.ts).
+export type { ToolErrorCode, ToolError } from '../protocol/tool.js';
 
 export const EXIT_OK = 0;
 

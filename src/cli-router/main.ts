@@ -1,4 +1,4 @@
-import { fstatSync, readFileSync } from 'node:fs';
+import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { closeCliStores, runCli } from './run-cli.js';
 import { helpFor } from './help.js';
 
@@ -16,8 +16,28 @@ export async function main(): Promise<void> {
   const outcome = await runCli({ argv: process.argv.slice(2), env: process.env, stdin });
   // A PostgreSQL pool would otherwise keep the process alive until its idle timeout.
   await closeCliStores();
-  process.stdout.write(`${outcome.stdout}\n`);
+  writeStdout(`${outcome.stdout}\n`);
   process.exitCode = outcome.exitCode;
+}
+
+/**
+ * The document, written to fd 1 directly: `process.stdout` on a pipe (how the
+ * daemon starts the CLI) builds a `net.Socket`, loading `node:net` for one
+ * write. A child's stdio is blocking (libuv sets it so), so the write is
+ * whole; a non-blocking descriptor (EAGAIN) hands the rest to the stream.
+ * A reader that went away (EPIPE) has nobody to tell.
+ */
+function writeStdout(text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  try {
+    while (written < bytes.length) written += writeSync(1, bytes, written);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE') return; // nobody reads the answer any more
+    if (code !== 'EAGAIN') throw err;
+    process.stdout.write(bytes.subarray(written));
+  }
 }
 
 /**

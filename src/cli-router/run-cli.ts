@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { StoreConflictError, type Store } from '../store/store.js';
 import { openStore } from '../store/open-store.js';
+import { DatabaseOpenError } from '../store/database.js';
 import { inputJsonSchema } from './registry.js';
 import { CredentialError, type CredentialClaims } from './credential.js';
 import { UsageError, flagKinds, offersCredentialByFlag, parseFlags } from './argv.js';
@@ -81,7 +82,15 @@ async function run(inv: CliInvocation): Promise<CoreOutcome> {
   // The trust anchor is the database the daemon serves: it is needed before the credential is believed.
   const dbTarget = inv.env[CLI_ENV.db];
   if (!dbTarget) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
-  const store = await storeFor(dbTarget);
+  let store: Store;
+  try {
+    // Checks the schema version; migrates only a database that is behind (a fresh file by hand).
+    store = await storeFor(dbTarget);
+  } catch (err) {
+    // Not SQLite, unreachable, or a schema newer than this toolgate: say so, as one document.
+    if (err instanceof DatabaseOpenError) return fail('INTERNAL', `the database cannot be used: ${err.message}`);
+    throw err;
+  }
   let claims: CredentialClaims;
   try {
     claims = await authenticate(store, token, {

@@ -9,8 +9,7 @@ import { named } from './registry.js';
 
 const a = <T extends z.ZodType>(id: string, schema: T, description?: string): T => named('actions', id, schema, description);
 
-/** Most items a `calendar.create` batch may hold; more is INVALID_ACTION_INPUT before anything runs. */
-export const BATCH_MAX_ITEMS = 50;
+export { BATCH_MAX_ITEMS } from './limits.js';
 
 /** Actions whose result has a stable UI: their `tool/result` and `ui` history carry a `ui_schema`. */
 export const ACTIONS_WITH_UI = [

@@ -314,6 +314,20 @@ describe('project-cli', { concurrency: 3 }, () => {
     assertFailure(await cli(['weather', 'read'], env), 'UNKNOWN_ACTION', 2);
   });
 
+  test('a database with a newer schema is a structured INTERNAL error (exit 1) that says so, and is left as it was', async () => {
+    const { db } = sandbox();
+    const env = await envFor(db, 'alice');
+    const writable = new Database(db);
+    writable.pragma('user_version = 999');
+    writable.close();
+    const run = await cli(['calendar', 'create'], env, JSON.stringify({ title: 'x', start_at: '2026-04-21T10:00:00Z', end_at: '2026-04-21T11:00:00Z' }));
+    const error = assertFailure(run, 'INTERNAL', 1);
+    assert.match(error.message, /the database cannot be used: .*schema is at version 999, newer than this toolgate knows/);
+    assert.equal(run.stderr, '', 'no crash report: the failure is the document');
+    assert.equal(withDb(db, (d) => d.pragma('user_version', { simple: true })), 999);
+    assert.equal(countEvents(db), 0);
+  });
+
   test('a missing module or method is a usage error (exit 2) naming no action', async () => {
     const { db } = sandbox();
     const env = await envFor(db, 'alice');
