@@ -75,6 +75,15 @@ export default defineConfig(
     },
   },
   {
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid([
+        '^\\.\\./(?!protocol/)',
+        'the client speaks only the public protocol: import src/protocol, nothing else of the code base (never the daemon)',
+      ]),
+    },
+  },
+  {
     files: ['src/store/**/*.ts'],
     rules: {
       'no-restricted-imports': forbid(
