@@ -23,8 +23,7 @@ const up = (dir, why) => [`^(\\.\\./)+${dir}/`, why];
 /**
  * Files that still import a layer above them, each to be removed as the layering work lands:
  * the daemon services throw the rpc layer's ResponseErrors (to become domain errors the
- * dispatcher maps), serve.ts is the composition root that starts the transports, demo.ts is the
- * demo host that belongs in examples/.
+ * dispatcher maps), serve.ts is the composition root that starts the transports.
  */
 const DAEMON_IMPORTS_RPC_TODAY = [
   'src/daemon/history.ts',
@@ -34,7 +33,6 @@ const DAEMON_IMPORTS_RPC_TODAY = [
   'src/daemon/subscriptions.ts',
   'src/daemon/tool-invoke.ts',
   'src/daemon/serve.ts',
-  'src/daemon/demo.ts',
 ];
 
 export default defineConfig(
@@ -80,6 +78,16 @@ export default defineConfig(
       'no-restricted-imports': forbid([
         '^\\.\\./(?!protocol/)',
         'the client speaks only the public protocol: import src/protocol, nothing else of the code base (never the daemon)',
+      ]),
+    },
+  },
+  {
+    // Example hosts are written as a host author would: on the client and the protocol, never the daemon.
+    files: ['examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid([
+        '^\\.\\./\\.\\./src/(?!client/|protocol/)',
+        'an example host uses only toolgate/client and toolgate/protocol (src/client, src/protocol)',
       ]),
     },
   },
