@@ -11,8 +11,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { request } from 'node:http';
+import { createInterface } from 'node:readline';
 import { ResponseError, ToolgateClient, type Message, type MessageTap } from '../../src/client/index.js';
 import { WireValidator } from '../../src/conformance/wire-validator.js';
 import * as P from '../../src/protocol/methods.js';
@@ -207,24 +210,112 @@ async function security(rec: Recorder): Promise<void> {
   await end(c);
 }
 
-const SESSIONS: Array<{ name: string; page: string; run: (rec: Recorder) => Promise<void> }> = [
+
+/** MCP over stdio, as MCP frames it (one JSON-RPC message per line), spoken raw so the transcript shows the wire. */
+async function mcp(rec: Recorder): Promise<void> {
+  const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
+  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(tempDir(), 'toolgate.db')], {
+    env: { ...env(), TOOLGATE_MCP_TOKEN: token },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  const waiting = new Map<number, (m: Msg) => void>();
+  createInterface({ input: proc.stdout }).on('line', (line) => {
+    const m = JSON.parse(line) as Msg;
+    rec.entries.push({ peer: '', dir: '<-', message: m });
+    if (typeof m.id === 'number' && !('method' in m)) waiting.get(m.id)?.(m);
+  });
+  const send = (m: Msg) => {
+    rec.entries.push({ peer: '', dir: '->', message: m });
+    proc.stdin.write(`${JSON.stringify(m)}\n`);
+  };
+  const request = (id: number, method: string, params: Msg) =>
+    new Promise<Msg>((resolve) => {
+      waiting.set(id, resolve);
+      send({ jsonrpc: '2.0', id, method, params });
+    });
+  await request(1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'example-mcp-host', version: '1.0.0' } });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  await request(2, 'tools/list', {});
+  const call = (id: number, args: Msg) =>
+    request(id, 'tools/call', { name: 'project_cli', arguments: args, _meta: { 'toolgate/thread_id': 'from-mcp', 'toolgate/tool_call_id': `call-${id}` } });
+  const ok = await call(3, { module: 'memory', method: 'update', input: { key: 'seat', content: 'prefers window seats' } });
+  assert.equal((ok.result as { isError?: boolean }).isError, false, stderr);
+  await call(4, { module: 'calendar', method: 'read', input: { mode: 'day', date: 'tomorrow' } });
+  proc.stdin.end();
+  assert.equal(await exited, 0, stderr);
+}
+
+/** The AG-UI stream of a thread, as the HTTP response carries it: replayed here, after the thread was written over WebSocket. */
+async function agUi(rec: Recorder): Promise<string> {
+  const host = await startHost({ transport: 'ws', db: join(tempDir(), 'toolgate.db') });
+  try {
+    const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
+    const c = await ToolgateClient.connect(`ws://127.0.0.1:${host.port}/rpc`, { token });
+    await c.initialize();
+    const s = await c.openSession();
+    await s.append('standup', 'user', 'Book the standup on Monday at 9:30.');
+    const call = await s.invoke('standup', 'call-1', {
+      module: 'calendar',
+      method: 'create',
+      input: { title: 'Standup', start_at: '2031-05-05T09:30:00+02:00', end_at: '2031-05-05T09:45:00+02:00' },
+    });
+    await s.append('standup', 'assistant', 'Booked: Standup, Monday 9:30–9:45.');
+    await c.close();
+    const path = '/threads/standup/events';
+    const { status, headers, body } = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: host.port, path, headers: { authorization: `Bearer ${token}` } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          // Three stored messages, three runs: the replay is complete; the stream would stay open for live events.
+          if ((text.match(/^event: RUN_FINISHED$/gm) ?? []).length === 3 && text.endsWith('\n\n')) {
+            req.destroy();
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+          }
+        });
+      });
+      req.on('error', (err) => (err.message.includes('socket hang up') ? undefined : reject(err)));
+      req.end();
+    });
+    assert.equal(status, 200);
+    const events = [...body.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as Msg);
+    const result = events.find((e) => e.type === 'TOOL_CALL_RESULT')!;
+    assert.equal(result.content, call.content[0]!.text, 'TOOL_CALL_RESULT carries the text tool/invoke returned');
+    assert.deepEqual(validator.check('UiSchema', result.ui_schema), []);
+    const shown = ['content-type', 'cache-control', 'x-accel-buffering'].map((h) => `${h}: ${String(headers[h])}`);
+    return normaliseText(
+      ['```http', `GET ${path} HTTP/1.1`, `Authorization: Bearer ${token}`, '```', '', '```http', 'HTTP/1.1 200 OK', ...shown, '```', '', '```', body.trimEnd(), '```', ''].join('\n'),
+      rec.placeholders,
+    );
+  } finally {
+    await host.stop();
+  }
+}
+
+/** `mcp`: MCP's own messages, checked by the MCP SDK's tests; here only what toolgate puts in them. */
+const SESSIONS: Array<{ name: string; page: string; run: (rec: Recorder) => Promise<void | string>; mcp?: boolean }> = [
   { name: 'transports', page: 'transports.md', run: transports },
   { name: 'methods', page: 'methods.md', run: methods },
   { name: 'tool-protocol', page: 'tool-protocol.md', run: toolProtocol },
   { name: 'notifications', page: 'notifications.md', run: notifications },
   { name: 'ui-schema', page: 'ui-schema.md', run: uiSchema },
   { name: 'security', page: 'security.md', run: security },
+  { name: 'mcp', page: 'mcp.md', run: mcp, mcp: true },
+  { name: 'ag-ui', page: 'ag-ui.md', run: agUi },
 ];
 
 // ───────────────────────────── normalising and rendering ─────────────────────────────
 
 /** Tokens → placeholders; random ids and the daemon's clock → stable values, numbered by first appearance. */
-function normalise(rec: Recorder): Entry[] {
-  let text = JSON.stringify(rec.entries);
-  for (const [secret, placeholder] of rec.placeholders) text = text.split(secret).join(placeholder);
+function normaliseText(text: string, placeholders: Map<string, string>): string {
+  for (const [secret, placeholder] of placeholders) text = text.split(secret).join(placeholder);
   const numbered = new Map<string, string>();
   const counters = new Map<string, number>();
-  text = text.replace(/\b(ses|msg|evt|inv|job)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, (id, prefix: string) => {
+  text = text.replace(/(?<![A-Za-z0-9])(ses|msg|evt|inv|job)_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, (id, prefix: string) => {
     if (!numbered.has(id)) {
       const n = (counters.get(prefix) ?? 0) + 1;
       counters.set(prefix, n);
@@ -232,13 +323,18 @@ function normalise(rec: Recorder): Entry[] {
     }
     return numbered.get(id)!;
   });
-  // Only the daemon writes UTC instants with milliseconds; the sessions' inputs use offsets.
-  const times = new Map<string, string>();
-  text = text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g, (t) => {
-    if (!times.has(t)) times.set(t, new Date(Date.UTC(2031, 0, 1, 12, 0, times.size)).toISOString());
-    return times.get(t)!;
-  });
-  return JSON.parse(text) as Entry[];
+  // The daemon's clock: only it writes UTC instants with milliseconds (the sessions' inputs use offsets).
+  // One fixed instant, not one per distinct value: two writes may or may not share a millisecond.
+  text = text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b/g, '2031-01-01T12:00:00.000Z');
+  // MCP log messages say how long a call took.
+  text = text.replace(/"ms":\d+\b/g, '"ms":250');
+  // AG-UI events carry the message's created_at in epoch milliseconds.
+  text = text.replace(/"timestamp":\d{13}\b/g, `"timestamp":${Date.UTC(2031, 0, 1, 12)}`);
+  return text;
+}
+
+function normalise(rec: Recorder): Entry[] {
+  return JSON.parse(normaliseText(JSON.stringify(rec.entries), rec.placeholders)) as Entry[];
 }
 
 function label(e: Entry): string {
@@ -286,6 +382,23 @@ function parse(block: string): Array<['->' | '<-', string, Msg]> {
   ]);
 }
 
+/** MCP: `tools/call` arguments are ToolCallArgs, `structuredContent` a ToolProjection and `content[0].text` its JSON. */
+function checkMcpShapes(messages: Array<['->' | '<-', string, Msg]>): string[] {
+  const problems: string[] = [];
+  const calls = new Set<unknown>();
+  for (const [dir, , m] of messages) {
+    if (dir === '->' && m.method === 'tools/call') {
+      calls.add(m.id);
+      for (const e of validator.check('ToolCallArgs', (m.params as Msg).arguments)) problems.push(`tools/call arguments: ${e}`);
+    } else if (dir === '<-' && calls.has(m.id) && 'result' in m) {
+      const r = m.result as { structuredContent?: unknown; content?: Array<{ text?: string }> };
+      for (const e of validator.check('ToolProjection', r.structuredContent)) problems.push(`tools/call structuredContent: ${e}`);
+      if (r.content?.[0]?.text !== JSON.stringify(r.structuredContent)) problems.push('tools/call: content[0].text is not the JSON of structuredContent');
+    }
+  }
+  return problems;
+}
+
 /** Every message against schemas/: requests by their params shape, results by their method's result shape. */
 function checkShapes(messages: Array<['->' | '<-', string, Msg]>): string[] {
   const problems: string[] = [];
@@ -312,18 +425,21 @@ function checkShapes(messages: Array<['->' | '<-', string, Msg]>): string[] {
   return problems;
 }
 
-for (const { name, page, run } of SESSIONS) {
+for (const { name, page, run, mcp: isMcp } of SESSIONS) {
+  const shapes = isMcp ? checkMcpShapes : checkShapes;
   test(`transcript ${name}: the session validates against schemas/ and docs/protocols/${page} shows exactly it`, async () => {
     const rec = new Recorder();
-    await run(rec);
-    const live = render(normalise(rec));
-    const messages = parse(live);
-    assert.equal(messages.length, rec.entries.length, 'every recorded message is rendered and parses back');
-    assert.deepEqual(checkShapes(messages), []);
+    const raw = await run(rec);
+    const live = typeof raw === 'string' ? raw : render(normalise(rec));
+    if (typeof raw !== 'string') {
+      const messages = parse(live);
+      assert.equal(messages.length, rec.entries.length, 'every recorded message is rendered and parses back');
+      assert.deepEqual(shapes(messages), []);
+    }
     for (const secret of rec.placeholders.keys()) assert.ok(!live.includes(secret.split('.')[2]!), 'no token signature in the transcript');
     if (WRITE) writeBlock(page, name, live);
     const documented = documentedBlock(page, name);
-    assert.deepEqual(checkShapes(parse(documented)), [], `the documented transcript of docs/protocols/${page} validates`);
+    if (typeof raw !== 'string') assert.deepEqual(shapes(parse(documented)), [], `the documented transcript of docs/protocols/${page} validates`);
     assert.equal(documented, live, `docs/protocols/${page} shows another session than this run: \`npm run docs:transcripts\` rewrites it`);
   });
 }
