@@ -1,7 +1,10 @@
 // ESLint flat config: typescript-eslint's recommended (type-unaware) rules, plus the layering
 // rule of the code base — no import points upward:
-//   transports (src/rpc) → runtime (src/daemon) → cli-router / codec → store; src/protocol is the
-//   bottom (it imports nothing of ours) and the conformance runner sees only src/protocol.
+//   src/app (the composition root: `toolgate`'s command line and `serve`) → transports (src/rpc:
+//   JSON-RPC, WebSocket, MCP, HTTP routes) → runtime (src/daemon) → cli-router / codec → store;
+//   src/protocol is the bottom (it imports nothing of ours) and the conformance runner sees only
+//   src/protocol. Only src/rpc turns errors into JSON-RPC errors: below it nothing imports
+//   ResponseError or the JSON-RPC code table (the daemon throws DaemonErrors).
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import { builtinRules } from 'eslint/use-at-your-own-risk';
@@ -11,28 +14,18 @@ const eslintRecommended = Object.fromEntries(
   [...builtinRules].filter(([, rule]) => rule.meta?.docs?.recommended).map(([name]) => [name, 'error']),
 );
 
-/** `no-restricted-imports` with one message per forbidden layer. */
+/** `no-restricted-imports` with one message per forbidden layer (or `[regex, message, importNames]`). */
 const forbid = (...layers) => [
   'error',
   {
-    patterns: layers.map(([regex, message]) => ({ regex, message })),
+    patterns: layers.map(([regex, message, importNames]) => (importNames ? { regex, message, importNames } : { regex, message })),
   },
 ];
 const up = (dir, why) => [`^(\\.\\./)+${dir}/`, why];
-
-/**
- * Files that still import a layer above them, each to be removed as the layering work lands:
- * the daemon services throw the rpc layer's ResponseErrors (to become domain errors the
- * dispatcher maps), serve.ts is the composition root that starts the transports.
- */
-const DAEMON_IMPORTS_RPC_TODAY = [
-  'src/daemon/history.ts',
-  'src/daemon/skills.ts',
-  'src/daemon/session-open.ts',
-  'src/daemon/sessions.ts',
-  'src/daemon/subscriptions.ts',
-  'src/daemon/tool-invoke.ts',
-  'src/daemon/serve.ts',
+/** Below src/rpc, no JSON-RPC errors: neither vscode-jsonrpc's ResponseError nor the wire's code table. */
+const NO_WIRE_ERRORS = [
+  ['^vscode-jsonrpc', 'only src/rpc builds JSON-RPC errors: throw a DaemonError (src/daemon/errors.ts)', ['ResponseError']],
+  ['(^|/)protocol/(errors|index)\\.js$', 'only src/rpc knows JSON-RPC error codes: throw a DaemonError (src/daemon/errors.ts)', ['RpcErrorCode']],
 ];
 
 export default defineConfig(
@@ -95,10 +88,12 @@ export default defineConfig(
     files: ['src/store/**/*.ts'],
     rules: {
       'no-restricted-imports': forbid(
+        up('app', 'the store is below the composition root'),
         up('daemon', 'the store is below the daemon'),
         up('rpc', 'the store is below the rpc layer'),
         up('cli-router', 'the store is below the CLI router (handlers call the store)'),
         up('conformance', 'the store never uses the conformance runner'),
+        ...NO_WIRE_ERRORS,
       ),
     },
   },
@@ -106,10 +101,12 @@ export default defineConfig(
     files: ['src/codec/**/*.ts'],
     rules: {
       'no-restricted-imports': forbid(
+        up('app', 'codec is pure: no composition root'),
         up('daemon', 'codec is pure: no daemon'),
         up('rpc', 'codec is pure: no rpc'),
         up('store', 'codec is pure: no store (no I/O)'),
         up('conformance', 'codec never uses the conformance runner'),
+        ...NO_WIRE_ERRORS,
       ),
     },
   },
@@ -117,15 +114,31 @@ export default defineConfig(
     files: ['src/cli-router/**/*.ts'],
     rules: {
       'no-restricted-imports': forbid(
+        up('app', 'the CLI router runs without the composition root'),
         up('daemon', 'the CLI router runs without the daemon'),
         up('rpc', 'the CLI router knows nothing of JSON-RPC'),
         up('conformance', 'the CLI router never uses the conformance runner'),
+        ...NO_WIRE_ERRORS,
       ),
     },
   },
   {
     files: ['src/daemon/**/*.ts'],
-    ignores: DAEMON_IMPORTS_RPC_TODAY,
-    rules: { 'no-restricted-imports': forbid(up('rpc', 'the daemon is below the transports: throw domain errors, let src/rpc map them')) },
+    rules: {
+      'no-restricted-imports': forbid(
+        up('app', 'the daemon is below the composition root (src/app)'),
+        up('rpc', 'the daemon is below the transports: throw domain errors, let src/rpc map them'),
+        ...NO_WIRE_ERRORS,
+      ),
+    },
+  },
+  {
+    files: ['src/rpc/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        up('app', 'the transports are below the composition root (src/app)'),
+        up('conformance', 'the transports never use the conformance runner'),
+      ),
+    },
   },
 );

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Thin launcher: the daemon lives in src/daemon (built to dist/).
-import { main } from '../dist/src/daemon/cli.js';
+import { main } from '../dist/src/app/cli.js';
 
 const code = await main().catch((err) => {
   process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: String(err?.stack ?? err) })}\n`);

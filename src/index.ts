@@ -4,8 +4,8 @@
  * The wire types and JSON Schemas are separate entries (`toolgate/protocol`,
  * `toolgate/schemas/*.json`).
  */
-export { main } from './daemon/cli.js';
-export { serve, VERSION, DEFAULT_LIMITS, type ServeOptions, type Limits } from './daemon/serve.js';
+export { main } from './app/cli.js';
+export { serve, VERSION, DEFAULT_LIMITS, type ServeOptions, type Limits } from './app/serve.js';
 export { loadConfig, DEFAULT_CONFIG, type DaemonConfig, type AgentProfile } from './daemon/config.js';
 export { ACTION_NAMES } from './cli-router/registry.js';
 export { TOOL_ERROR_CODES, type ToolErrorCode, type ToolError } from './cli-router/errors.js';

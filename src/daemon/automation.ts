@@ -1,4 +1,5 @@
 import { openStore } from '../store/open-store.js';
+import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import { ConfigError } from './bearer-auth.js';
 import { expandActions } from './config.js';
 import { resolveDbPath } from './data-dir.js';
@@ -23,7 +24,7 @@ export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: s
   if (unknown.length > 0) throw new ConfigError(`unknown skill(s): ${unknown.join(', ')} (known: ${known.join(', ')})`);
   if (opts.allow.length === 0) throw new ConfigError('--allow needs at least one action');
   const actions = expandActions(opts.allow, '--allow');
-  const store = await openStore(resolveDbPath(opts.db, opts.env));
+  const store = await openStore(resolveDbPath(opts.db, opts.env), { checkRows: STORED_ROW_CHECK });
   try {
     const job = await store.transaction(async (tx) => {
       await tx.users.ensure(opts.owner);

@@ -40,13 +40,3 @@ export interface Daemon {
   /** Configured secrets (bearer secret, service key, signing key): text carrying one verbatim is refused (secret-scan.ts). */
   secrets?: readonly string[];
 }
-
-/** The daemon's view of one client connection (stdio, or one WebSocket). */
-export interface Connection {
-  id: string;
-  transport: 'stdio' | 'ws' | 'mcp';
-  /** Trusted connections may open automation sessions (stdio always is). */
-  trusted: boolean;
-  notify(method: string, params: unknown): void;
-}
-

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { MessageRow, ThreadSummary } from '../store/store.js';
-import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../rpc/methods.js';
-import { threadNotFound } from '../rpc/errors.js';
+import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../protocol/methods.js';
+import { threadNotFound } from './errors.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import { compileStoredUi } from './ui.js';
 import type { UiExtras } from './ui-cache.js';
@@ -73,6 +73,7 @@ function extrasOf(daemon: Daemon, row: MessageRow, metadata: Map<string, string>
 
 /** `message/append`: a user or assistant message in the session user's thread (created when new). */
 export async function appendMessage(daemon: Daemon, session: Session, p: z.infer<typeof MessageAppendParams>): Promise<{ id: string }> {
+  // Stored as checked: `worker_output` is the dispatcher's zod-parsed WorkerOutput, so the row is TextMessageMetadata (stored-rows.ts).
   const metadataJson = JSON.stringify(p.worker_output ? { worker_output: p.worker_output } : {});
   const row = await daemon.store.transaction((tx) =>
     tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }),

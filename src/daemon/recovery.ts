@@ -3,6 +3,7 @@ import { buildToolAgentOutput, projectText, type ToolCallArgs } from '../codec/t
 import { deriveUiHints } from '../codec/ui-hints.js';
 import type { Store } from '../store/store.js';
 import { StoreConflictError } from '../store/store.js';
+import { toolMessageMetadata } from '../store/stored-rows.js';
 import type { Logger } from './logger.js';
 
 /**
@@ -26,7 +27,7 @@ export async function recoverToolCalls(store: Store, log: Logger): Promise<numbe
             threadId: call.thread_id,
             role: 'tool',
             content: projectText(output),
-            metadataJson: JSON.stringify({ tool_agent_output: output }),
+            metadataJson: toolMessageMetadata(output),
             toolCallId: call.tool_call_id,
             status: output.status,
           });

@@ -1,8 +1,9 @@
 import type { z } from 'zod';
-import type { SessionOpenParams } from '../rpc/methods.js';
-import { invalidParams, unauthorized } from '../rpc/errors.js';
+import type { SessionOpenParams } from '../protocol/methods.js';
+import { DaemonError } from './errors.js';
 import { Unauthorized, verifyBearer } from './bearer-auth.js';
-import type { Connection, Daemon } from './daemon.js';
+import type { Daemon } from './daemon.js';
+import type { Peer } from './peer.js';
 import type { SessionOpenResult } from '../protocol/methods.js';
 
 export type { SessionOpenResult };
@@ -12,13 +13,13 @@ export type { SessionOpenResult };
  * run; the host may narrow the skills, never widen them. Automation
  * sessions are for trusted connections only.
  */
-export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
+export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
   if (p.auth.type === 'automation') {
     // A job carries its own skills and whitelist: no agent profile takes part.
-    if (!conn.trusted) throw unauthorized('automation sessions need a trusted connection');
+    if (!conn.trusted) throw new DaemonError('UNAUTHORIZED', 'automation sessions need a trusted connection');
     const jobId = p.auth.job_id;
     const job = await daemon.store.read((tx) => tx.automationJobs.get(jobId));
-    if (!job) throw invalidParams('automation job not found', { code: 'JOB_NOT_FOUND' });
+    if (!job) throw new DaemonError('JOB_NOT_FOUND', 'automation job not found');
     const skills = narrowSkills(job.enabledSkills, p.enabled_skills, `job ${job.id}`);
     const session = daemon.sessions.open({
       userId: job.ownerId,
@@ -34,13 +35,13 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
 
   const profileName = p.agent ?? 'default';
   const profile = daemon.config.agents.get(profileName);
-  if (!profile) throw invalidParams(`unknown agent profile "${profileName}"`, { code: 'UNKNOWN_AGENT' });
+  if (!profile) throw new DaemonError('UNKNOWN_AGENT', `unknown agent profile "${profileName}"`);
 
   let identity;
   try {
     identity = await verifyBearer(p.auth.token, daemon.bearerKeys, daemon.env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
   } catch (err) {
-    if (err instanceof Unauthorized) throw unauthorized(err.message);
+    if (err instanceof Unauthorized) throw new DaemonError('UNAUTHORIZED', err.message);
     throw err;
   }
   const user = await daemon.store.transaction((tx) => tx.users.provision(identity.userId, identity));
@@ -62,6 +63,6 @@ export async function openSession(daemon: Daemon, conn: Connection, p: z.infer<t
 function narrowSkills(allowed: string[], requested: string[] | undefined, owner: string): string[] {
   if (!requested) return allowed;
   const outside = requested.filter((s) => !allowed.includes(s));
-  if (outside.length > 0) throw invalidParams(`skills not enabled for ${owner}: ${outside.join(', ')}`, { code: 'SKILL_NOT_ENABLED' });
+  if (outside.length > 0) throw new DaemonError('SKILL_NOT_ENABLED', `skills not enabled for ${owner}: ${outside.join(', ')}`);
   return allowed.filter((s) => requested.includes(s));
 }

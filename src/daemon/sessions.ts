@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ResponseError } from 'vscode-jsonrpc';
-import { RpcErrorCode } from '../rpc/errors.js';
+import { DaemonError } from './errors.js';
 
 export interface Session {
   id: string;
@@ -18,7 +17,7 @@ export const DEFAULT_MAX_SESSIONS_PER_CONNECTION = 64;
 /**
  * Open sessions, each bound to the connection that opened it: a session id
  * presented on another connection is unknown there. At most
- * `maxPerConnection` per connection (-32003 past it); a connection's
+ * `maxPerConnection` per connection (OVERLOADED past it); a connection's
  * sessions are forgotten when it closes.
  */
 export class SessionRegistry {
@@ -30,8 +29,8 @@ export class SessionRegistry {
   open(fields: Omit<Session, 'id'>): Session {
     let ids = this.byConnection.get(fields.connectionId);
     if (ids && ids.size >= this.maxPerConnection) {
-      throw new ResponseError(
-        RpcErrorCode.Overloaded,
+      throw new DaemonError(
+        'OVERLOADED',
         `too many sessions on this connection (limit ${this.maxPerConnection}, limits.max_sessions_per_connection)`,
       );
     }

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
-import { invalidParams } from '../rpc/errors.js';
+import { DaemonError } from './errors.js';
 import { SKILLS_DIR } from './package-root.js';
 import type { Session } from './sessions.js';
 import type { SkillSummary } from '../protocol/methods.js';
@@ -49,10 +49,10 @@ export function listSkills(session: Session): { skills: SkillSummary[] } {
  * resolved (symlinks included) and must stay inside the folder.
  */
 export function readSkill(session: Session, name: string, path: string | undefined): { name: string; path: string; content: string } {
-  if (!session.enabledSkills.includes(name)) throw invalidParams('skill not found', { code: 'SKILL_NOT_FOUND' });
+  if (!session.enabledSkills.includes(name)) throw new DaemonError('SKILL_NOT_FOUND', 'skill not found');
   const folder = realpathSync(join(SKILLS_DIR, name));
   const wanted = path ?? 'SKILL.md';
-  const notFound = () => invalidParams('skill file not found', { code: 'SKILL_FILE_NOT_FOUND' });
+  const notFound = () => new DaemonError('SKILL_FILE_NOT_FOUND', 'skill file not found');
   if (isAbsolute(wanted) || wanted.includes('\0')) throw notFound();
   let real: string;
   try {

@@ -1,8 +1,7 @@
-import { ResponseError } from 'vscode-jsonrpc';
-import { RpcErrorCode } from '../rpc/errors.js';
+import { DaemonError } from './errors.js';
 import { notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
-import type { Connection } from './daemon.js';
+import type { Peer } from './peer.js';
 import type { StoredMessageEvent, ThreadEventBus } from './thread-events.js';
 import { threadKey } from './thread-key.js';
 import { compileStoredUi } from './ui.js';
@@ -11,7 +10,7 @@ import { compileStoredUi } from './ui.js';
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 
 interface Watch {
-  conn: Connection;
+  conn: Peer;
   sessions: Set<string>;
   stop: () => void;
 }
@@ -37,15 +36,15 @@ export class SubscriptionRegistry {
     private readonly maxPerConnection = DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
   ) {}
 
-  subscribe(userId: string, threadId: string, conn: Connection, sessionId: string): void {
+  subscribe(userId: string, threadId: string, conn: Peer, sessionId: string): void {
     let watches = this.byConnection.get(conn.id);
     const key = threadKey(userId, threadId);
     const existing = watches?.get(key);
     if (existing?.sessions.has(sessionId)) return;
     const count = this.perConnection.get(conn.id) ?? 0;
     if (count >= this.maxPerConnection) {
-      throw new ResponseError(
-        RpcErrorCode.Overloaded,
+      throw new DaemonError(
+        'OVERLOADED',
         `too many subscriptions on this connection (limit ${this.maxPerConnection}, limits.max_subscriptions_per_connection)`,
       );
     }
@@ -84,7 +83,7 @@ export class SubscriptionRegistry {
 }
 
 /** A stored tool message as the `tool/result` notifications a watcher gets; text messages have none. */
-function notifyOf(conn: Connection, { threadId, row, origin }: StoredMessageEvent): void {
+function notifyOf(conn: Peer, { threadId, row, origin }: StoredMessageEvent): void {
   if (row.role !== 'tool' || origin === conn.id) return;
   const output = (JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput }).tool_agent_output;
   if (!output) return;

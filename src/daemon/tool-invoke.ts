@@ -1,6 +1,5 @@
 import type { z } from 'zod';
 import type { CancellationToken } from 'vscode-jsonrpc';
-import { ResponseError } from 'vscode-jsonrpc';
 import type { CliDocument } from '../cli-router/core.js';
 import { failure as cliFailure, runCore } from '../cli-router/core.js';
 import { CLI_ENV } from '../cli-router/run-cli.js';
@@ -19,10 +18,12 @@ import {
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
 import { StoreConflictError, type MessageRow, type Tx } from '../store/store.js';
-import type { ToolInvokeParams } from '../rpc/methods.js';
-import { RpcErrorCode } from '../rpc/errors.js';
+import { toolMessageMetadata } from '../store/stored-rows.js';
+import type { ToolInvokeParams } from '../protocol/methods.js';
+import { DaemonError } from './errors.js';
 import type { Session } from './sessions.js';
-import type { Connection, Daemon } from './daemon.js';
+import type { Daemon } from './daemon.js';
+import type { Peer } from './peer.js';
 import { issueClaims, signCredential } from './credential-issuer.js';
 import type { Logger } from './logger.js';
 import type { ToolResponse } from '../protocol/tool.js';
@@ -60,7 +61,7 @@ type Outcome =
  */
 export async function invokeTool(
   daemon: Daemon,
-  conn: Connection,
+  conn: Peer,
   session: Session,
   params: Params,
   token: CancellationToken,
@@ -79,7 +80,7 @@ export async function invokeTool(
   const log = requestLog.child({ thread_id: call.threadId, tool_call_id: call.toolCallId, action: `${args.module}.${args.method}` });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
-  if (token.isCancellationRequested) throw new ResponseError(RpcErrorCode.RequestCancelled, 'request cancelled');
+  if (token.isCancellationRequested) throw new DaemonError('CANCELLED', 'request cancelled');
   if (refused) {
     // Contract section 5: refused, never stored — no thread, no message; only the caller hears of it.
     const output = buildToolAgentOutput(
@@ -225,7 +226,7 @@ async function storeOutcome(tx: Tx, call: Call, doc: CliDocument): Promise<Outco
     threadId: call.threadId,
     role: 'tool',
     content: projectText(output),
-    metadataJson: JSON.stringify({ tool_agent_output: output }),
+    metadataJson: toolMessageMetadata(output),
     toolCallId: call.toolCallId,
     status: output.status,
   });
@@ -237,7 +238,7 @@ function refuse(args: ToolCallArgs, code: ToolErrorCode, message: string, extra:
   return { ok: false, module: args.module, method: args.method, error: { code, message, module: args.module, method: args.method, ...extra } };
 }
 
-function replay(daemon: Daemon, conn: Connection, call: Call, row: MessageRow): ToolResponse {
+function replay(daemon: Daemon, conn: Peer, call: Call, row: MessageRow): ToolResponse {
   const output = (JSON.parse(row.metadata) as { tool_agent_output: ToolAgentOutput }).tool_agent_output;
   const { args } = call;
   if (argsSha256(output.tool_call_args) !== call.argsSha256) {
@@ -269,14 +270,14 @@ function replay(daemon: Daemon, conn: Connection, call: Call, row: MessageRow): 
  */
 function respond(
   daemon: Daemon,
-  conn: Connection,
+  conn: Peer,
   call: Call,
   output: ToolAgentOutput,
   text: string,
   audience: 'caller' | 'subscribers',
   storedId?: string,
 ): ToolResponse {
-  const targets = new Map<string, Connection>([[conn.id, conn]]);
+  const targets = new Map<string, Peer>([[conn.id, conn]]);
   // `subscribers`: the thread's other connections already got these from the thread-event bus (subscriptions.ts).
   void audience;
   const notifications = notificationsFor(call.threadId, output, compileStoredUi, deriveUiHints);

@@ -4,7 +4,8 @@
  * log line per call, and notifications that never throw on a closed peer.
  */
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
-import type { Connection, Daemon } from '../daemon/daemon.js';
+import type { Daemon } from '../daemon/daemon.js';
+import type { Connection } from './connection.js';
 import { METHODS, dispatch, type ConnectionState } from './dispatcher.js';
 import { RpcErrorCode } from './errors.js';
 

@@ -1,14 +1,16 @@
 /**
  * The one dispatch layer both transports share: method name → params schema
  * → handler. It owns the connection-level rules (initialize first, shutdown
- * last, sessions bound to their connection) and turns unexpected errors
- * into -32603 without leaking their text.
+ * last, sessions bound to their connection), maps the services' domain
+ * errors to JSON-RPC errors (errors.ts, one table) and turns unexpected
+ * errors into -32603 without leaking their text.
  */
 import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import * as M from './methods.js';
-import { RpcErrorCode, invalidParams, unauthorized } from './errors.js';
-import type { Connection, Daemon } from '../daemon/daemon.js';
+import { RpcErrorCode, asWireError, invalidParams, unauthorized } from './errors.js';
+import type { Daemon } from '../daemon/daemon.js';
+import type { Connection } from './connection.js';
 import type { Session } from '../daemon/sessions.js';
 import { openSession } from '../daemon/session-open.js';
 import { invokeTool } from '../daemon/tool-invoke.js';
@@ -116,7 +118,8 @@ export async function dispatch(
   try {
     return await spec.handler({ daemon, conn, state, params, token, session, log });
   } catch (err) {
-    if (err instanceof ResponseError) throw err;
+    const wire = asWireError(err);
+    if (wire) throw wire;
     log.log('error', 'handler failed', { err });
     throw new ResponseError(RpcErrorCode.InternalError, 'internal error');
   }

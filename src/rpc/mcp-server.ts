@@ -12,9 +12,10 @@
  * Transports (mcp-stdio.ts, mcp-http.ts) decide who the principal is; this
  * file only describes what the principal is served.
  */
-import { McpServer, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { McpServer, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
-import { z } from 'zod';
+import { ToolProjection } from '../protocol/tool.js';
+import { selfContainedJsonSchema } from '../protocol/self-contained.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
 import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
@@ -26,35 +27,30 @@ const READ_ONLY_ACTIONS = new Set(['calendar.read', 'contacts.read', 'memory.rea
 const DESTRUCTIVE_ACTIONS = new Set(['calendar.delete', 'calendar.update', 'memory.forget', 'memory.update', 'calendar.reject_invite']);
 
 /**
- * The thin input schema as the SDK's tools/list advertises it. Validation is
- * deliberately ours (mcp-tool.ts): the SDK would answer a malformed object
- * with its own error text, the model needs the structured
- * INVALID_ACTION_INPUT projection instead.
+ * A JSON Schema as the SDK's tools/list advertises it, validated by `validate`.
+ * The input schema validates nothing here, deliberately: validation is ours
+ * (mcp-tool.ts) — the SDK would answer a malformed object with its own error
+ * text, the model needs the structured INVALID_ACTION_INPUT projection instead.
  */
-function advertisedOnly<T>(json: Record<string, unknown>): StandardSchemaWithJSON<T, T> {
+function advertised<T>(json: Record<string, unknown>, validate: StandardSchemaV1<T, T>['~standard']['validate'] = (value) => ({ value: value as T })): StandardSchemaWithJSON<T, T> {
   return {
     '~standard': {
       version: 1,
       vendor: 'toolgate',
-      validate: (value: unknown) => ({ value: value as T }),
+      validate,
       jsonSchema: { input: () => json, output: () => json },
     },
   };
 }
 
-/** What `structuredContent` is: the object the text projection is the JSON of. */
-export const ToolOutputSchema = z.union([
-  z.object({
-    status: z.enum(['success', 'partial']),
-    module: z.string(),
-    method: z.string(),
-    data: z.unknown().describe('the action result: ids, outcome and counts for chained calls'),
-  }),
-  z.object({
-    status: z.literal('failure'),
-    error: z.looseObject({ code: z.string(), message: z.string(), module: z.string().nullable(), method: z.string().nullable() }),
-  }),
-]);
+/**
+ * What `structuredContent` is: the object the text projection is the JSON of,
+ * `ToolProjection` of src/protocol — advertised as one self-contained JSON
+ * Schema (no `$defs`, which the SDK does not follow to see an object root),
+ * with `type: "object"` stated at the root, and validated by the same zod schema.
+ */
+export const TOOL_OUTPUT_JSON_SCHEMA: Record<string, unknown> = { type: 'object', ...selfContainedJsonSchema(ToolProjection) };
+const ToolOutputSchema = advertised<ToolProjection>(TOOL_OUTPUT_JSON_SCHEMA, (value) => ToolProjection['~standard'].validate(value));
 
 export function toolDescription(enabledSkills: readonly string[]): string {
   const skills = enabledSkills.length
@@ -90,7 +86,7 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
     {
       title: 'Project actions',
       description: toolDescription(session.enabledSkills),
-      inputSchema: advertisedOnly(TOOL_DESCRIPTOR.input_schema as unknown as Record<string, unknown>),
+      inputSchema: advertised(TOOL_DESCRIPTOR.input_schema as unknown as Record<string, unknown>),
       outputSchema: ToolOutputSchema,
       annotations: toolAnnotations(session.allowedActions),
     },

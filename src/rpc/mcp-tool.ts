@@ -13,16 +13,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
+import type { CancellationToken } from 'vscode-jsonrpc';
 import { z } from 'zod';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import { redact } from '../codec/redact.js';
-import type { Connection, Daemon } from '../daemon/daemon.js';
+import type { Daemon } from '../daemon/daemon.js';
+import type { Connection } from './connection.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import type { Logger } from '../daemon/logger.js';
 import type { Session } from '../daemon/sessions.js';
 import { invokeTool } from '../daemon/tool-invoke.js';
-import { RpcErrorCode } from './errors.js';
+import { RpcErrorCode, asWireError } from './errors.js';
 import { ToolArgs } from './methods.js';
 
 export const THREAD_META_KEY = 'toolgate/thread_id';
@@ -168,8 +169,9 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     });
     return { content: response.content, structuredContent: structured, isError: response.status === 'failure' };
   } catch (err) {
-    // THREAD_NOT_FOUND and the like: the same code and message as on tool/invoke.
-    if (err instanceof ResponseError) throw new ProtocolError(err.code, err.message, err.data);
+    // THREAD_NOT_FOUND and the like: the same code and message as on tool/invoke (one table, errors.ts).
+    const wire = asWireError(err);
+    if (wire) throw new ProtocolError(wire.code, wire.message, wire.data);
     throw err;
   } finally {
     principal.inFlight.count -= 1;

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
+import { RowReport, type StoredRowCheck } from './row-check.js';
 
 export type Db = Database.Database;
 
@@ -12,7 +13,7 @@ export type Db = Database.Database;
  * migrations. Safe to call concurrently from several processes: migrations run
  * under BEGIN IMMEDIATE and re-check the version inside the lock.
  */
-export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMAL' } = {}): Db {
+export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMAL'; checkRows?: StoredRowCheck | undefined } = {}): Db {
   const fresh = file !== ':memory:' && !existsSync(file);
   let db: Db | undefined;
   try {
@@ -25,7 +26,7 @@ export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMA
     // FULL: a committed transaction survives a power loss (contract §5); NORMAL only when configured.
     db.pragma(`synchronous = ${opts.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
     db.pragma('foreign_keys = ON');
-    migrate(db);
+    migrate(db, opts.checkRows);
     return db;
   } catch (err) {
     db?.close();
@@ -38,7 +39,7 @@ export class DatabaseOpenError extends Error {
   override name = 'DatabaseOpenError';
 }
 
-function migrate(db: Db): void {
+function migrate(db: Db, checkRows: StoredRowCheck | undefined): void {
   const current = () => db.pragma('user_version', { simple: true }) as number;
   // A newer toolgate wrote this file: an older one must not write into a schema it does not know.
   if (current() > MIGRATIONS.length) {
@@ -47,15 +48,32 @@ function migrate(db: Db): void {
   if (current() === MIGRATIONS.length) return;
   db.exec('BEGIN IMMEDIATE');
   try {
-    for (let v = current(); v < MIGRATIONS.length; v++) {
+    const from = current();
+    for (let v = from; v < MIGRATIONS.length; v++) {
       db.exec(MIGRATIONS[v]!);
       db.pragma(`user_version = ${v + 1}`);
     }
+    // Rows written by an older toolgate are checked once, here, not on every read.
+    if (checkRows && from > 0) checkStoredRows(db, checkRows).refuseIfAny(from, MIGRATIONS.length);
     db.exec('COMMIT');
   } catch (err) {
     db.exec('ROLLBACK');
     throw err;
   }
+}
+
+/** Walks every message and call record of a migrated file (one pass each, rows streamed). */
+function checkStoredRows(db: Db, check: StoredRowCheck): RowReport {
+  const report = new RowReport();
+  const messages = db.prepare('SELECT id, user_id, thread_id, role, metadata, tool_call_id, status FROM messages ORDER BY seq');
+  for (const row of messages.iterate() as Iterable<{ id: string; user_id: string; thread_id: string; role: string; metadata: string; tool_call_id: string | null; status: string | null }>) {
+    report.add(`messages ${row.id} (user ${row.user_id}, thread ${row.thread_id})`, check.message(row));
+  }
+  const calls = db.prepare('SELECT user_id, thread_id, tool_call_id, args, outcome FROM tool_calls');
+  for (const row of calls.iterate() as Iterable<{ user_id: string; thread_id: string; tool_call_id: string; args: string; outcome: string }>) {
+    report.add(`tool_calls (user ${row.user_id}, thread ${row.thread_id}, tool_call_id ${row.tool_call_id})`, check.toolCall(row));
+  }
+  return report;
 }
 
 export function nowIso(): string {

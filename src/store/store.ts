@@ -31,6 +31,9 @@
  * wire's snake_case where they reach the wire unchanged.
  */
 import type { Event } from '../protocol/actions.js';
+import type { StoredRowCheck } from './row-check.js';
+
+export type { StoredRowCheck };
 
 // ---------------------------------------------------------------- the boundary
 
@@ -76,6 +79,12 @@ export interface StoreOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** Contract §8 `store.pool_size` (PostgreSQL only). */
   poolSize?: number;
+  /**
+   * Checks every stored message and call record when a migration runs, inside
+   * its transaction: rows the protocol does not allow refuse the migration
+   * (row-check.ts). The daemon passes `STORED_ROW_CHECK` (stored-rows.ts).
+   */
+  checkRows?: StoredRowCheck;
 }
 
 /** The repositories one unit of work may use. */

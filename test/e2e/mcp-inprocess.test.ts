@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { createDaemon } from '../../src/daemon/serve.js';
+import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { openMcpStdioPrincipal } from '../../src/daemon/mcp-session.js';
 import { serveMcpStdio } from '../../src/rpc/mcp-stdio.js';

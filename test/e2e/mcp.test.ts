@@ -17,6 +17,9 @@ import { openSession, startHost, type Client, type Host } from '../helpers/host.
 import { REPO_ROOT } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
 import type { HistoryMessage } from '../../src/protocol/index.js';
+import { ToolProjection } from '../../src/protocol/tool.js';
+import { selfContainedJsonSchema } from '../../src/protocol/self-contained.js';
+import { assertWireShape } from '../helpers/wire-validator.js';
 
 interface Structured {
   status: string;
@@ -77,7 +80,9 @@ for (const kind of MCP_KINDS) {
       const tool = tools[0]!;
       assert.deepEqual([...(tool.inputSchema.required ?? [])].sort(), ['input', 'method', 'module']);
       assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}).sort(), ['input', 'method', 'module']);
-      assert.ok(tool.outputSchema, 'an output schema');
+      // The output schema is ToolProjection of src/protocol, generated, self-contained (no $defs to follow), object-rooted.
+      assert.deepEqual(tool.outputSchema, { type: 'object', ...selfContainedJsonSchema(ToolProjection) });
+      assert.ok(!JSON.stringify(tool.outputSchema).includes('$ref'), 'no $ref for a client to resolve');
       assert.equal(tool.annotations?.readOnlyHint, false);
       assert.equal(tool.annotations?.destructiveHint, true);
       assert.equal(tool.annotations?.openWorldHint, false);
@@ -113,6 +118,7 @@ for (const kind of MCP_KINDS) {
       assert.notEqual(created.isError, true);
       assert.equal(created.content.length, 1);
       assert.deepEqual(created.structuredContent, JSON.parse(created.content[0]!.text));
+      assertWireShape('ToolProjection', created.structuredContent);
       assert.equal(created.structuredContent!.data!.event!.owner_id, user);
 
       const read = { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-05-05' } };

@@ -102,7 +102,7 @@ test('the tarball ships what a user needs and no tests or source maps', () => {
   for (const needed of [
     'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
     'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/src/index.js', 'dist/src/index.d.ts',
-    'dist/src/daemon/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
+    'dist/src/app/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
     'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
     'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
     'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',

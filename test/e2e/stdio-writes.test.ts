@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import { createDaemon } from '../../src/daemon/serve.js';
+import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
 import { PendingWrites } from '../../src/rpc/tracked-writer.js';

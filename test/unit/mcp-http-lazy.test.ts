@@ -23,7 +23,7 @@ test('loading the daemon does not load the MCP SDK (it is imported on first use)
     port1.on('message', (u) => seen.push(u));
     port1.unref();
     register(${JSON.stringify(hook)}, { data: { port: port2 }, transferList: [port2] });
-    await import(${JSON.stringify(`${REPO_ROOT}/dist/src/daemon/cli.js`)});
+    await import(${JSON.stringify(`${REPO_ROOT}/dist/src/app/cli.js`)});
     await new Promise((r) => setTimeout(r, 200));
     process.stdout.write(JSON.stringify({ total: seen.length, mcp: seen.filter((u) => u.includes('@modelcontextprotocol') || ['mcp-http.js', 'mcp-stdio.js', 'mcp-server.js'].some((f) => u.endsWith('/rpc/' + f))) }));
   `;

@@ -12,6 +12,7 @@ import { SCHEMA, SCHEMA_VERSION } from '../../src/store/schema.js';
 import { openPgStore, type PgStore } from '../../src/store/pg/pg-store.js';
 import { describePgUrl } from '../../src/store/pg/connect.js';
 import { StoreConflictError, type MessageRow } from '../../src/store/store.js';
+import { STORED_ROW_CHECK } from '../../src/store/stored-rows.js';
 import { dropAllFreshDatabases, freshPgDatabase, needsPg, pgQuery, TEST_PG_URL, withDatabase } from '../helpers/pg.js';
 
 after(dropAllFreshDatabases);
@@ -107,6 +108,34 @@ describe('PostgreSQL engine', needsPg, () => {
     test('URLs in logs lose their password', () => {
       assert.equal(describePgUrl('postgres://u:secret@h:5/d'), 'postgres://u:***@h:5/d');
     });
+  });
+
+  test('an upgrade walks the stored rows: a malformed one refuses it by name and the database stays at its version', async () => {
+    const { store, url } = await freshStore();
+    await store.transaction(async (tx) => {
+      await tx.users.ensure('ria');
+      await tx.messages.insert({ userId: 'ria', threadId: 't1', role: 'user', content: 'hi', metadataJson: '{}' });
+      await tx.messages.insert(toolMessage('ria', 't1', 'c1'));
+    });
+    await store.close();
+    // As a version-3 database was: no credential_keys yet.
+    await pgQuery(url, 'DROP TABLE credential_keys');
+    await pgQuery(url, 'DELETE FROM toolgate_schema');
+    await pgQuery(url, 'INSERT INTO toolgate_schema (version) VALUES (3)');
+    await assert.rejects(openPgStore(url, { log: silent, checkRows: STORED_ROW_CHECK }), (err: Error) => {
+      assert.ok(err instanceof DatabaseOpenError, `a DatabaseOpenError, got ${err.name}`);
+      assert.match(err.message, /migrating the schema from version 3 to \d+ refused: 1 stored row\(s\)/);
+      assert.match(err.message, /messages msg_[\w-]+ \(user ria, thread t1\): metadata\.tool_agent_output/);
+      return true;
+    });
+    const [v] = await pgQuery<{ version: number }>(url, 'SELECT max(version) AS version FROM toolgate_schema');
+    assert.equal(v!.version, 3, 'nothing migrated');
+    // Without the malformed row the same upgrade goes through.
+    await pgQuery(url, "DELETE FROM messages WHERE role = 'tool'");
+    const upgraded = await openPgStore(url, { log: silent, checkRows: STORED_ROW_CHECK });
+    await upgraded.close();
+    const [w] = await pgQuery<{ version: number }>(url, 'SELECT max(version) AS version FROM toolgate_schema');
+    assert.equal(w!.version, SCHEMA_VERSION);
   });
 
   test('messages get 1, 2, 3… per (user, thread); two users share a thread id without sharing a thread', async () => {

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
-import { createDaemon } from '../../src/daemon/serve.js';
+import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
 import { PendingWrites } from '../../src/rpc/tracked-writer.js';

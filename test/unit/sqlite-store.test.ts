@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { createDaemon } from '../../src/daemon/serve.js';
+import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';

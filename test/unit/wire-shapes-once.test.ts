@@ -18,6 +18,7 @@ const SHAPES = [
   'ToolResult',
   'ToolResultNotification',
   'ToolAgentOutput',
+  'ToolProjection',
   'Event',
   'HistoryMessage',
   'SessionOpenResult',
@@ -36,6 +37,8 @@ const REDECLARATIONS: Array<[RegExp, string]> = [
   [/MAX_BATCH_ITEMS\s*=\s*\d/, 'the batch limit as a literal'],
   [/protocol_version:\s*z\./, 'a zod schema for initialize'],
   [/NotInitialized:\s*-32002/, 'a copy of the JSON-RPC error code table'],
+  // The MCP output schema was a hand copy of ToolProjection (status enum, failure literal).
+  [/status:\s*z\.(enum\(\[\s*'success'|literal\('failure'\))/, 'a zod copy of the tool projection / status'],
 ];
 
 function tsFiles(dir: string): string[] {

@@ -13,6 +13,7 @@ import type pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
 import { SCHEMA, SCHEMA_VERSION } from '../schema.js';
 import { createSchemaStatements } from '../schema-ddl.js';
+import { RowReport, type StoredRowCheck } from '../row-check.js';
 
 /**
  * Upgrades of PostgreSQL databases, keyed by the version they lead to. The
@@ -33,7 +34,7 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
 /** Any 64-bit constant; the same one in every toolgate. */
 const MIGRATION_LOCK = 0x746f6f6c67617465n; // "toolgate"
 
-export async function migratePg(client: pg.ClientBase, knownVersion = SCHEMA_VERSION): Promise<number> {
+export async function migratePg(client: pg.ClientBase, knownVersion = SCHEMA_VERSION, checkRows?: StoredRowCheck): Promise<number> {
   // Fast path (every project-cli process opens the store): already current, no lock taken.
   const seen = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM toolgate_schema').catch(() => undefined);
   if (seen?.rows[0]?.version === knownVersion) return knownVersion;
@@ -56,6 +57,15 @@ export async function migratePg(client: pg.ClientBase, knownVersion = SCHEMA_VER
         if (!steps) throw new DatabaseOpenError(`no PostgreSQL upgrade from schema version ${v - 1} to ${v}`);
         for (const sql of steps) await client.query(sql);
       }
+      // Rows written by an older toolgate are checked once, here, not on every read.
+      if (checkRows) {
+        const report = await checkStoredRows(client, checkRows);
+        try {
+          report.refuseIfAny(current, knownVersion);
+        } catch (err) {
+          throw new DatabaseOpenError((err as Error).message);
+        }
+      }
     }
     if (current !== knownVersion) await client.query('INSERT INTO toolgate_schema (version) VALUES ($1)', [knownVersion]);
     await client.query('COMMIT');
@@ -64,4 +74,28 @@ export async function migratePg(client: pg.ClientBase, knownVersion = SCHEMA_VER
     await client.query('ROLLBACK').catch(() => {});
     throw err;
   }
+}
+
+/** Walks every message and call record, a page at a time (inside the migration's transaction). */
+async function checkStoredRows(client: pg.ClientBase, check: StoredRowCheck): Promise<RowReport> {
+  const report = new RowReport();
+  const PAGE = 1000;
+  for (let after = 0; ; ) {
+    const { rows } = await client.query<{ seq: string; id: string; user_id: string; thread_id: string; role: string; metadata: string; tool_call_id: string | null; status: string | null }>(
+      'SELECT seq, id, user_id, thread_id, role, metadata::text AS metadata, tool_call_id, status FROM messages WHERE seq > $1 ORDER BY seq LIMIT $2',
+      [after, PAGE],
+    );
+    for (const row of rows) report.add(`messages ${row.id} (user ${row.user_id}, thread ${row.thread_id})`, check.message(row));
+    if (rows.length < PAGE) break;
+    after = Number(rows[rows.length - 1]!.seq);
+  }
+  for (let offset = 0; ; offset += PAGE) {
+    const { rows } = await client.query<{ user_id: string; thread_id: string; tool_call_id: string; args: string; outcome: string }>(
+      'SELECT user_id, thread_id, tool_call_id, args, outcome FROM tool_calls ORDER BY user_id, thread_id, tool_call_id LIMIT $1 OFFSET $2',
+      [PAGE, offset],
+    );
+    for (const row of rows) report.add(`tool_calls (user ${row.user_id}, thread ${row.thread_id}, tool_call_id ${row.tool_call_id})`, check.toolCall(row));
+    if (rows.length < PAGE) break;
+  }
+  return report;
 }

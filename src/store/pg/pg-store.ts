@@ -261,7 +261,7 @@ export async function openPgStore(url: string, opts: PgStoreOptions = {}): Promi
     const client = await pool.connect();
     let version: number;
     try {
-      version = await migratePg(client);
+      version = await migratePg(client, undefined, opts.checkRows);
     } finally {
       client.release();
     }

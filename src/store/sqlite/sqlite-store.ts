@@ -218,5 +218,5 @@ export class SqliteStore implements Store {
 
 /** Opens (creating and migrating when needed) a SQLite file as a Store. */
 export function openSqliteStore(file: string, opts: StoreOptions = {}): SqliteStore {
-  return new SqliteStore(openDatabase(file, opts.synchronous ? { synchronous: opts.synchronous } : {}));
+  return new SqliteStore(openDatabase(file, { ...(opts.synchronous ? { synchronous: opts.synchronous } : {}), checkRows: opts.checkRows }));
 }

@@ -2,30 +2,31 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../store/open-store.js';
+import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
-import { ConfigError, resolveBearerKeys } from './bearer-auth.js';
-import { loadConfig } from './config.js';
-import { loadSigningKey } from './credential-issuer.js';
-import { dataDirOf, describeDb, resolveDbPath } from './data-dir.js';
-import type { Daemon } from './daemon.js';
-import { inprocessExecutor, subprocessExecutor } from './executor.js';
-import { createLogger, type Logger } from './logger.js';
-import { PACKAGE_ROOT } from './package-root.js';
-import { recoverToolCalls } from './recovery.js';
-import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from './sessions.js';
-import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from './subscriptions.js';
-import { createHttpServer } from './http-server.js';
-import { agUiStreamRoute } from './ag-ui-stream.js';
-import { ThreadEventBus } from './thread-events.js';
+import { ConfigError, resolveBearerKeys } from '../daemon/bearer-auth.js';
+import { loadConfig } from '../daemon/config.js';
+import { loadSigningKey } from '../daemon/credential-issuer.js';
+import { dataDirOf, describeDb, resolveDbPath } from '../daemon/data-dir.js';
+import type { Daemon } from '../daemon/daemon.js';
+import { inprocessExecutor, subprocessExecutor } from '../daemon/executor.js';
+import { createLogger, type Logger } from '../daemon/logger.js';
+import { PACKAGE_ROOT } from '../daemon/package-root.js';
+import { recoverToolCalls } from '../daemon/recovery.js';
+import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
+import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
+import { createHttpServer } from '../rpc/http-server.js';
+import { agUiStreamRoute } from '../rpc/ag-ui-stream.js';
+import { ThreadEventBus } from '../daemon/thread-events.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
-import type { DaemonConfig } from './config.js';
+import type { DaemonConfig } from '../daemon/config.js';
 import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
-import { openMcpStdioPrincipal } from './mcp-session.js';
-import { discoverSkills } from './skills.js';
-import { configuredSecrets } from './configured-secrets.js';
-import { UiCache } from './ui-cache.js';
+import { openMcpStdioPrincipal } from '../daemon/mcp-session.js';
+import { discoverSkills } from '../daemon/skills.js';
+import { configuredSecrets } from '../daemon/configured-secrets.js';
+import { UiCache } from '../daemon/ui-cache.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -92,7 +93,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
   const config = loadConfig(opts.config, discoverSkills());
-  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log });
+  // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
+  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log, checkRows: STORED_ROW_CHECK });
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
@@ -120,7 +122,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     // PostgreSQL: other daemons' calls reach this daemon's subscribers and streams (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
-      const { deliverFromOtherDaemons, PgFanout } = await import('./pg-fanout.js');
+      const { deliverFromOtherDaemons, PgFanout } = await import('../daemon/pg-fanout.js');
       daemon.fanout = await PgFanout.start(store as PgStore, deliverFromOtherDaemons(daemon));
     }
     return daemon;

@@ -17,10 +17,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import type { MessageRow } from '../store/store.js';
-import { Unauthorized, verifyBearer } from './bearer-auth.js';
-import type { Daemon } from './daemon.js';
-import { threadSeqOf } from './thread-events.js';
-import { compileStoredUi } from './ui.js';
+import { Unauthorized, verifyBearer } from '../daemon/bearer-auth.js';
+import type { Daemon } from '../daemon/daemon.js';
+import { threadSeqOf } from '../daemon/thread-events.js';
+import { compileStoredUi } from '../daemon/ui.js';
 import { requestTarget } from './request-target.js';
 
 export interface AgUiStreamOptions {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Daemon } from './daemon.js';
+import type { Daemon } from '../daemon/daemon.js';
 import { serveInspectorFile } from './inspector-files.js';
 import { requestTarget } from './request-target.js';
 

@@ -1,13 +1,13 @@
 /**
  * `toolgate` command line: parses flags and hands over. Nothing else lives here.
  */
-import { ConfigError } from './bearer-auth.js';
+import { ConfigError } from '../daemon/bearer-auth.js';
 import { DatabaseOpenError } from '../store/database.js';
-import { devToken } from './dev-token.js';
-import { addAutomationJob } from './automation.js';
+import { devToken } from '../daemon/dev-token.js';
+import { addAutomationJob } from '../daemon/automation.js';
 import { serve, VERSION } from './serve.js';
-import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
-import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
+import { UsageError, parseCommand, printable, renderHelp, renderIndex } from '../daemon/cli-help.js';
+import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from '../daemon/cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 
