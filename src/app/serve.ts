@@ -3,6 +3,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../store/open-store.js';
 import { STORED_ROW_CHECK } from '../store/stored-rows.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { startCheckpointer } from '../store/sqlite/checkpointer.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, resolveBearerKeys } from '../daemon/bearer-auth.js';
@@ -95,6 +97,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   const config = loadConfig(opts.config, discoverSkills());
   // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
   const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log, checkRows: STORED_ROW_CHECK });
+  // SQLite: WAL checkpoints on their own thread, off the calls' path (checkpointer.ts).
+  if (store instanceof SqliteStore) {
+    store.useCheckpointer(startCheckpointer(dbPath, config.store.synchronous, (err) => log.log('warn', 'WAL checkpoint failed', { err })));
+  }
   try {
     const signingKey = await loadSigningKey(opts.env, dataDir);
     // The public half is what project-cli will trust for this database (contract sections 6, 7).

@@ -1,5 +1,5 @@
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
-import { randomUUID } from 'node:crypto';
+import { newRowId } from '../store/ids.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CredentialIssuance } from '../store/store.js';
@@ -79,7 +79,8 @@ export interface Issued {
  * process it is signed (`signCredential`).
  */
 export function issueClaims(req: CredentialRequest): Issued {
-  const jti = randomUUID();
+  // Time-ordered like every row id: the audit table is keyed by it (src/store/ids.ts).
+  const jti = newRowId('');
   const iat = Math.floor(Date.now() / 1000);
   const exp = iat + CREDENTIAL_LIFETIME_S;
   const claims: CredentialClaims = {

@@ -48,28 +48,50 @@ function chained(write: (line: string) => void, threshold: number, chain: readon
   };
 }
 
+/** How long a logged line may wait for others before it is written. */
+export const LOG_FLUSH_MS = 25;
+/** Pending text past which the lines are written at the next turn instead. */
+const LOG_FLUSH_BYTES = 32 * 1024;
+
 /**
- * stderr, one write per turn of the event loop: the lines logged by calls
- * that finish together (a line each) cost one system call instead of one
- * each. Whatever is pending is written synchronously at exit, so a line
- * logged just before the process ends is not lost.
+ * stderr, one write per short window: a write to a pipe costs a system call
+ * and a wake-up of the reader (measured ~0.3 ms a line on the bench machine,
+ * as much as the call's own response), so the lines of the calls that finish
+ * within LOG_FLUSH_MS of each other leave in one write. Whatever is pending
+ * is written synchronously at exit, so a line logged just before the process
+ * ends is not lost.
  */
-export function stderrLines(stream: NodeJS.WritableStream = process.stderr): (line: string) => void {
+export function stderrLines(
+  stream: NodeJS.WritableStream = process.stderr,
+  windowMs = LOG_FLUSH_MS,
+): ((line: string) => void) & { flush: () => void } {
   let pending: string[] = [];
-  let scheduled = false;
+  let bytes = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let soon = false;
   const flush = () => {
-    scheduled = false;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    soon = false;
     if (pending.length === 0) return;
     const text = pending.length === 1 ? pending[0]! : pending.join('');
     pending = [];
+    bytes = 0;
     stream.write(text);
   };
   process.once('exit', flush);
-  return (line) => {
+  const write = (line: string) => {
     pending.push(line);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush).unref();
+    bytes += line.length;
+    if (bytes >= LOG_FLUSH_BYTES) {
+      if (!soon) {
+        soon = true;
+        setImmediate(flush).unref();
+      }
+    } else if (!timer) {
+      timer = setTimeout(flush, windowMs);
+      timer.unref();
     }
   };
+  return Object.assign(write, { flush });
 }

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
+import { once } from 'node:events';
 import { createLogger, stderrLines } from '../../src/daemon/logger.js';
 
 /** A field that records whether anything read or serialized it. */
@@ -60,14 +61,26 @@ test('TOOLGATE_LOG_LEVEL chooses the level', () => {
   }
 });
 
-test('stderr lines logged in the same turn go out in one write', async () => {
+test('stderr lines logged close together go out in one write', async () => {
   const stream = new PassThrough();
   const writes: string[] = [];
   stream.on('data', (c: Buffer) => writes.push(c.toString('utf8')));
-  const write = stderrLines(stream);
+  // A window far longer than the test: only the explicit flush (what exit does) writes.
+  const write = stderrLines(stream, 60_000);
   write('{"a":1}\n');
+  await new Promise((r) => setImmediate(r));
   write('{"b":2}\n');
   await new Promise((r) => setImmediate(r));
+  assert.deepEqual(writes, [], 'the lines wait for the window');
+  write.flush();
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(writes, ['{"a":1}\n{"b":2}\n']);
+});
+
+test('a logged line is written once its window has passed', async () => {
+  const stream = new PassThrough();
+  const write = stderrLines(stream, 1);
+  write('{"c":3}\n');
+  const [chunk] = (await once(stream, 'data')) as [Buffer];
+  assert.equal(chunk.toString('utf8'), '{"c":3}\n');
 });

@@ -8,11 +8,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
+import { startCheckpointer } from '../../src/store/sqlite/checkpointer.js';
 import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { tempDir } from '../helpers/repo.js';
@@ -71,6 +72,33 @@ test('units that arrive together share one COMMIT; each settles after it, alread
     assert.deepEqual(seenAtResolve, Array(20).fill(1), 'every unit was committed when its promise resolved');
   } finally {
     other.close();
+    await store.close();
+  }
+});
+
+test('with a checkpoint thread, committed WAL frames reach the database file off the calls’ thread', { timeout: 60_000 }, async () => {
+  const file = join(tempDir(), 'toolgate.db');
+  const store = openSqliteStore(file);
+  const errors: string[] = [];
+  store.useCheckpointer(startCheckpointer(file, 'FULL', (e) => errors.push(e)));
+  const engine = store as unknown as { run(sql: string): void };
+  const run = engine.run.bind(store);
+  const checkpointsHere: string[] = [];
+  engine.run = (sql: string) => {
+    if (/checkpoint/i.test(sql)) checkpointsHere.push(sql);
+    run(sql);
+  };
+  try {
+    // Every write so far (the schema included) sits in the WAL: the daemon's connection no longer
+    // checkpoints at SQLite's default threshold, so only the thread moves pages into the file.
+    const before = statSync(file).size;
+    await store.transaction((tx) => tx.users.ensure('u'));
+    for (let i = 0; i < 100; i++) await store.transaction((tx) => tx.memories.upsert('u', `k${i}`, 'x'.repeat(2000)));
+    while (statSync(file).size <= before) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(checkpointsHere, []);
+    assert.deepEqual(errors, []);
+    assert.equal((store.connection.prepare('SELECT count(*) AS n FROM memories').get() as { n: number }).n, 100);
+  } finally {
     await store.close();
   }
 });

@@ -9,7 +9,7 @@
  * JSON the daemon must return unchanged (tool arguments, CLI outcomes) is kept
  * as text; `messages.metadata` is `jsonb` and comes back as its text.
  */
-import { randomUUID } from 'node:crypto';
+import { newRowId } from '../ids.js';
 import { nowIso } from '../database.js';
 import type {
   CredentialKeysRepo,
@@ -128,7 +128,7 @@ export class PgMessages implements MessagesRepo {
       [m.userId, m.threadId, createdAt],
     );
     const threadSeq = thread!.last_seq;
-    const id = `msg_${randomUUID()}`;
+    const id = newRowId('msg_');
     // The NOTIFY is part of the transaction: sent at COMMIT, never for a rolled-back insert.
     const inserted = await this.q(
       `WITH m AS (
@@ -313,7 +313,7 @@ export class PgAutomationJobs implements AutomationJobsRepo {
   constructor(private readonly q: Query) {}
 
   async create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob> {
-    const id = `job_${randomUUID()}`;
+    const id = newRowId('job_');
     await this.q(
       'INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)',
       [id, job.ownerId, JSON.stringify(job.enabledSkills), JSON.stringify(job.allowedActions), nowIso()],
@@ -345,7 +345,7 @@ export class PgEvents implements EventsRepo {
     const rows = await this.q<Event>(
       `INSERT INTO events AS e (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ${EVENT_COLUMNS}`,
-      [`evt_${randomUUID()}`, ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now],
+      [newRowId('evt_'), ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now],
     );
     return rows[0]!;
   }
@@ -396,7 +396,7 @@ export class PgInvites implements InvitesRepo {
          status = CASE WHEN i.status = 'rejected' THEN 'pending' ELSE i.status END,
          updated_at = excluded.updated_at
        RETURNING ${INVITE_COLUMNS}`,
-      [`inv_${randomUUID()}`, eventId, inviterId, inviteeId, now],
+      [newRowId('inv_'), eventId, inviterId, inviteeId, now],
     );
     return rows[0]!;
   }

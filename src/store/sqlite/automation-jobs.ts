@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
+import { newRowId } from '../ids.js';
 import type { AutomationJob, AutomationJobsRepo } from '../store.js';
 import { nowIso, type Statements } from './statements.js';
 
 export function sqliteAutomationJobs(st: Statements): AutomationJobsRepo {
   return {
     async create(job: Omit<AutomationJob, 'id'>) {
-      const id = `job_${randomUUID()}`;
+      const id = newRowId('job_');
       st.get('INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at) VALUES (?, ?, ?, ?, ?)').run(
         id,
         job.ownerId,

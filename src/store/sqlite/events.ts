@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newRowId } from '../ids.js';
 import type { Event, EventFields, EventsRepo } from '../store.js';
 import { nowIso, type Statements } from './statements.js';
 
@@ -16,7 +16,7 @@ export function sqliteEvents(st: Statements): EventsRepo {
     st.get(`SELECT ${COLUMNS} FROM events e WHERE e.id = ? AND e.owner_id = ?`).get(eventId, ownerId) as Event | undefined;
   return {
     async create(ownerId: string, f: EventFields) {
-      const id = `evt_${randomUUID()}`;
+      const id = newRowId('evt_');
       const now = nowIso();
       st.get(
         `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newRowId } from '../ids.js';
 import type { InviteRow, InviteStatus, InvitesRepo } from '../store.js';
 import { nowIso, type Statements } from './statements.js';
 
@@ -16,7 +16,7 @@ export function sqliteInvites(st: Statements): InvitesRepo {
          ON CONFLICT(event_id, invitee_id) DO UPDATE SET
            status = CASE WHEN invites.status = 'rejected' THEN 'pending' ELSE invites.status END,
            updated_at = excluded.updated_at`,
-      ).run(`inv_${randomUUID()}`, eventId, inviterId, inviteeId, now, now);
+      ).run(newRowId('inv_'), eventId, inviterId, inviteeId, now, now);
       return st.get(`SELECT ${COLUMNS} FROM invites WHERE event_id = ? AND invitee_id = ?`).get(eventId, inviteeId) as InviteRow;
     },
     async getFor(inviteeId: string, inviteId: string) {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newRowId } from '../ids.js';
 import type { MessagePage, MessageRow, MessagesRepo, NewMessage } from '../store.js';
 import { nowIso, uniquely, type Statements } from './statements.js';
 
@@ -12,7 +12,7 @@ export function sqliteMessages(st: Statements): MessagesRepo {
       | undefined)?.thread_seq;
   return {
     async insert(m: NewMessage): Promise<MessageRow> {
-      const id = `msg_${randomUUID()}`;
+      const id = newRowId('msg_');
       const createdAt = nowIso();
       // One statement claims the thread (when new), bumps it and hands out the next thread_seq.
       const { last_seq: threadSeq } = st
