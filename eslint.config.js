@@ -28,12 +28,6 @@ const NO_WIRE_ERRORS = [
   ['(^|/)protocol/(errors|index)\\.js$', 'only src/rpc knows JSON-RPC error codes: throw a DaemonError (src/daemon/errors.ts)', ['RpcErrorCode']],
 ];
 
-/**
- * Files that still import a layer above them, each to be removed as the layering work lands:
- * demo.ts is the demo host that belongs in examples/ (a host may use the wire's errors).
- */
-const DAEMON_IMPORTS_RPC_TODAY = ['src/daemon/demo.ts'];
-
 export default defineConfig(
   { ignores: ['dist/**', 'node_modules/**', 'protocol/**', 'data/**', 'src/inspector/**'] },
   { rules: eslintRecommended },
@@ -68,6 +62,25 @@ export default defineConfig(
       'no-restricted-imports': forbid([
         '^\\.\\./(?!protocol/)',
         'the conformance runner speaks only the public protocol: import src/protocol, nothing else of the code base',
+      ]),
+    },
+  },
+  {
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid([
+        '^\\.\\./(?!protocol/)',
+        'the client speaks only the public protocol: import src/protocol, nothing else of the code base (never the daemon)',
+      ]),
+    },
+  },
+  {
+    // Example hosts are written as a host author would: on the client and the protocol, never the daemon.
+    files: ['examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid([
+        '^\\.\\./\\.\\./src/(?!client/|protocol/)',
+        'an example host uses only toolgate/client and toolgate/protocol (src/client, src/protocol)',
       ]),
     },
   },
@@ -111,7 +124,6 @@ export default defineConfig(
   },
   {
     files: ['src/daemon/**/*.ts'],
-    ignores: DAEMON_IMPORTS_RPC_TODAY,
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'the daemon is below the composition root (src/app)'),

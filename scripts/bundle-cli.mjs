@@ -1,5 +1,5 @@
 // Bundles project-cli into one CommonJS file plus a V8 code cache for it.
-// Measured reason (bench/RESULTS.md, docs/protocols/tool-protocol.md §25):
+// Measured reason (bench/RESULTS.md, docs/protocols/tool-protocol.md, "Why `project-cli` is bundled"):
 // each subprocess tool call starts a fresh Node, so every millisecond of
 // start-up is paid per call.
 //  - One file instead of ~200 small ESM files (zod, jose, our modules).

@@ -33,7 +33,9 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
       }
       case 'demo': {
         if (parseCommand(DEMO, rest) === null) return 0;
-        const { runDemo } = await import('../daemon/demo.js');
+        // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
+        const demo = new URL('../../examples/demo-host/demo.js', import.meta.url).href;
+        const { runDemo } = (await import(demo)) as { runDemo(args: string[]): Promise<number> };
         return await runDemo(rest);
       }
       case '--version':

@@ -105,6 +105,8 @@ test('the tarball ships what a user needs and no tests or source maps', () => {
     'dist/src/app/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
     'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
     'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
+    'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',
+    'examples/README.md', 'docs/protocols/README.md', 'docs/protocols/transports.md', 'docs/protocols/data-flow.md',
   ]) {
     assert.ok(files.includes(needed), `ships ${needed}`);
   }
@@ -146,6 +148,23 @@ test('toolgate/protocol and toolgate/schemas/*.json resolve from the installed p
   assert.ok(out.methods >= 11);
   assert.equal(out.version, '1');
   assert.equal(out.same, true);
+});
+
+test('toolgate/client from the installed package spawns the installed daemon and runs a session; toolgate demo runs from there too', () => {
+  const db = join(work, 'data', 'client.db');
+  const token = execFileSync(join(app, 'node_modules', '.bin', 'toolgate'), ['dev-token', '--user', 'dana', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
+  const script =
+    "import { ToolgateClient } from 'toolgate/client'; " +
+    `const c = ToolgateClient.spawn({ args: ['--db', ${JSON.stringify(db)}], token: process.env.T }); ` +
+    "await c.initialize(); const s = await c.openSession(); " +
+    "const r = await s.invoke('packed', 'c1', { module: 'memory', method: 'read', input: {} }); " +
+    'console.log(JSON.stringify({ user: s.info.user_id, status: r.status, code: await c.stop() }));';
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env: { ...env, T: token }, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { user: 'dana', status: 'success', code: 0 });
+  const demo = spawnSync(join(app, 'node_modules', '.bin', 'toolgate'), ['demo', '--db', join(work, 'data', 'demo.db')], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(demo.status, 0, demo.stdout + demo.stderr);
+  assert.match(demo.stdout, /history content === the text tool\/invoke returned/);
 });
 
 test('the conformance runner ships with its dependencies: it passes against the installed daemon', () => {

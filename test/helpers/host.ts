@@ -1,18 +1,14 @@
 /**
  * A host as an integrator would write one: spawns the real daemon and speaks
- * JSON-RPC to it over stdio (LSP framing) or WebSocket (/rpc). Tests take a
+ * JSON-RPC to it over stdio (LSP framing) or WebSocket (/rpc), through the
+ * package's own typed client (`toolgate/client`, src/client), so every e2e
+ * suite built on this helper exercises that client too. Tests take a
  * Transport and run the same cases over both.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import WebSocket from 'ws';
-import {
-  createMessageConnection,
-  StreamMessageReader,
-  StreamMessageWriter,
-  type MessageConnection,
-} from 'vscode-jsonrpc/node';
-import { WebSocketMessageReader, WebSocketMessageWriter } from '../../src/rpc/ws-message-stream.js';
+import type { MessageConnection } from 'vscode-jsonrpc/node';
+import { ToolgateClient } from '../../src/client/index.js';
 import { TOOLGATE_BIN, tempDir } from './repo.js';
 import { assertResultShape, assertWireShape, RESULT_SHAPE } from './wire-validator.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
@@ -28,6 +24,9 @@ export interface WireEvent {
 }
 
 export interface Client {
+  /** The typed client this test client wraps. */
+  client: ToolgateClient;
+  /** Its vscode-jsonrpc connection (`client.connection`), for raw sends such as `$/cancelRequest`. */
   rpc: MessageConnection;
   /** Every notification and response on this client, in arrival order. */
   wire: WireEvent[];
@@ -63,10 +62,10 @@ export interface StartOptions {
  * Every result and `tool/result` notification a test receives is validated against schemas/:
  * a notification that does not match fails the client's next request.
  */
-function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client {
+function makeClient(tg: ToolgateClient, close: () => Promise<void> = () => tg.close()): Client {
   const wire: WireEvent[] = [];
   const violations: string[] = [];
-  rpc.onNotification((method, params) => {
+  tg.onAnyNotification((method, params) => {
     wire.push({ kind: 'notification', method, payload: params });
     if (method === 'tool/result') {
       try {
@@ -76,14 +75,13 @@ function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client 
       }
     }
   });
-  rpc.onError(() => {});
-  rpc.listen();
   return {
-    rpc,
+    client: tg,
+    rpc: tg.connection,
     wire,
     async request<T>(method: string, params?: unknown): Promise<T> {
       try {
-        const result = (await (params === undefined ? rpc.sendRequest(method) : rpc.sendRequest(method, params))) as T;
+        const result = await tg.request<T>(method, params);
         wire.push({ kind: 'response', method, payload: result });
         if (violations.length > 0) throw new Error(`notification off schema: ${violations.join('\n')}`);
         if (Object.hasOwn(RESULT_SHAPE, method)) assertResultShape(method, result);
@@ -98,20 +96,7 @@ function makeClient(rpc: MessageConnection, close: () => Promise<void>): Client 
 }
 
 export async function connectWs(port: number): Promise<Client> {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/rpc`);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('error', reject);
-  });
-  const rpc = createMessageConnection(new WebSocketMessageReader(socket), new WebSocketMessageWriter(socket));
-  return makeClient(rpc, async () => {
-    rpc.dispose();
-    if (socket.readyState === socket.OPEN) {
-      const closed = new Promise((r) => socket.once('close', r));
-      socket.close();
-      await closed;
-    }
-  });
+  return makeClient(await ToolgateClient.connect(`ws://127.0.0.1:${port}/rpc`));
 }
 
 export async function startHost(opts: StartOptions = {}): Promise<Host> {
@@ -119,36 +104,35 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
   const dataDir = opts.dataDir ?? tempDir();
   // The PostgreSQL pass: the daemons of one data folder share one fresh database.
   const dbPath = opts.db ?? (TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
-  const transportArgs = transport === 'stdio' ? ['--stdio'] : ['--ws', '--port', '0'];
   // A database URL (it holds a password) goes in TOOLGATE_DB, as the docs advise, never in argv.
   const viaEnv = /^postgres(ql)?:\/\//i.test(dbPath);
-  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', ...transportArgs, ...(viaEnv ? [] : ['--db', dbPath]), ...(opts.args ?? [])], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET,
-      ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}),
-      ...(viaEnv ? { TOOLGATE_DB: dbPath } : {}),
-      ...opts.env,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const dbArgs = viaEnv ? [] : ['--db', dbPath];
+  const env = {
+    PATH: process.env.PATH ?? '',
+    TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET,
+    ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}),
+    ...(viaEnv ? { TOOLGATE_DB: dbPath } : {}),
+    ...opts.env,
+  };
+  let proc: ChildProcessWithoutNullStreams;
+  let client: Client | undefined;
+  let port: number | undefined;
   let stderr = '';
   let onListening: ((port: number) => void) | undefined;
+  if (transport === 'stdio') {
+    const tg = ToolgateClient.spawn({ command: [process.execPath, TOOLGATE_BIN], args: [...dbArgs, ...(opts.args ?? [])], env });
+    proc = tg.process!;
+    client = makeClient(tg, async () => tg.connection.dispose());
+  } else {
+    proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--ws', '--port', '0', ...dbArgs, ...(opts.args ?? [])], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  }
   proc.stderr.on('data', (c: Buffer) => {
     stderr += c.toString('utf8');
     const m = /^\{"listening":\{"host":"[^"]*","port":(\d+)\}\}$/m.exec(stderr);
     if (m && onListening) onListening(Number(m[1]));
   });
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-
-  let client: Client;
-  let port: number | undefined;
-  if (transport === 'stdio') {
-    const rpc = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
-    client = makeClient(rpc, async () => rpc.dispose());
-    // Once the daemon is gone and its stdout drained, pending requests fail instead of hanging.
-    proc.once('close', () => rpc.dispose());
-  } else {
+  if (transport === 'ws') {
     port = await new Promise<number>((resolve, reject) => {
       onListening = resolve;
       proc.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${stderr}`)));
@@ -156,6 +140,7 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
     });
     client = await connectWs(port);
   }
+  if (!client) throw new Error('unreachable: no client');
 
   const extra: Client[] = [];
   const host: Host = {
@@ -178,7 +163,7 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
         if (transport === 'stdio') {
           try {
             await client.request('shutdown');
-            await client.rpc.sendNotification('exit');
+            await client.client.exit();
           } catch {
             /* already gone */
           }

@@ -10,9 +10,6 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../helpers/repo.js';
 
-/** The demo host moves to examples/ (another change); until then it is a host inside src/daemon. */
-const DEMO_HOST = ['src/daemon/demo.ts'];
-
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
     const path = join(dir, d.name);
@@ -29,9 +26,9 @@ function importsOf(text: string): Array<{ from: string; names: string }> {
   return found;
 }
 
-function violations(layer: string, rule: (imp: { from: string; names: string }) => string | null, skip: string[] = []): string[] {
+function violations(layer: string, rule: (imp: { from: string; names: string }) => string | null, skip: string[] = [], root = join(REPO_ROOT, 'src')): string[] {
   const out: string[] = [];
-  for (const file of tsFiles(join(REPO_ROOT, 'src', layer))) {
+  for (const file of tsFiles(join(root, layer))) {
     const rel = relative(REPO_ROOT, file);
     if (skip.includes(rel)) continue;
     for (const imp of importsOf(readFileSync(file, 'utf8'))) {
@@ -55,7 +52,7 @@ const both = (...rules: Array<(imp: { from: string; names: string }) => string |
   rules.map((r) => r(imp)).find((v) => v !== null) ?? null;
 
 test('no file in src/daemon imports src/rpc or src/app, nor builds JSON-RPC errors', () => {
-  assert.deepEqual(violations('daemon', both(upward('rpc', 'app'), wireErrors), DEMO_HOST), []);
+  assert.deepEqual(violations('daemon', both(upward('rpc', 'app'), wireErrors)), []);
 });
 
 test('the layers below the daemon import nothing above them and know no JSON-RPC error', () => {
@@ -67,6 +64,12 @@ test('the layers below the daemon import nothing above them and know no JSON-RPC
 
 test('the transports never import the composition root', () => {
   assert.deepEqual(violations('rpc', upward('app')), []);
+});
+
+test('the client and the example hosts stand on the public protocol alone, never on the daemon', () => {
+  const only = (allowed: RegExp, what: string) => (imp: { from: string }) => (imp.from.startsWith('.') && !allowed.test(imp.from) ? what : null);
+  assert.deepEqual(violations('client', only(/^\.\/|^\.\.\/protocol\//, 'the client imports only src/protocol')), []);
+  assert.deepEqual(violations('.', only(/^\.\/|^\.\.\/\.\.\/src\/(client|protocol)\//, 'an example host imports only src/client and src/protocol'), [], join(REPO_ROOT, 'examples')), []);
 });
 
 test('the scan sees imports (a probe of each kind is caught)', () => {

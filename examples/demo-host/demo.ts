@@ -1,35 +1,53 @@
 /**
- * `toolgate demo` — the newcomer's first look (`npm start`).
+ * `toolgate demo` — the newcomer's first look (`npm start`), and an example
+ * of a host built on `toolgate/client`.
  *
- * Starts the real daemon as a child process (`serve --stdio --dev`), mints a
- * dev bearer token for `alice` exactly as `toolgate dev-token` does, and plays
- * a scripted host session over LSP-framed JSON-RPC, printing every request,
- * response and notification so a person can follow what a host sees.
- * The bearer token itself is never printed.
+ * Starts the real daemon as a child process (`serve --stdio --dev`) through
+ * the typed client, gets a dev bearer token for `alice` from
+ * `toolgate dev-token` (as a person would), and plays a scripted host
+ * session, printing every request, response and notification so a person can
+ * follow what a host sees. The bearer token itself is never printed.
+ *
+ * It imports nothing of the daemon: only the client (in your own project,
+ * `import { ToolgateClient } from 'toolgate/client'`).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createMessageConnection, ResponseError, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import { DEV_SECRET_FILE } from './bearer-auth.js';
-import { devToken } from './dev-token.js';
-import { PACKAGE_ROOT } from './package-root.js';
-import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './demo-output.js';
-import type { HistoryMessage, ToolResponse, ToolResultNotification } from '../protocol/index.js';
+import { ResponseError, ToolgateClient, defaultToolgateCommand, type HistoryGetResult, type Session, type ToolCallArgs, type ToolResponse, type ToolResultNotification } from '../../src/client/index.js';
+import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './output.js';
 
 /** The repository's demo database (`npm start` and `npm run inspector` both pass it), so the inspector shows the demo's threads. */
 const DEMO_DB = 'data/toolgate.db';
 const DEMO_USER = 'alice';
+/** The file `toolgate dev-token` and `serve --dev` keep the local dev secret in, beside the database. */
+const DEV_SECRET_FILE = 'dev-bearer-secret';
 const REQUEST_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 10_000;
-const STDERR_KEEP = 256 * 1024;
+
+/** The package root (docs/ lives there), found from this file. */
+const PACKAGE_ROOT: string = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return dir;
+})();
 
 class DemoFailure extends Error {
   override name = 'DemoFailure';
 }
 
-// The wire shapes the demo host reads, as a host would import them.
-type ToolResultNote = ToolResultNotification;
+/** `toolgate dev-token …`: a user bearer token signed with the configured secret or the data folder's dev secret. */
+function mintDevToken(command: readonly string[], args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const [program, ...lead] = command;
+  return new Promise((res, rej) => {
+    execFile(program!, [...lead, 'dev-token', ...args], { env, encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (err) rej(new DemoFailure(`toolgate dev-token failed: ${stderr.trim() || err.message}`));
+      else res(stdout.trim());
+    });
+  });
+}
 
 // ───────────────────────────── the demo ─────────────────────────────
 
@@ -50,49 +68,34 @@ export async function runDemo(args: string[]): Promise<number> {
     notes.push('TOOLGATE_BEARER_JWKS is ignored here: the demo signs its own token with the local dev secret');
   }
 
-  let child: ChildProcessWithoutNullStreams | undefined;
-  let rpc: MessageConnection | undefined;
-  let stderr = '';
-  let exited: Promise<number | null> = Promise.resolve(null);
+  const command = defaultToolgateCommand();
+  const bin = command[1]!;
+  let client: ToolgateClient | undefined;
   let shuttingDown = false;
 
   const forwardStderr = () => {
-    const text = stderr.trimEnd();
+    const text = client?.stderr().trimEnd();
     if (!text) return;
-    p.err(`--- daemon stderr (${child?.pid ?? '?'}) ---`);
+    p.err(`--- daemon stderr (${client?.process?.pid ?? '?'}) ---`);
     p.err(text);
     p.err('--- end of daemon stderr ---');
   };
 
   try {
     // The token first: with no TOOLGATE_BEARER_SECRET this creates the data folder (0700) and the dev secret the daemon then reads.
-    const token = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 3600, db: dbPath, env });
+    const token = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', '3600', '--db', dbPath], env);
     p.hide(token);
 
-    const bin = join(PACKAGE_ROOT, 'bin', 'toolgate.mjs');
-    const childArgs = [bin, 'serve', '--stdio', '--dev', '--db', dbPath];
-    child = spawn(process.execPath, childArgs, { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const proc = child;
-    proc.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString('utf8');
-      if (stderr.length > STDERR_KEEP) stderr = stderr.slice(-STDERR_KEEP);
-    });
-    proc.stdin.on('error', () => {}); // a dead child shows up through `exited`
-    exited = new Promise<number | null>((res) => proc.on('exit', (code, signal) => res(code ?? (signal ? 128 : null))));
+    const tg = ToolgateClient.spawn({ command, args: ['--dev', '--db', dbPath], env, token });
+    client = tg;
+    const proc = tg.process!;
     const spawnFailed = new Promise<never>((_, rej) => proc.on('error', (e) => rej(new DemoFailure(`cannot start the daemon: ${e.message}`))));
-    const diedEarly = exited.then((code) => {
+    const diedEarly = tg.exited.then((code) => {
       if (!shuttingDown) throw new DemoFailure(`the daemon exited unexpectedly (exit code ${code})`);
       return new Promise<never>(() => {});
     });
     spawnFailed.catch(() => {});
     diedEarly.catch(() => {});
-
-    const conn = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
-    rpc = conn;
-    const notifications: Array<{ method: string; params: unknown }> = [];
-    conn.onNotification((method, params) => void notifications.push({ method, params }));
-    conn.onError(() => {});
-    conn.listen();
 
     const shownDb = shortPath(dbPath);
     const shownBin = shortPath(bin);
@@ -102,7 +105,7 @@ export async function runDemo(args: string[]): Promise<number> {
     p.line(
       `  bearer    a dev token for "${DEMO_USER}", signed with ${
         userSecret ? 'TOOLGATE_BEARER_SECRET from your environment' : `the dev secret ${join(dirname(shownDb), DEV_SECRET_FILE)}`
-      } (as \`toolgate dev-token\` does)`,
+      } (by \`toolgate dev-token\`)`,
     );
     for (const n of notes) p.line(`  note      ${n}`);
     p.line(s.dim('  legend    → request   ← response   ⇠ notification'));
@@ -114,11 +117,10 @@ export async function runDemo(args: string[]): Promise<number> {
       if (explain) p.line(s.dim(`   ${explain}`));
     };
 
-    /** Sends a request, prints both directions; a JSON-RPC error is printed and rethrown. */
-    const call = async <T>(method: string, params: unknown, opts: { shown?: unknown; quiet?: boolean } = {}): Promise<T> => {
+    /** Sends a request through `send`, prints both directions; a JSON-RPC error is printed and rethrown. */
+    const call = async <T>(method: string, shown: unknown, send: () => Promise<T>, opts: { quiet?: boolean } = {}): Promise<T> => {
       if (!opts.quiet) {
         p.line(`   ${s.req('→')} ${s.bold(method)}`);
-        const shown = 'shown' in opts ? opts.shown : params;
         if (shown !== undefined) p.json(shown);
       }
       let timer: NodeJS.Timeout | undefined;
@@ -126,7 +128,7 @@ export async function runDemo(args: string[]): Promise<number> {
         timer = setTimeout(() => rej(new DemoFailure(`${method}: no response within ${REQUEST_TIMEOUT_MS / 1000}s`)), REQUEST_TIMEOUT_MS);
       });
       try {
-        const result = (await Promise.race([conn.sendRequest(method, params), timeout, spawnFailed, diedEarly])) as T;
+        const result = await Promise.race([send(), timeout, spawnFailed, diedEarly]);
         if (!opts.quiet) {
           p.line(`   ${s.res('←')} result`);
           p.json(result);
@@ -147,23 +149,16 @@ export async function runDemo(args: string[]): Promise<number> {
     /** A tool call: the notifications that arrived before the response, then the response. */
     const invoke = async (
       label: string,
-      sessionId: string,
+      session: Session,
       threadId: string,
       toolCallId: string,
-      args: { module: string; method: string; input: Record<string, unknown> },
-    ): Promise<{ response: ToolResponse; text: string; notes: ToolResultNote[] }> => {
-      const before = notifications.length;
+      args: ToolCallArgs,
+    ): Promise<{ response: ToolResponse; text: string; notes: ToolResultNotification[] }> => {
       p.line(`   ${s.req('→')} ${s.bold('tool/invoke')}  ${s.dim(`(${label})`)}`);
-      p.json({ session_id: sessionId, thread_id: threadId, tool_call_id: toolCallId, args });
-      const response = await call<ToolResponse>('tool/invoke', { session_id: sessionId, thread_id: threadId, tool_call_id: toolCallId, args }, { quiet: true });
-      const arrived = notifications.slice(before);
-      const results = arrived.filter((n) => n.method === 'tool/result').map((n) => n.params as ToolResultNote);
-      for (const n of arrived) {
-        if (n.method !== 'tool/result') {
-          p.line(`   ${s.note('⇠')} ${n.method}`);
-          p.json(n.params);
-        }
-      }
+      p.json({ session_id: session.id, thread_id: threadId, tool_call_id: toolCallId, args });
+      const { response, notifications: results } = await call('tool/invoke', undefined, () => session.invokeWithNotifications(threadId, toolCallId, args), {
+        quiet: true,
+      });
       results.forEach((n, i) => {
         p.line(`   ${s.note('⇠')} ${s.bold('tool/result')}  ${s.dim(`(notification ${i + 1} of ${results.length}, arrived before the response)`)}`);
         p.line(`     status: ${n.status} · final: ${n.final} · tool_call_id: ${n.tool_call_id} · thread_id: ${n.thread_id}`);
@@ -179,27 +174,26 @@ export async function runDemo(args: string[]): Promise<number> {
       if (results.length === 0) throw new DemoFailure(`${toolCallId}: no tool/result notification arrived before the response`);
       const last = results[results.length - 1]!;
       if (!last.final || results.slice(0, -1).some((n) => n.final)) throw new DemoFailure(`${toolCallId}: only the last tool/result may be final`);
-      if (last.tool_call_id !== toolCallId || last.thread_id !== threadId) throw new DemoFailure(`${toolCallId}: tool/result names another call`);
       if (last.status !== response.status) throw new DemoFailure(`${toolCallId}: final notification says ${last.status}, the response ${response.status}`);
       return { response, text, notes: results };
     };
 
     // 1. initialize
     step('initialize', 'The host introduces itself; the daemon describes the one tool the model gets.');
-    await call('initialize', { protocol_version: '1', client_info: { name: 'toolgate-demo', version: '1' } });
+    const initParams = { protocol_version: '1' as const, client_info: { name: 'toolgate-demo', version: '1' } };
+    await call('initialize', initParams, () => tg.initialize(initParams));
 
     // 2. session/open
     step('session/open', `Open a session for "${DEMO_USER}" with her bearer token (never printed).`);
-    const session = await call<{ session_id: string; user_id: string; enabled_skills: string[]; allowed_actions: string[] }>(
-      'session/open',
-      { auth: { type: 'bearer', token } },
-      { shown: { auth: { type: 'bearer', token: redacted(token) } } },
-    );
-    const sid = session.session_id;
+    let session!: Session;
+    await call('session/open', { auth: { type: 'bearer', token: redacted(token) } }, async () => {
+      session = await tg.openSession(); // the client's default token: the one it was made with
+      return session.info;
+    });
 
     // 3. skills/list
     step('skills/list', 'The skills (SKILL.md files) the agent may read to learn the actions.');
-    await call('skills/list', { session_id: sid });
+    await call('skills/list', { session_id: session.id }, () => session.skills());
 
     // 4. calendar.create
     const threadId = `demo-${new Date().toISOString().replace(/[-:.]/g, '')}`;
@@ -208,7 +202,7 @@ export async function runDemo(args: string[]): Promise<number> {
       'tool/invoke calendar.create',
       `The model calls project_cli; the host adds session, thread (${threadId}) and tool_call_id.`,
     );
-    const create = await invoke('the model wrote only `args`', sid, threadId, 'call-1', {
+    const create = await invoke('the model wrote only `args`', session, threadId, 'call-1', {
       module: 'calendar',
       method: 'create',
       input: {
@@ -228,7 +222,7 @@ export async function runDemo(args: string[]): Promise<number> {
 
     // 6. calendar.read day
     step('tool/invoke calendar.read (day)', `Read back ${day.date} in ${day.timeZone}.`);
-    const read = await invoke('day mode', sid, threadId, 'call-2', {
+    const read = await invoke('day mode', session, threadId, 'call-2', {
       module: 'calendar',
       method: 'read',
       input: { mode: 'day', date: day.date, timezone: day.timeZone },
@@ -245,7 +239,7 @@ export async function runDemo(args: string[]): Promise<number> {
 
     // 7. a bad call
     step('a bad call: calendar.read with date "tomorrow"', 'A tool-level failure is a successful JSON-RPC response with status "failure".');
-    const bad = await invoke('deliberately invalid', sid, threadId, 'call-3', {
+    const bad = await invoke('deliberately invalid', session, threadId, 'call-3', {
       module: 'calendar',
       method: 'read',
       input: { mode: 'day', date: 'tomorrow' },
@@ -262,20 +256,16 @@ export async function runDemo(args: string[]): Promise<number> {
     // 8. message/append
     step('message/append (assistant)', 'The host stores what the assistant finally said.');
     const answer = `Booked "Coffee with Bob" on ${day.date}, 10:00–10:30 at the Corner café.`;
-    await call('message/append', {
-      session_id: sid,
-      thread_id: threadId,
-      role: 'assistant',
-      content: answer,
-      worker_output: { status: 'success', answer },
-    });
+    const worker = { status: 'success' as const, answer };
+    await call('message/append', { session_id: session.id, thread_id: threadId, role: 'assistant', content: answer, worker_output: worker }, () =>
+      session.append(threadId, 'assistant', answer, worker),
+    );
 
     // 9. history/get context
     step('history/get (context view)', 'What an agent rebuilds its context from, oldest first.');
-    const historyParams = { session_id: sid, thread_id: threadId, view: 'context' };
     p.line(`   ${s.req('→')} ${s.bold('history/get')}`);
-    p.json(historyParams);
-    const history = await call<{ messages: HistoryMessage[]; next_before: string | null }>('history/get', historyParams, { quiet: true });
+    p.json({ session_id: session.id, thread_id: threadId, view: 'context' });
+    const history: HistoryGetResult = await call('history/get', undefined, () => session.history(threadId, { view: 'context' }), { quiet: true });
     p.line(`   ${s.res('←')} result  ${s.dim(`(${history.messages.length} messages, next_before: ${JSON.stringify(history.next_before)})`)}`);
     for (const m of history.messages) {
       const flat = m.content.replace(/\s*\n\s*/g, ' ');
@@ -301,13 +291,11 @@ export async function runDemo(args: string[]): Promise<number> {
 
     // 10. shutdown + exit
     step('shutdown + exit', 'As in LSP: the daemon finishes, closes the database and exits.');
-    await call('shutdown', undefined);
+    await call('shutdown', undefined, () => tg.shutdown().then(() => null));
     shuttingDown = true;
     p.line(`   ${s.req('→')} ${s.bold('exit')} ${s.dim('(notification)')}`);
-    await conn.sendNotification('exit');
-    const code = await waitExit(proc, exited);
-    conn.dispose();
-    rpc = undefined;
+    await tg.exit();
+    const code = await waitExit(tg);
     if (code !== 0) throw new DemoFailure(`the daemon exited with code ${code}`);
     p.line(`     daemon exited with code 0`);
 
@@ -315,7 +303,7 @@ export async function runDemo(args: string[]): Promise<number> {
     p.line(s.bold('Done.') + ` Rerun it any time: a new thread starts each run (the database ${shownDb} is kept).`);
     p.line(s.dim(`Next: ${shortPath(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER} --db ${shownDb}\` for a token of your own.`));
     // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
-    const inspectorToken = await devToken({ user: DEMO_USER, name: 'Alice', ttlSeconds: 24 * 3600, db: dbPath, env });
+    const inspectorToken = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', String(24 * 3600), '--db', dbPath], env);
     p.line();
     // The link's token is signed with this database's dev secret: the server must use the same folder.
     const serveCmd = dbPath === resolve(DEMO_DB) ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\``;
@@ -329,27 +317,19 @@ export async function runDemo(args: string[]): Promise<number> {
     p.line();
     const message = err instanceof DemoFailure ? err.message : `${(err as Error)?.message ?? String(err)}`;
     p.err(`${p.style.bad('toolgate demo failed:')} ${message}`);
-    if (child && child.exitCode === null && child.signalCode === null) {
-      try {
-        rpc?.dispose();
-      } catch {
-        /* already closed */
-      }
-      await stopChild(child, exited);
-    }
+    // After a failure: close stdin (a clean goodbye for the daemon), then SIGTERM, then SIGKILL.
+    await client?.close().catch(() => {});
     forwardStderr();
     return 1;
   } finally {
-    try {
-      rpc?.dispose();
-    } catch {
-      /* already closed */
-    }
+    await client?.close().catch(() => {});
   }
 }
 
-async function waitExit(proc: ChildProcessWithoutNullStreams, exited: Promise<number | null>): Promise<number | null> {
-  const within = (ms: number) => Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref())]);
+/** After `exit`: the daemon should go by itself; if it does not, it is nudged and the demo fails. */
+async function waitExit(client: ToolgateClient): Promise<number | null> {
+  const proc = client.process!;
+  const within = (ms: number) => Promise.race([client.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref())]);
   let code = await within(EXIT_TIMEOUT_MS);
   if (code !== 'timeout') return code;
   proc.stdin.end();
@@ -359,20 +339,9 @@ async function waitExit(proc: ChildProcessWithoutNullStreams, exited: Promise<nu
   code = await within(3000);
   if (code === 'timeout') {
     proc.kill('SIGKILL');
-    await exited;
+    await client.exited;
   }
   throw new DemoFailure(`the daemon did not exit within ${EXIT_TIMEOUT_MS / 1000}s after "exit" and had to be killed`);
-}
-
-/** After a failure: close its stdin (a clean goodbye for the daemon), then SIGTERM, then SIGKILL. */
-async function stopChild(proc: ChildProcessWithoutNullStreams, exited: Promise<number | null>): Promise<void> {
-  const within = (ms: number) => Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref())]);
-  proc.stdin.end();
-  if ((await within(3000)) !== 'timeout') return;
-  proc.kill('SIGTERM');
-  if ((await within(3000)) !== 'timeout') return;
-  proc.kill('SIGKILL');
-  await exited;
 }
 
 /** Tomorrow in the local time zone: its date, the UTC offset at 10:00 that day, and the zone's IANA name. */
@@ -398,3 +367,9 @@ function tomorrow(): { date: string; offset: string; timeZone: string } {
   return { date, offset, timeZone };
 }
 
+
+// Run directly (`node dist/examples/demo-host/demo.js [--db FILE]`) as well as through `toolgate demo`.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const code = await runDemo(process.argv.slice(2));
+  process.stdout.write('', () => process.exit(code));
+}
