@@ -53,6 +53,13 @@ export interface CoreCall {
   input: Record<string, unknown>;
   /** `argsSha256({module, method, input})` when the caller computed it already (hashed once). */
   argsSha256?: string | undefined;
+  /**
+   * Checks the document before it is recorded (throwing undoes the unit): the
+   * daemon passes the protocol's CliDocument check for its in-process calls
+   * (src/store/stored-rows.ts). project-cli passes none: its start-up builds
+   * no wire schema, so its records are checked when a migration walks them.
+   */
+  checkRecord?: ((doc: CliDocument) => void) | undefined;
 }
 
 export function render(doc: CliDocument): CoreOutcome {
@@ -123,6 +130,7 @@ export async function execute(tx: Tx, action: ActionDefinition, call: CoreCall):
   if (recorded) return recorded;
   const outcome = await runAction(tx, action, claims, input);
   if (bound) {
+    call.checkRecord?.(outcome.doc);
     // A StoreConflictError here (another process recorded this call first) undoes the unit; the caller reads the winner.
     await tx.toolCalls.record({
       user_id: claims.sub,

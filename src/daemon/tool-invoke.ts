@@ -18,7 +18,7 @@ import {
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
 import { StoreConflictError, type MessageRow, type Tx } from '../store/store.js';
-import { toolMessageMetadata } from '../store/stored-rows.js';
+import { checkCallRecord, toolMessageMetadata } from '../store/stored-rows.js';
 import type { ToolInvokeParams } from '../protocol/methods.js';
 import { DaemonError } from './errors.js';
 import type { Session } from './sessions.js';
@@ -176,7 +176,7 @@ async function runInProcess(daemon: Daemon, session: Session, call: Call, refusa
     const { module, method, input } = call.args;
     try {
       const claims = checkClaims(issued.claims);
-      doc = (await runCore(tx, { claims, module, method, input, argsSha256: call.argsSha256 })).doc;
+      doc = (await runCore(tx, { claims, module, method, input, argsSha256: call.argsSha256, checkRecord: checkCallRecord })).doc;
     } catch (err) {
       if (!(err instanceof CredentialError)) throw err;
       doc = cliFailure(module, method, 'UNAUTHENTICATED', err.message).doc;

@@ -17,7 +17,12 @@ import { buildToolAgentOutput } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open-store.js';
-import { STORED_ROW_CHECK, StoredRowError, toolMessageMetadata } from '../../src/store/stored-rows.js';
+import { STORED_ROW_CHECK, StoredRowError, checkCallRecord, toolMessageMetadata } from '../../src/store/stored-rows.js';
+import { execute } from '../../src/cli-router/core.js';
+import { ActionError } from '../../src/cli-router/errors.js';
+import type { ActionDefinition } from '../../src/cli-router/action.js';
+import type { CredentialClaims } from '../../src/cli-router/credential.js';
+import { z } from 'zod';
 import { DatabaseOpenError } from '../../src/store/database.js';
 import type { CliDocument, ToolAgentOutput, ToolCallArgs } from '../../src/protocol/index.js';
 import { tempDir } from '../helpers/repo.js';
@@ -60,6 +65,41 @@ test('a call whose output is no ToolAgentOutput fails and stores nothing — no 
     assert.deepEqual(heard, [], 'nobody heard of a call that was not stored');
   } finally {
     await daemon.store.close();
+  }
+});
+
+test('a call record whose outcome is no CLI document is refused before it is recorded; its unit leaves nothing', async () => {
+  const store = await openStore(join(tempDir(), 'toolgate.db'));
+  try {
+    // A handler whose error the protocol does not allow (its code is no tool error code).
+    const lying: ActionDefinition = {
+      module: 'memory',
+      method: 'read',
+      summary: 'lies',
+      input: z.object({}),
+      run: async () => {
+        throw new ActionError('NOT_A_CODE' as never, 'x');
+      },
+    };
+    const now = Math.floor(Date.now() / 1000);
+    const claims: CredentialClaims = {
+      iss: 'toolgate',
+      aud: 'project_cli',
+      sub: 'ria',
+      jti: 'j1',
+      iat: now,
+      exp: now + 60,
+      actions: ['memory.read'],
+      call: { thread_id: 't1', tool_call_id: 'c1', args_sha256: 'h' },
+    };
+    const call = { claims, module: 'memory', method: 'read', input: {}, checkRecord: checkCallRecord };
+    await assert.rejects(
+      store.transaction((tx) => execute(tx, lying, call)),
+      (err: unknown) => err instanceof StoredRowError && /outcome\.error\.code/.test((err as Error).message),
+    );
+    assert.equal(await store.read((tx) => tx.toolCalls.get('ria', 't1', 'c1')), undefined, 'nothing recorded');
+  } finally {
+    await store.close();
   }
 });
 
