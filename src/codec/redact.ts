@@ -13,9 +13,12 @@ const MAX_DEPTH = 8;
 /** `scheme://user:PASSWORD@host`: the password part of a URL's userinfo (greedy to the last `@` of the authority). */
 const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:]*):[^\s/?#]*@/gi;
 
+/** `?password=SECRET` / `&sslpassword=SECRET`: a database driver takes a URL's query parameter as a password too. */
+const QUERY_PASSWORD = /([?&](?:ssl)?password=)[^&#\s]*/gi;
+
 /** A URL's password shown as `***` (a database URL in an error or a log line). */
 export function maskUrlPasswords(text: string): string {
-  return text.includes('://') ? text.replace(URL_PASSWORD, '$1:***@') : text;
+  return text.includes('://') ? text.replace(URL_PASSWORD, '$1:***@').replace(QUERY_PASSWORD, '$1***') : text;
 }
 
 export function redact(value: unknown, depth = 0): unknown {

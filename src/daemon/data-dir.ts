@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { describePgUrl, isPostgresUrl } from '../store/pg/url.js';
+import { describePgUrl, isPostgresUrl, pgUrlHasPassword } from '../store/pg/url.js';
 
 export const DEFAULT_DB_FILE = 'toolgate.db';
 
@@ -51,12 +51,7 @@ export function withPgPassword(url: string, env: NodeJS.ProcessEnv = process.env
 
 /** Whether `--db` itself holds a database password (visible in `ps`). */
 export function passwordInArgv(flag: string | undefined): boolean {
-  if (!flag || !isPostgresUrl(flag)) return false;
-  try {
-    return new URL(flag).password !== '';
-  } catch {
-    return false;
-  }
+  return !!flag && isPostgresUrl(flag) && pgUrlHasPassword(flag);
 }
 
 /**

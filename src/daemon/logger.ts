@@ -30,18 +30,21 @@ export function createLogger(
   base: Record<string, unknown> = {},
 ): Logger {
   const threshold = ORDER[minLevel] ?? ORDER.info;
-  return chained(write, threshold, [base]);
+  // A warning or an error leaves at once: a signal that kills the process without an 'exit'
+  // event (SIGHUP, SIGQUIT) must not take the line that explains it along.
+  const flush = (write as { flush?: () => void }).flush;
+  return chained(flush ? (line, level) => { write(line); if (ORDER[level] >= ORDER.warn) flush(); } : write, threshold, [base]);
 }
 
 /** A logger whose context is a chain of field objects, merged only when a line is written. */
-function chained(write: (line: string) => void, threshold: number, chain: readonly Record<string, unknown>[]): Logger {
+function chained(write: (line: string, level: LogLevel) => void, threshold: number, chain: readonly Record<string, unknown>[]): Logger {
   return {
     log(level, msg, fields) {
       if (!(ORDER[level] >= threshold)) return;
       const entry: Record<string, unknown> = { ts: new Date().toISOString(), level, msg };
       for (const f of chain) Object.assign(entry, f);
       if (fields) Object.assign(entry, fields);
-      write(`${JSON.stringify(redact(entry))}\n`);
+      write(`${JSON.stringify(redact(entry))}\n`, level);
     },
     enabled: (level) => ORDER[level] >= threshold,
     child: (fields) => chained(write, threshold, [...chain, fields]),

@@ -34,3 +34,16 @@ test('a database URL’s password never reaches a log line, in a message, a fiel
   // A URL without a password, and text that only looks a little like one, are left alone.
   assert.equal(maskUrlPasswords('postgres://toolgate@db/x and http://example.com/a:b@c'), 'postgres://toolgate@db/x and http://example.com/a:b@c');
 });
+
+test('a password given as a URL query parameter (the driver accepts ?password=) is masked too', async () => {
+  const { describePgUrl, pgUrlHasPassword } = await import('../../src/store/pg/url.js');
+  const { passwordInArgv } = await import('../../src/daemon/data-dir.js');
+  const url = 'postgres://tg@db.internal/tg?sslmode=disable&password=Qu3ry-S3cret&sslpassword=K3y-S3cret';
+  const out = JSON.stringify(redact({ msg: `cannot open ${url}`, err: new Error(`connect ${url} failed`) }));
+  assert.ok(!out.includes('S3cret'), out);
+  assert.match(out, /sslmode=disable&password=\*\*\*&sslpassword=\*\*\*/);
+  assert.ok(!describePgUrl(url).includes('S3cret'), describePgUrl(url));
+  assert.ok(pgUrlHasPassword(url));
+  assert.ok(passwordInArgv(url), 'a password in the query of --db is warned about like one in its userinfo');
+  assert.equal(passwordInArgv('postgres://tg@db/tg?sslmode=disable'), false);
+});

@@ -4,15 +4,29 @@
  */
 
 /** `--db` / `TOOLGATE_DB` select PostgreSQL with a `postgres://` or `postgresql://` URL. */
+/** Whether a PostgreSQL URL carries a password, in its userinfo or its query. */
+export function pgUrlHasPassword(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.password !== '' || PASSWORD_PARAMS.some((p) => u.searchParams.has(p));
+  } catch {
+    return false;
+  }
+}
+
 export function isPostgresUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
 }
 
-/** The URL without its password, for logs and errors. */
+/** Query parameters the driver takes as a password (`?password=…` works like `user:pass@`). */
+const PASSWORD_PARAMS = ['password', 'sslpassword'];
+
+/** The URL without its password (userinfo or query), for logs and errors. */
 export function describePgUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    for (const p of PASSWORD_PARAMS) if (u.searchParams.has(p)) u.searchParams.set(p, '***');
     return u.toString();
   } catch {
     return 'postgres://(unparseable URL)';

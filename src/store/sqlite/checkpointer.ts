@@ -46,9 +46,13 @@ export function startCheckpointer(
       if (!m.ok) onError(m.error ?? 'checkpoint failed');
     });
     w.on('error', (err) => onError(err.message));
-    // A thread that is gone leaves the daemon's own auto-checkpoint in charge.
+    // A thread that is gone leaves the daemon's own auto-checkpoint in charge until the next
+    // due checkpoint starts a fresh one.
     w.on('exit', () => {
-      if (worker === w) worker = undefined;
+      if (worker !== w) return;
+      worker = undefined;
+      started = false;
+      waiting = false;
     });
     w.unref();
     return w;

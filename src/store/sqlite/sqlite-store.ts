@@ -205,11 +205,19 @@ export class SqliteStore implements Store {
     if (open) {
       try {
         this.run('COMMIT');
-        this.checkpointer?.committed();
       } catch (err) {
         if (db.inTransaction) this.run('ROLLBACK');
         for (const c of committed) c.unit.reject(err);
         committed = [];
+      }
+    }
+    // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
+    // be had) must not turn a durable group into failed calls.
+    if (open && committed.length > 0) {
+      try {
+        this.checkpointer?.committed();
+      } catch {
+        /* the auto-checkpoint safety net still runs (useCheckpointer) */
       }
     }
     for (const c of committed) c.unit.resolve(c.value);
