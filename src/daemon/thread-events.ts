@@ -73,6 +73,13 @@ export function threadSeqOf(row: MessageRow): number {
  */
 const GAP_WAIT_MS = 20;
 
+/**
+ * How long after a failed watch (the database was unreachable when the
+ * thread got its first listener) the bus asks its source again: until a
+ * watch succeeds, other daemons' messages of the thread are not heard.
+ */
+const WATCH_RETRY_MS = 1000;
+
 interface ThreadState {
   userId: string;
   threadId: string;
@@ -97,7 +104,10 @@ export class ThreadEventBus {
    * thread's listeners see sets its position, and a gap is delivered as it
    * is: there is nothing to fill it from.
    */
-  constructor(private source?: ThreadEventSource) {}
+  constructor(
+    private source?: ThreadEventSource,
+    private readonly watchRetryMs = WATCH_RETRY_MS,
+  ) {}
 
   /** Replaces the source (PostgreSQL's fan-out), before anyone listens. */
   useSource(source: ThreadEventSource): void {
@@ -146,11 +156,40 @@ export class ThreadEventBus {
     if (this.source) {
       state.ready = this.source.watch(userId, threadId).then(
         (position) => this.positioned(state, position),
-        // Position unknown (the database is unreachable): the first event sets it.
-        () => this.positioned(state, undefined),
+        // Position unknown (the database is unreachable): the first event sets it, and the
+        // watch is asked for again, or other daemons' messages of this thread would never come.
+        () => {
+          this.positioned(state, undefined);
+          this.rewatchLater(state);
+        },
       );
     }
     return state;
+  }
+
+  /**
+   * Asks the source to watch a thread again after a failed watch, while the
+   * thread still has listeners; what was stored meanwhile is read from the
+   * store and published in order (repeats are dropped by seq).
+   */
+  private rewatchLater(state: ThreadState): void {
+    const current = () => this.byThread.get(threadKey(state.userId, state.threadId)) === state;
+    const timer = setTimeout(() => {
+      if (!current() || !this.source) return;
+      const source = this.source;
+      source.watch(state.userId, state.threadId).then(
+        async (position) => {
+          // The last listener left while the watch was being made: undo it.
+          if (!current()) return source.unwatch(state.userId, state.threadId);
+          if (state.delivered === undefined) return this.positioned(state, position);
+          if (position <= state.delivered) return;
+          const rows = await source.between(state.userId, state.threadId, state.delivered, position + 1).catch(() => []);
+          for (const row of rows) this.publish({ userId: state.userId, threadId: state.threadId, row });
+        },
+        () => this.rewatchLater(state),
+      );
+    }, this.watchRetryMs);
+    timer.unref();
   }
 
   /**

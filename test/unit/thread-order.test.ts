@@ -216,3 +216,45 @@ describe('thread-event bus on PostgreSQL: a local call and another daemon’s ca
     });
   }
 });
+
+describe('thread-event bus after a failed watch', { timeout: 20_000 }, () => {
+  test('the watch is asked for again while someone listens, and what was stored meanwhile is delivered in order', async () => {
+    const calls: string[] = [];
+    let attempts = 0;
+    let watched: () => void = () => {};
+    const rewatched = new Promise<void>((r) => (watched = r));
+    const stored = [row(1), row(2), row(3)];
+    const source: ThreadEventSource = {
+      async watch(u, t) {
+        calls.push(`watch ${u}/${t}`);
+        // The database is unreachable the first time.
+        if (++attempts === 1) throw new Error('connection refused');
+        watched();
+        return 3;
+      },
+      unwatch: (u, t) => void calls.push(`unwatch ${u}/${t}`),
+      async between(_u, _t, after, before) {
+        calls.push(`between ${after}..${before}`);
+        return stored.filter((r) => r.thread_seq > after && r.thread_seq < before);
+      },
+    };
+    const bus = new ThreadEventBus(source, 10);
+    // The retry's timer does not hold a process open (unref): this test does, while it waits.
+    const keepAlive = setInterval(() => {}, 1000);
+    try {
+      const c = collect(bus);
+      await bus.ready('ann', 't');
+      // This daemon's own message 1 sets the position; 2 and 3 come from another daemon
+      // while the thread is unwatched, so only the retried watch (and the store) brings them.
+      bus.publish({ userId: 'ann', threadId: 't', row: row(1) });
+      await rewatched;
+      await c.until(3);
+      assert.deepEqual(c.seqs(), [1, 2, 3]);
+      assert.deepEqual(calls.slice(0, 3), ['watch ann/t', 'watch ann/t', 'between 1..4']);
+      c.stop();
+      assert.equal(calls.at(-1), 'unwatch ann/t');
+    } finally {
+      clearInterval(keepAlive);
+    }
+  });
+});
