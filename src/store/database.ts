@@ -26,6 +26,10 @@ export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMA
     // FULL: a committed transaction survives a power loss (contract §5); NORMAL only when configured.
     db.pragma(`synchronous = ${opts.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
     db.pragma('foreign_keys = ON');
+    // Statement journals (a group's per-unit SAVEPOINTs) and temporary tables stay in memory: on
+    // the default they spill past 64 KiB to an unlinked file in /var/tmp — an open, ~150 writes
+    // and a close per group commit, carrying copies of history pages outside the data folder.
+    db.pragma('temp_store = MEMORY');
     migrate(db, opts.checkRows);
     return db;
   } catch (err) {

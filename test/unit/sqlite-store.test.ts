@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -72,6 +72,44 @@ test('units that arrive together share one COMMIT; each settles after it, alread
     assert.deepEqual(seenAtResolve, Array(20).fill(1), 'every unit was committed when its promise resolved');
   } finally {
     other.close();
+    await store.close();
+  }
+});
+
+/** SQLite temporary files this process holds open (an unlinked `etilqs_*` file under the temp folder). */
+function openSqliteTempFiles(): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.includes('etilqs_')) out.push(target);
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return out;
+}
+
+test('a group’s per-unit savepoints keep their statement journal in memory: no temporary file outside the data folder', { skip: process.platform !== 'linux' }, async () => {
+  const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
+  try {
+    // Rows that every unit then rewrites: each savepoint journals the pages it changes.
+    await store.transaction(async (tx) => {
+      await tx.users.ensure('u');
+      for (let i = 0; i < 200; i++) await tx.memories.upsert('u', `k${i}`, 'x'.repeat(2000));
+    });
+    let seen: string[] = [];
+    const units = Array.from({ length: 40 }, (_, u) =>
+      store.transaction(async (tx) => {
+        for (let i = 0; i < 200; i += 7) await tx.memories.upsert('u', `k${i}`, String(u).repeat(2000));
+        // The last unit runs while the group is still open: by then the journal is well past 64 KiB.
+        if (u === 39) seen = openSqliteTempFiles();
+      }),
+    );
+    await Promise.all(units);
+    assert.deepEqual(seen, [], 'no statement journal spilled to a temporary file');
+    assert.equal(store.connection.pragma('temp_store', { simple: true }), 2, 'temp_store = MEMORY');
+  } finally {
     await store.close();
   }
 });
