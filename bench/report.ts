@@ -10,6 +10,7 @@ import type { PgEntryKey, PgResult } from './pg.js';
 import type { WsResult } from './ws-load.js';
 import type { StartupRow } from './startup.js';
 import type { ProfileSummary } from './profile.js';
+import type { FloorResult } from './floor.js';
 import { fmtMb, fmtMs, fmtRate, fmtRatio } from './stats.js';
 
 export const ANALYSIS_MARKER = '<!-- analysis: hand-written below this line, kept across runs -->';
@@ -24,6 +25,7 @@ export interface Results {
   ws?: WsResult;
   startup?: StartupRow[];
   profile?: ProfileSummary;
+  floor?: FloorResult;
 }
 
 const LABEL: Record<EntryKey, string> = {
@@ -84,6 +86,7 @@ export function render(r: Results): string {
     L.push('');
   }
 
+  if (r.floor) renderFloor(L, r.floor, r.sideBySide.find((s) => s.synchronous === r.floor!.synchronous));
   if (r.pg) renderPg(L, r.pg);
 
   if (r.history) {
@@ -162,3 +165,27 @@ function renderPg(L: string[], p: PgResult): void {
   }
   L.push('');
 }
+
+function renderFloor(L: string[], f: FloorResult, side: SideBySide | undefined): void {
+  L.push(`## The floor: the SQLite writes alone, \`synchronous=${f.synchronous}\``, '');
+  L.push('Each entry\'s statements and commit in the bench process — no transport, no validation, no projection: toolgate\'s rows of one real ' +
+    'in-process `calendar.create` (audit row, event, call record, thread bump, tool message), and the MCP anchor\'s one insert. ' +
+    `${f.rounds} interleaved rounds, medians. One toolgate call alone appends ${f.framesPerCall} WAL frames.`, '');
+  L.push('| writes | per transaction (p50) | calls/s |', '|---|---:|---:|');
+  L.push(`| toolgate, one call per transaction | ${fmtMs(f.toolgateP50)} | ${fmtRate(1000 / f.toolgateP50)} |`);
+  L.push(`| toolgate, ${f.groupSize} calls per transaction (group commit) | — | ${fmtRate(f.toolgateGroupRate)} |`);
+  L.push(`| MCP anchor, one insert per transaction | ${fmtMs(f.mcpP50)} | ${fmtRate(1000 / f.mcpP50)} |`, '');
+  if (side) {
+    const e = side.entries;
+    const bound = e.echo.p50 + f.toolgateP50;
+    L.push(`No in-process call can be faster than the transport plus its writes: echo p50 + toolgate's writes = ${fmtMs(bound)}, ` +
+      `${fmtRatio(bound / e.mcp.p50)} the MCP server's whole p50 (${fmtMs(e.mcp.p50)}) — the sequential p50 ÷ MCP toolgate would reach if the ` +
+      `daemon's own work cost nothing. At concurrency ${side.concurrency} the writes alone allow ${fmtRate(f.toolgateGroupRate)} calls/s ` +
+      `(${fmtRatio(f.toolgateGroupRate / e.mcp.rate)} the MCP server's ${fmtRate(e.mcp.rate)}), and the transport and the writes together ` +
+      `${fmtRate(boundRate(e.echo.rate, f.toolgateGroupRate))} calls/s (1 ÷ (1 ÷ echo calls/s + 1 ÷ writes calls/s) = ` +
+      `${fmtRatio(boundRate(e.echo.rate, f.toolgateGroupRate) / e.mcp.rate)} the MCP server): there the limit is the daemon's own work, not SQLite.`, '');
+  }
+}
+
+/** Calls/s of a call that is only the transport's work and the writes' work, done one after the other on one thread. */
+const boundRate = (transportRate: number, writesRate: number): number => 1 / (1 / transportRate + 1 / writesRate);

@@ -4,7 +4,7 @@
  *
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
- *   BENCH_ONLY=side,pg,history,ws,startup,profile   a subset
+ *   BENCH_ONLY=side,floor,pg,history,ws,startup,profile   a subset
  *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
  */
 import { execFileSync } from 'node:child_process';
@@ -17,6 +17,7 @@ import { runHistory } from './history.js';
 import { runPg } from './pg.js';
 import { runWsLoad } from './ws-load.js';
 import { runStartup } from './startup.js';
+import { runFloor } from './floor.js';
 import { profileInprocess } from './profile.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
 
@@ -25,7 +26,7 @@ const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
-const only = new Set((process.env.BENCH_ONLY ?? 'side,pg,history,ws,startup,profile').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'side,floor,pg,history,ws,startup,profile').split(','));
 
 function commit(): string {
   try {
@@ -47,6 +48,10 @@ if (only.has('side')) {
       await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, log }),
     );
   }
+}
+if (only.has('floor')) {
+  log(`the floor: the SQLite writes alone (${elapsed()})`);
+  results.floor = await runFloor({ synchronous: 'FULL', rounds: Number(process.env.BENCH_ROUNDS ?? 5), perRound: n(200), groupSize: 8, log });
 }
 if (only.has('pg')) {
   log(`PostgreSQL: one daemon, two daemons on one database, beside SQLite (${elapsed()})`);
