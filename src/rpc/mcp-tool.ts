@@ -17,6 +17,7 @@ import type { CancellationToken } from 'vscode-jsonrpc';
 import { z } from 'zod';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import { redact } from '../codec/redact.js';
+import { findSecretIn } from '../codec/secret-scan.js';
 import type { Daemon } from '../daemon/daemon.js';
 import type { Connection } from './connection.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
@@ -110,6 +111,12 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   const namedCall = meta[TOOL_CALL_META_KEY];
   if (namedCall !== undefined && !Id.safeParse(namedCall).success) {
     throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${TOOL_CALL_META_KEY}"] must be a string of 1 to 200 characters`);
+  }
+  // Ids are stored (threads, messages, call records): a token pasted into one is refused, as on tool/invoke.
+  for (const [key, value] of [[THREAD_META_KEY, namedThread], [TOOL_CALL_META_KEY, namedCall]] as const) {
+    if (value !== undefined && findSecretIn(value, daemon.secrets) !== null) {
+      throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
+    }
   }
   const threadId = (namedThread as string | undefined) ?? (ctx.sessionId ? `mcp-${ctx.sessionId}` : principal.fallbackThread);
   const toolCallId = (namedCall as string | undefined) ?? `mcp-${randomUUID()}`;

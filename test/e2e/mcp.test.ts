@@ -9,7 +9,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { connectMcp, MCP_KINDS, type McpHost, type McpKind } from '../helpers/mcp-hosts.js';
@@ -200,6 +200,23 @@ for (const kind of MCP_KINDS) {
       const other = await call(mcp, { ...args, input: { key: 'idem', content: 'two' } }, { meta });
       assert.equal(other.structuredContent!.error!.code, 'DUPLICATE_TOOL_CALL_ID');
       await assert.rejects(mcp.client.callTool({ name: 'other_tool', arguments: {} }));
+    });
+
+    test('a token pasted into _meta["toolgate/thread_id"] or ["toolgate/tool_call_id"] is refused and stored nowhere', async () => {
+      const mark = token.split('.')[2]!;
+      for (const meta of [{ 'toolgate/thread_id': `t-${token}` }, { 'toolgate/thread_id': `pasted-${kind}`, 'toolgate/tool_call_id': `auth_${token}` }]) {
+        const result = await call(mcp, { module: 'memory', method: 'update', input: { key: 'pasted', content: 'v' } }, { meta });
+        assert.equal(result.isError, true);
+        assert.match(result.content[0]!.text, /carries a bearer token or credential/);
+        assert.ok(!JSON.stringify(result).includes(mark), 'the token is not echoed');
+      }
+      const { threads } = await ws.request<{ threads: Array<{ thread_id: string }> }>('thread/list', { session_id: wsSession });
+      assert.ok(!threads.some((t) => t.thread_id.includes(mark) || t.thread_id === `pasted-${kind}`), 'no thread was made');
+      if (!daemon.dbPath.startsWith('postgres')) {
+        for (const f of readdirSync(daemon.dataDir).filter((n) => n.startsWith('toolgate.db'))) {
+          assert.ok(!readFileSync(join(daemon.dataDir, f)).toString('latin1').includes(mark), `not in ${f}`);
+        }
+      }
     });
 
     test('logging carries the session’s own calls, without secrets', async () => {
