@@ -75,6 +75,11 @@ export class SubscriptionRegistry {
     return true;
   }
 
+  /** Whether this connection watches the user's thread (through any of its sessions). */
+  watches(userId: string, threadId: string, connId: string): boolean {
+    return this.byConnection.get(connId)?.has(threadKey(userId, threadId)) ?? false;
+  }
+
   dropConnection(connId: string): void {
     for (const watch of this.byConnection.get(connId)?.values() ?? []) watch.stop();
     this.byConnection.delete(connId);

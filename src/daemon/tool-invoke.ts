@@ -118,11 +118,14 @@ export async function invokeTool(
     case 'duplicate':
       // The id belongs to another call: answer, but store nothing under it.
       return respond(daemon, conn, call, outcome.output, projectText(outcome.output), 'caller');
-    case 'ran':
+    case 'ran': {
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
-      // Subscribers and AG-UI streams of the thread learn of the call from the bus (in thread order); the caller, below.
-      daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
-      return respond(daemon, conn, call, outcome.output, outcome.row.content, 'subscribers', outcome.row.id);
+      // Subscribers and AG-UI streams of the thread learn of the call from the bus (in thread order); the caller, below —
+      // unless this publish came so late that the store's copy already reached every listener, the caller's connection too.
+      const late = !daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
+      const callerHeard = late && daemon.subscriptions.watches(call.userId, call.threadId, conn.id);
+      return respond(daemon, conn, call, outcome.output, outcome.row.content, callerHeard ? 'heard' : 'caller', outcome.row.id);
+    }
   }
 }
 
@@ -259,12 +262,14 @@ function replay(daemon: Daemon, conn: Peer, call: Call, row: MessageRow): ToolRe
 }
 
 /**
- * Sends the notifications (partials, then final) and returns the response,
- * which the transport writes after them — all after the commit. A call that
- * ran reaches the invoking connection and every connection subscribed to the
- * user's thread, each once; a replayed or refused duplicate reaches the
- * caller only — subscribers saw that call already, and no second event
- * happened. A stored message's final `ui_schema` seeds the history cache.
+ * Sends the caller its notifications (partials, then final) and returns the
+ * response, which the transport writes after them — all after the commit.
+ * The thread's subscribers hear a call that ran from the thread-event bus
+ * (subscriptions.ts), which skips the caller's connection; a replayed or
+ * refused duplicate reaches the caller only — no second event happened.
+ * `heard`: the caller's connection already had these from the bus (its
+ * publish came after the store's copy), so nothing is sent twice. A stored
+ * message's final `ui_schema` seeds the history cache.
  */
 function respond(
   daemon: Daemon,
@@ -272,19 +277,14 @@ function respond(
   call: Call,
   output: ToolAgentOutput,
   text: string,
-  audience: 'caller' | 'subscribers',
+  caller: 'caller' | 'heard',
   storedId?: string,
 ): ToolResponse {
-  const targets = new Map<string, Peer>([[conn.id, conn]]);
-  // `subscribers`: the thread's other connections already got these from the thread-event bus (subscriptions.ts).
-  void audience;
   const notifications = notificationsFor(call.threadId, output, compileStoredUi, deriveUiHints);
   if (storedId !== undefined) {
     const final = notifications[notifications.length - 1]!;
     daemon.uiCache.set(storedId, final.ui_schema === undefined ? {} : { ui_schema: final.ui_schema });
   }
-  for (const n of notifications) {
-    for (const target of targets.values()) target.notify('tool/result', n);
-  }
+  if (caller === 'caller') for (const n of notifications) conn.notify('tool/result', n);
   return { tool_call_id: output.tool_call_id, status: output.status, content: [{ type: 'text', text }] };
 }

@@ -1,0 +1,69 @@
+/**
+ * The caller subscribed to its own thread hears its call once, even when the
+ * call's publish reaches the thread-event bus after the store's copy of the
+ * same message did (the bus filled a gap from the store first: another
+ * daemon's later message came, and this one's publish was late). In process:
+ * the daemon's dispatcher and in-process executor behind the real stdio
+ * transport over an in-memory duplex pair, spoken to by toolgate/client.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { join } from 'node:path';
+import { createDaemon } from '../../src/app/serve.js';
+import { createLogger } from '../../src/daemon/logger.js';
+import { serveStdio } from '../../src/rpc/stdio-transport.js';
+import { PendingWrites } from '../../src/rpc/tracked-writer.js';
+import { ToolgateClient } from '../../src/client/index.js';
+import type { ToolResultNotification } from '../../src/protocol/index.js';
+import type { StoredMessageEvent } from '../../src/daemon/thread-events.js';
+import { tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
+
+test('a caller subscribed to its thread gets its tool/result once when its publish comes after the store’s copy', async () => {
+  const daemon = await createDaemon(
+    { transport: 'stdio', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } },
+    createLogger(() => {}, 'warn'),
+  );
+  // The late interleaving, made certain: every local publish is preceded by the store's copy (no origin).
+  const bus = daemon.threadEvents;
+  const publish = bus.publish.bind(bus);
+  let late = 0;
+  bus.publish = (event: StoredMessageEvent) => {
+    if (event.origin !== undefined) {
+      publish({ userId: event.userId, threadId: event.threadId, row: event.row });
+      late++;
+    }
+    return publish(event);
+  };
+  const toDaemon = new PassThrough();
+  const fromDaemon = new PassThrough();
+  const served = serveStdio(daemon, toDaemon, fromDaemon, { track: (w) => w, accepting: () => true, maxInFlight: 64, writes: new PendingWrites(), maxMessageBytes: 1024 * 1024 });
+  const client = ToolgateClient.fromStreams(fromDaemon, toDaemon);
+  try {
+    await client.initialize();
+    const session = await client.openSession({ token: await mintBearer('late-alice') });
+    const heard: ToolResultNotification[] = [];
+    client.onToolResult((n) => heard.push(n));
+    // The thread's position is read by subscribing (its first message comes next).
+    await session.subscribe('late');
+    for (const [i, args] of [
+      { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } },
+      { module: 'calendar', method: 'create', input: { items: [
+        { title: 'A', start_at: '2026-01-01T10:00:00Z', end_at: '2026-01-01T11:00:00Z' },
+        { title: 'B', start_at: '2026-01-01T12:00:00Z', end_at: '2026-01-01T13:00:00Z' },
+      ] } },
+    ].entries()) {
+      const r = await session.invoke('late', `c${i}`, args as never);
+      assert.equal(r.status, 'success');
+    }
+    assert.equal(late, 2, 'both calls were published late');
+    const byCall = (id: string) => heard.filter((n) => n.tool_call_id === id).map((n) => `${n.status}${n.final ? ' final' : ''}`);
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
+    assert.deepEqual(byCall('c1'), ['partial', 'partial', 'success final'], 'each partial once, then the final one');
+  } finally {
+    await client.close();
+    served.close();
+    await daemon.store.close();
+  }
+});
