@@ -195,7 +195,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     const principal = await openMcpStdioPrincipal(daemon, opts.env);
     // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
     const { serveMcpStdio } = await import('../rpc/mcp-stdio.js');
-    const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight });
+    const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight, maxMessageBytes: limits.maxMessageBytes });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {

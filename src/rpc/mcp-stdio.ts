@@ -11,6 +11,8 @@ import type { StdioPrincipal } from '../daemon/mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpCallDeps } from './mcp-tool.js';
+import { McpLineGuard } from './mcp-line-guard.js';
+import { RpcErrorCode } from './errors.js';
 
 export interface McpHandle {
   /** Resolves when the client closes stdin (or the streams fail). */
@@ -21,6 +23,8 @@ export interface McpHandle {
 export interface McpStdioOptions extends McpCallDeps {
   principal: StdioPrincipal;
   maxInFlight: number;
+  /** `limits.max_message_bytes`: the longest line read (one JSON-RPC message). */
+  maxMessageBytes: number;
   stdin?: Readable;
   stdout?: Writable;
   catalogs?: SkillCatalogs;
@@ -38,8 +42,18 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
     checkAuth: principal.checkAuth,
     inFlight: { count: 0, max: opts.maxInFlight },
   };
+  const guard = new McpLineGuard({
+    maxMessageBytes: opts.maxMessageBytes,
+    onTooLarge: () => {
+      daemon.log.log('warn', 'mcp stdio message too large; discarding it', { limit: opts.maxMessageBytes });
+      const error = { code: RpcErrorCode.InvalidRequest, message: `message too large: over ${opts.maxMessageBytes} bytes (limits.max_message_bytes)` };
+      stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error })}\n`);
+    },
+  });
+  stdin.pipe(guard);
   const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog), {
-    transport: new StdioServerTransport(stdin, stdout),
+    // The SDK's own cap (10 MB by default, which closes the connection) stays above the guard's: lines reach it capped.
+    transport: new StdioServerTransport(guard, stdout, { maxBufferSize: opts.maxMessageBytes + 1024 * 1024 }),
     onerror: (err) => daemon.log.log('warn', 'mcp stdio error', { err: err.message }),
   });
   const closed = new Promise<void>((resolve) => {

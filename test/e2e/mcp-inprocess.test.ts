@@ -28,7 +28,7 @@ test('in process: a token that expires mid-session fails each call with UNAUTHEN
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, stdin: toServer, stdout: fromServer });
+  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, maxMessageBytes: 1024 * 1024, stdin: toServer, stdout: fromServer });
   // The server's newline-delimited JSON transport is symmetric: the client uses it the other way round.
   const client = new Client({ name: 'in-process', version: '1' });
   await client.connect(new StdioServerTransport(fromServer, toServer));
@@ -95,7 +95,7 @@ test('in process: notifications/cancelled reaches a running call — no response
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, stdin: toServer, stdout: fromServer });
+  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, maxMessageBytes: 1024 * 1024, stdin: toServer, stdout: fromServer });
   const client = new Client({ name: 'in-process', version: '1' });
   // Both directions as they pass: which id the cancelled call had, and what was answered.
   const lines = (into: Array<{ id?: unknown; method?: string; params?: { arguments?: { method?: string } } }>) => (c: Buffer) => {
