@@ -88,11 +88,18 @@ export function failure(module: string | null, method: string | null, code: Tool
 /** The action, if it exists and the credential permits it; else the refusal. */
 export function admitAction(claims: CredentialClaims, module: string, method: string): ActionDefinition | CoreOutcome {
   const action = lookupAction(module, method);
-  if (!action) return failure(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}`);
+  // Both refusals name what this credential may run (as the daemon's name the session's), so whoever
+  // runs project-cli by hand can correct the call in one step; through the daemon they never occur.
+  if (!action) return failure(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}: run one of error.allowed_actions`, permitted(claims));
   if (!claims.actions.includes(`${module}.${method}`)) {
-    return failure(module, method, 'ACTION_NOT_ALLOWED', `the credential does not permit ${module}.${method}`);
+    return failure(module, method, 'ACTION_NOT_ALLOWED', `the credential does not permit ${module}.${method}: it permits only error.allowed_actions`, permitted(claims));
   }
   return action;
+}
+
+/** The credential's actions that exist. */
+function permitted(claims: CredentialClaims): { allowed_actions: string[] } {
+  return { allowed_actions: claims.actions.filter((a) => lookupAction(...(a.split('.', 2) as [string, string])) !== undefined) };
 }
 
 /** A refusal when the input offers a credential or the credential was issued for another call; else null. */

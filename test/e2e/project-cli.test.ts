@@ -310,7 +310,9 @@ describe('project-cli', { concurrency: 3 }, () => {
   test('an action outside the registry is UNKNOWN_ACTION (exit 2)', async () => {
     const { db } = sandbox();
     const env = await envFor(db, 'alice', { actions: [...ALL_ACTIONS, 'calendar.teleport'] });
-    assertFailure(await cli(['calendar', 'teleport'], env), 'UNKNOWN_ACTION', 2);
+    const unknown = assertFailure(await cli(['calendar', 'teleport'], env), 'UNKNOWN_ACTION', 2);
+    // What the credential may run instead, the unknown one left out.
+    assert.deepEqual(unknown.allowed_actions, ALL_ACTIONS);
     assertFailure(await cli(['weather', 'read'], env), 'UNKNOWN_ACTION', 2);
   });
 
@@ -455,7 +457,8 @@ describe('project-cli', { concurrency: 3 }, () => {
   test('a credential that does not list the action is ACTION_NOT_ALLOWED (exit 4) and writes nothing', async () => {
     const { db } = sandbox();
     const env = await envFor(db, 'alice', { actions: ['calendar.read'] });
-    assertFailure(await cli(['calendar', 'create', ...STANDUP], env), 'ACTION_NOT_ALLOWED', 4);
+    const denied = assertFailure(await cli(['calendar', 'create', ...STANDUP], env), 'ACTION_NOT_ALLOWED', 4);
+    assert.deepEqual(denied.allowed_actions, ['calendar.read'], 'names what the credential permits');
     assertOk(await cli(readDay('2026-04-21', 'UTC'), env), 'calendar', 'read');
     assert.equal(countEvents(db), 0);
   });
