@@ -178,12 +178,19 @@ function renderFloor(L: string[], f: FloorResult, side: SideBySide | undefined):
   if (side) {
     const e = side.entries;
     const bound = e.echo.p50 + f.toolgateP50;
+    const rate = boundRate(e.echo.rate, f.toolgateGroupRate);
+    // What the targets leave for everything else a call does (validation, credential, CLI core, projection, notifications, logging).
+    const p50Budget = e.mcp.p50 - bound;
+    const rateBudget = 1000 / (1.5 * e.mcp.rate) - 1000 / rate;
+    const own = { p50: e.inprocess.p50 - bound, perCall: 1000 / e.inprocess.rate - 1000 / rate };
     L.push(`No in-process call can be faster than the transport plus its writes: echo p50 + toolgate's writes = ${fmtMs(bound)}, ` +
       `${fmtRatio(bound / e.mcp.p50)} the MCP server's whole p50 (${fmtMs(e.mcp.p50)}) — the sequential p50 ÷ MCP toolgate would reach if the ` +
       `daemon's own work cost nothing. At concurrency ${side.concurrency} the writes alone allow ${fmtRate(f.toolgateGroupRate)} calls/s ` +
       `(${fmtRatio(f.toolgateGroupRate / e.mcp.rate)} the MCP server's ${fmtRate(e.mcp.rate)}), and the transport and the writes together ` +
-      `${fmtRate(boundRate(e.echo.rate, f.toolgateGroupRate))} calls/s (1 ÷ (1 ÷ echo calls/s + 1 ÷ writes calls/s) = ` +
-      `${fmtRatio(boundRate(e.echo.rate, f.toolgateGroupRate) / e.mcp.rate)} the MCP server): there the limit is the daemon's own work, not SQLite.`, '');
+      `${fmtRate(rate)} calls/s (1 ÷ (1 ÷ echo calls/s + 1 ÷ writes calls/s) = ${fmtRatio(rate / e.mcp.rate)} the MCP server).`, '');
+    L.push('| the daemon\'s own work per call (entry c minus transport and writes) | measured | the target leaves |', '|---|---:|---:|');
+    L.push(`| sequential (p50 ≤ the MCP server's) | ${fmtMs(own.p50)} | ${p50Budget > 0 ? fmtMs(p50Budget) : 'nothing: the bound is over the target'} |`);
+    L.push(`| at concurrency ${side.concurrency} (calls/s ≥ 1.5× the MCP server's) | ${fmtMs(own.perCall)} | ${rateBudget > 0 ? fmtMs(rateBudget) : 'nothing: the bound is under the target'} |`, '');
   }
 }
 

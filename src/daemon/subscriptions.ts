@@ -13,7 +13,12 @@ interface Watch {
   conn: Peer;
   sessions: Set<string>;
   stop: () => void;
+  /** The latest tool messages this watch sent (ids, oldest first): see `sent`. */
+  sent: Set<string>;
 }
+
+/** How many of a watch's latest messages it remembers having sent: a caller asks right after its commit. */
+const REMEMBERED_SENT = 64;
 
 /**
  * Who watches which thread: `thread/subscribe` adds (connection, session).
@@ -51,8 +56,13 @@ export class SubscriptionRegistry {
     if (!watches) this.byConnection.set(conn.id, (watches = new Map()));
     let watch = existing;
     if (!watch) {
-      const stop = this.bus.listen(userId, threadId, (event) => notifyOf(conn, event));
-      watches.set(key, (watch = { conn, sessions: new Set(), stop }));
+      const sent = new Set<string>();
+      const stop = this.bus.listen(userId, threadId, (event) => {
+        if (!notifyOf(conn, event)) return;
+        sent.add(event.row.id);
+        if (sent.size > REMEMBERED_SENT) sent.delete(sent.values().next().value!);
+      });
+      watches.set(key, (watch = { conn, sessions: new Set(), stop, sent }));
     }
     watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
@@ -75,9 +85,13 @@ export class SubscriptionRegistry {
     return true;
   }
 
-  /** Whether this connection watches the user's thread (through any of its sessions). */
-  watches(userId: string, threadId: string, connId: string): boolean {
-    return this.byConnection.get(connId)?.has(threadKey(userId, threadId)) ?? false;
+  /**
+   * Whether this connection was sent the thread's message `messageId` by its
+   * subscription — a copy that knew no caller (the store's, read to fill a
+   * gap before the call's own publish came): the caller then needs no second.
+   */
+  sent(userId: string, threadId: string, connId: string, messageId: string): boolean {
+    return this.byConnection.get(connId)?.get(threadKey(userId, threadId))?.sent.has(messageId) ?? false;
   }
 
   dropConnection(connId: string): void {
@@ -87,10 +101,11 @@ export class SubscriptionRegistry {
   }
 }
 
-/** A stored tool message as the `tool/result` notifications a watcher gets; text messages have none. */
-function notifyOf(conn: Peer, { threadId, row, origin }: StoredMessageEvent): void {
-  if (row.role !== 'tool' || origin === conn.id) return;
+/** A stored tool message as the `tool/result` notifications a watcher gets (true when sent); text messages have none. */
+function notifyOf(conn: Peer, { threadId, row, origin }: StoredMessageEvent): boolean {
+  if (row.role !== 'tool' || origin === conn.id) return false;
   const output = (JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput }).tool_agent_output;
-  if (!output) return;
+  if (!output) return false;
   for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);
+  return true;
 }

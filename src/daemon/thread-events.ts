@@ -69,8 +69,8 @@ export function threadSeqOf(row: MessageRow): number {
  * the bus reads the gap from the store. Short: on PostgreSQL the feed usually
  * brings another daemon's message within this time, and a local call
  * published a moment late keeps its `origin`; past it, the store answers
- * (and the late publish is told so: `publish` returns false, and the caller
- * is not notified twice).
+ * (its copy knows no caller: the subscription registry remembers which
+ * connections it reached, so the caller is not notified twice).
  */
 const GAP_WAIT_MS = 20;
 
@@ -214,22 +214,17 @@ export class ThreadEventBus {
    * missing. A message already delivered (a second publisher's copy) is
    * dropped. A listener that throws is skipped: a broken stream or connection
    * must never fail the call that was stored.
-   *
-   * Returns false when this message already reached the listeners as a copy
-   * that did not know its caller — the store's, read to fill a gap before this
-   * publisher came: the caller's own connection, if it listens, has had it.
    */
-  publish(event: StoredMessageEvent): boolean {
+  publish(event: StoredMessageEvent): void {
     const state = this.byThread.get(threadKey(event.userId, event.threadId));
-    if (!state) return true;
+    if (!state) return;
     const seq = event.row.thread_seq;
     if (state.delivered === undefined && !state.positioning) state.delivered = seq - 1;
-    if (state.delivered !== undefined && seq <= state.delivered) return false;
+    if (state.delivered !== undefined && seq <= state.delivered) return;
     const held = state.held.get(seq);
     // The same message from two publishers: keep the copy that knows its caller.
     if (!held || (held.origin === undefined && event.origin !== undefined)) state.held.set(seq, event);
     if (state.delivered !== undefined) this.drain(state);
-    return true;
   }
 
   /** Delivers the held events that follow the cursor; waits (then reads the store) for a gap. */

@@ -121,10 +121,10 @@ export async function invokeTool(
     case 'ran': {
       log.log('info', 'tool call', { status: outcome.output.status, ms: Math.round(ms), message_id: outcome.row.id });
       // Subscribers and AG-UI streams of the thread learn of the call from the bus (in thread order); the caller, below —
-      // unless this publish came so late that the store's copy already reached every listener, the caller's connection too.
-      const late = !daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
-      const callerHeard = late && daemon.subscriptions.watches(call.userId, call.threadId, conn.id);
-      return respond(daemon, conn, call, outcome.output, outcome.row.content, callerHeard ? 'heard' : 'caller', outcome.row.id);
+      // unless its own subscription already sent it the store's copy (this publish came after the bus filled a gap).
+      daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
+      const heard = daemon.subscriptions.sent(call.userId, call.threadId, conn.id, outcome.row.id);
+      return respond(daemon, conn, call, outcome.output, outcome.row.content, heard ? 'heard' : 'caller', outcome.row.id);
     }
   }
 }

@@ -5,15 +5,18 @@
  * up to 10 MB and, past it, closes the connection; this guard counts each
  * line's bytes as they stream instead:
  *
+ * - a line is passed on whole, at its newline — held meanwhile, never more
+ *   than the cap — so no part of a refused line ever reaches the SDK (a
+ *   prefix could itself be valid JSON and run);
  * - a line over the cap is answered at once (through `onTooLarge`, a -32600
- *   with `id: null`), the rest of it is discarded as it streams — never
- *   buffered — and the next line is read as usual;
- * - every other byte passes through untouched: the SDK does the framing and
- *   the JSON.
+ *   with `id: null`), the rest of it is discarded as it streams, and the next
+ *   line is read as usual. A `\r` before the newline is not counted: the SDK
+ *   strips it.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
 const NEWLINE = 0x0a;
+const CR = 0x0d;
 
 export interface LineGuardOptions {
   maxMessageBytes: number;
@@ -22,8 +25,9 @@ export interface LineGuardOptions {
 }
 
 export class McpLineGuard extends Transform {
-  /** Bytes of the current line passed on so far. */
-  private lineBytes = 0;
+  /** The current line's bytes so far (at most the cap, plus a `\r` that may end it). */
+  private held: Buffer[] = [];
+  private heldBytes = 0;
   /** Inside a line over the cap: dropped up to its newline. */
   private discarding = false;
 
@@ -35,24 +39,51 @@ export class McpLineGuard extends Transform {
     let at = 0;
     while (at < chunk.length) {
       const nl = chunk.indexOf(NEWLINE, at);
-      const end = nl < 0 ? chunk.length : nl + 1;
-      // The line's own bytes, without its newline (the cap is on the message).
-      const bytes = (nl < 0 ? chunk.length : nl) - at;
-      if (!this.discarding && this.lineBytes + bytes > this.opts.maxMessageBytes) {
-        this.discarding = true;
-        // What of the line already went on is ended here, so the SDK drops it as a line it cannot parse.
-        if (this.lineBytes > 0) this.push(Buffer.from('\n'));
-        this.opts.onTooLarge();
+      const part = chunk.subarray(at, nl < 0 ? chunk.length : nl);
+      at = nl < 0 ? chunk.length : nl + 1;
+      if (this.discarding) {
+        if (nl >= 0) this.discarding = false;
+        continue;
       }
-      if (!this.discarding) this.push(chunk.subarray(at, end));
+      this.held.push(part);
+      this.heldBytes += part.length;
       if (nl < 0) {
-        this.lineBytes += bytes;
-      } else {
-        this.lineBytes = 0;
-        this.discarding = false;
+        // Over the cap even if the line's next byte were its newline after a `\r`: refuse now.
+        if (this.heldBytes > this.opts.maxMessageBytes + (this.lastHeldByte() === CR ? 1 : 0)) this.refuse(true);
+        continue;
       }
-      at = end;
+      const length = this.heldBytes - (this.lastHeldByte() === CR ? 1 : 0);
+      if (length > this.opts.maxMessageBytes) {
+        this.refuse(false);
+        continue;
+      }
+      this.held.push(Buffer.from('\n'));
+      this.push(Buffer.concat(this.held));
+      this.held = [];
+      this.heldBytes = 0;
     }
     done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    // A last line without its newline: as the SDK would, it is left unread.
+    this.held = [];
+    done();
+  }
+
+  private lastHeldByte(): number | undefined {
+    for (let i = this.held.length - 1; i >= 0; i--) {
+      const b = this.held[i]!;
+      if (b.length > 0) return b[b.length - 1];
+    }
+    return undefined;
+  }
+
+  /** Drops the held line; `rest` says whether the line goes on past this chunk (discard up to its newline). */
+  private refuse(rest: boolean): void {
+    this.held = [];
+    this.heldBytes = 0;
+    this.discarding = rest;
+    this.opts.onTooLarge();
   }
 }

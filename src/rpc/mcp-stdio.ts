@@ -50,6 +50,8 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
       stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error })}\n`);
     },
   });
+  // `pipe` forwards no errors: a stdin read error reaches the SDK (which logs it and closes) through the guard.
+  stdin.once('error', (err) => guard.destroy(err));
   stdin.pipe(guard);
   const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog), {
     // The SDK's own cap (10 MB by default, which closes the connection) stays above the guard's: lines reach it capped.

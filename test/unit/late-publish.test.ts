@@ -1,10 +1,13 @@
 /**
- * The caller subscribed to its own thread hears its call once, even when the
- * call's publish reaches the thread-event bus after the store's copy of the
- * same message did (the bus filled a gap from the store first: another
- * daemon's later message came, and this one's publish was late). In process:
- * the daemon's dispatcher and in-process executor behind the real stdio
- * transport over an in-memory duplex pair, spoken to by toolgate/client.
+ * The caller subscribed to its own thread hears its call exactly once, however
+ * its publish and its subscription interleave: when the call's publish reaches
+ * the thread-event bus after the store's copy of the same message did (the bus
+ * filled a gap from the store first: another daemon's later message came, and
+ * this one's publish was late), and when the subscription's position, read
+ * after the commit but before the publish, already counts the call (so the bus
+ * sends it to nobody). In process: the daemon's dispatcher and in-process
+ * executor behind the real stdio transport over an in-memory duplex pair,
+ * spoken to by toolgate/client.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,11 +23,51 @@ import type { StoredMessageEvent } from '../../src/daemon/thread-events.js';
 import { tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 
-test('a caller subscribed to its thread gets its tool/result once when its publish comes after the store’s copy', async () => {
+async function inProcess() {
   const daemon = await createDaemon(
     { transport: 'stdio', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } },
     createLogger(() => {}, 'warn'),
   );
+  const toDaemon = new PassThrough();
+  const fromDaemon = new PassThrough();
+  const served = serveStdio(daemon, toDaemon, fromDaemon, { track: (w) => w, accepting: () => true, maxInFlight: 64, writes: new PendingWrites(), maxMessageBytes: 1024 * 1024 });
+  const client = ToolgateClient.fromStreams(fromDaemon, toDaemon);
+  const heard: ToolResultNotification[] = [];
+  client.onToolResult((n) => heard.push(n));
+  await client.initialize();
+  const session = await client.openSession({ token: await mintBearer('late-alice') });
+  const byCall = (id: string) => heard.filter((n) => n.tool_call_id === id).map((n) => `${n.status}${n.final ? ' final' : ''}`);
+  const close = async () => {
+    await client.close();
+    served.close();
+    await daemon.store.close();
+  };
+  return { daemon, session, byCall, close };
+}
+
+test('a subscribed caller whose position read already counts its call (commit, subscribe, then publish) still gets it, once', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  try {
+    // The commit's answer comes late (as a PostgreSQL pool's can): the caller subscribes in between.
+    const store = daemon.store;
+    const transaction = store.transaction.bind(store);
+    store.transaction = (async (work: Parameters<typeof transaction>[0]) => {
+      const value = await transaction(work);
+      await new Promise((r) => setTimeout(r, 60));
+      return value;
+    }) as typeof store.transaction;
+    const call = session.invoke('counted', 'c0', { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } });
+    await new Promise((r) => setTimeout(r, 20));
+    await session.subscribe('counted');
+    assert.equal((await call).status, 'success');
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not none');
+  } finally {
+    await close();
+  }
+});
+
+test('a caller subscribed to its thread gets its tool/result once when its publish comes after the store’s copy', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
   // The late interleaving, made certain: every local publish is preceded by the store's copy (no origin).
   const bus = daemon.threadEvents;
   const publish = bus.publish.bind(bus);
@@ -34,17 +77,9 @@ test('a caller subscribed to its thread gets its tool/result once when its publi
       publish({ userId: event.userId, threadId: event.threadId, row: event.row });
       late++;
     }
-    return publish(event);
+    publish(event);
   };
-  const toDaemon = new PassThrough();
-  const fromDaemon = new PassThrough();
-  const served = serveStdio(daemon, toDaemon, fromDaemon, { track: (w) => w, accepting: () => true, maxInFlight: 64, writes: new PendingWrites(), maxMessageBytes: 1024 * 1024 });
-  const client = ToolgateClient.fromStreams(fromDaemon, toDaemon);
   try {
-    await client.initialize();
-    const session = await client.openSession({ token: await mintBearer('late-alice') });
-    const heard: ToolResultNotification[] = [];
-    client.onToolResult((n) => heard.push(n));
     // The thread's position is read by subscribing (its first message comes next).
     await session.subscribe('late');
     for (const [i, args] of [
@@ -58,12 +93,9 @@ test('a caller subscribed to its thread gets its tool/result once when its publi
       assert.equal(r.status, 'success');
     }
     assert.equal(late, 2, 'both calls were published late');
-    const byCall = (id: string) => heard.filter((n) => n.tool_call_id === id).map((n) => `${n.status}${n.final ? ' final' : ''}`);
     assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
     assert.deepEqual(byCall('c1'), ['partial', 'partial', 'success final'], 'each partial once, then the final one');
   } finally {
-    await client.close();
-    served.close();
-    await daemon.store.close();
+    await close();
   }
 });

@@ -19,7 +19,15 @@ test('lines up to the cap pass untouched, however they are chunked', () => {
 
 test('a line over the cap is refused once and dropped up to its newline; the next line passes', () => {
   assert.deepEqual(run(5, ['abcdef\nok\n']), { out: 'ok\n', refused: 1 });
-  // Over the cap only across chunks: what went on already is ended as a line of its own (unparseable, so dropped).
-  assert.deepEqual(run(5, ['abc', 'def', 'ghi', 'jkl\nok\n']), { out: 'abc\nok\n', refused: 1 });
+  // Over the cap only across chunks: nothing of it went on (a prefix could be valid JSON by itself).
+  assert.deepEqual(run(5, ['abc', 'def', 'ghi', 'jkl\nok\n']), { out: 'ok\n', refused: 1 });
+  assert.deepEqual(run(5, ['{"a":', '1}   ', '  \nok\n']), { out: 'ok\n', refused: 1 });
   assert.deepEqual(run(5, ['abcdefgh', 'ij\n', 'klmnopq\n', 'ok\n']), { out: 'ok\n', refused: 2 });
+});
+
+test('a \\r before the newline is not counted (the SDK strips it), however the chunks fall', () => {
+  assert.deepEqual(run(5, ['abcde\r\n']), { out: 'abcde\r\n', refused: 0 });
+  assert.deepEqual(run(5, ['abcde\r', '\n', 'ok\r\n']), { out: 'abcde\r\nok\r\n', refused: 0 });
+  assert.deepEqual(run(5, ['abcdef\r\n', 'ok\n']), { out: 'ok\n', refused: 1 });
+  assert.deepEqual(run(5, ['abcde\r', 'x\n', 'ok\n']), { out: 'ok\n', refused: 1 });
 });
