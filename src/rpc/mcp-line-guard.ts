@@ -11,7 +11,9 @@
  * - a line over the cap is answered at once (through `onTooLarge`, a -32600
  *   with `id: null`), the rest of it is discarded as it streams, and the next
  *   line is read as usual. A `\r` before the newline is not counted: the SDK
- *   strips it.
+ *   strips it;
+ * - `admit` sees each whole line first (mcp-stdio.ts answers one that is not
+ *   a JSON-RPC message, which the SDK would skip without a word).
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -22,6 +24,8 @@ export interface LineGuardOptions {
   maxMessageBytes: number;
   /** A line over the cap: answer -32600 (`id: null`). */
   onTooLarge: () => void;
+  /** A whole line within the cap (its newline and a `\r` before it left out): false drops it. */
+  admit?: (line: Buffer) => boolean;
 }
 
 export class McpLineGuard extends Transform {
@@ -57,10 +61,11 @@ export class McpLineGuard extends Transform {
         this.refuse(false);
         continue;
       }
-      this.held.push(Buffer.from('\n'));
-      this.push(Buffer.concat(this.held));
+      const line = Buffer.concat(this.held);
       this.held = [];
       this.heldBytes = 0;
+      if (this.opts.admit && !this.opts.admit(line.subarray(0, length))) continue;
+      this.push(Buffer.concat([line, Buffer.from('\n')]));
     }
     done();
   }

@@ -7,6 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { deserializeMessage } from '@modelcontextprotocol/server';
 import type { StdioPrincipal } from '../daemon/mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
@@ -42,12 +43,27 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
     checkAuth: principal.checkAuth,
     inFlight: { count: 0, max: opts.maxInFlight },
   };
+  const reply = (code: number, message: string) => stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`);
   const guard = new McpLineGuard({
     maxMessageBytes: opts.maxMessageBytes,
     onTooLarge: () => {
       daemon.log.log('warn', 'mcp stdio message too large; discarding it', { limit: opts.maxMessageBytes });
-      const error = { code: RpcErrorCode.InvalidRequest, message: `message too large: over ${opts.maxMessageBytes} bytes (limits.max_message_bytes)` };
-      stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error })}\n`);
+      reply(RpcErrorCode.InvalidRequest, `message too large: over ${opts.maxMessageBytes} bytes (limits.max_message_bytes)`);
+    },
+    // The SDK skips a line it cannot parse, and one that is no JSON-RPC message, without an answer: a host would
+    // wait forever. Answered here as on the daemon's own stdio (-32700 / -32600, id null); a blank line is nothing.
+    admit: (line) => {
+      const text = line.toString('utf8');
+      if (text.trim() === '') return false;
+      try {
+        deserializeMessage(text);
+        return true;
+      } catch (err) {
+        const parse = err instanceof SyntaxError;
+        daemon.log.log('warn', parse ? 'mcp stdio line is not JSON' : 'mcp stdio line is not a JSON-RPC message', {});
+        reply(parse ? RpcErrorCode.ParseError : RpcErrorCode.InvalidRequest, parse ? 'parse error: the line is not JSON' : 'invalid request: not a JSON-RPC 2.0 message');
+        return false;
+      }
     },
   });
   // `pipe` forwards no errors: a stdin read error reaches the SDK (which logs it and closes) through the guard.

@@ -2,8 +2,9 @@
  * `serve --mcp` holds `limits.max_message_bytes` on its stdio lines, as the
  * daemon's own stdio does on its frames: a line over the cap is answered at
  * once with -32600 (`id: null`) and dropped as it streams, and the server
- * goes on serving the same connection. Spoken raw, one JSON-RPC message per
- * line, as MCP frames stdio.
+ * goes on serving the same connection. A line that is not JSON (-32700) or
+ * not a JSON-RPC message (-32600) is answered too, never met with silence.
+ * Spoken raw, one JSON-RPC message per line, as MCP frames stdio.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 type Msg = { id?: number | null; result?: unknown; error?: { code: number; message: string } };
 
-test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is dropped as it streams, and the server goes on', { timeout: 60_000 }, async () => {
+test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is dropped as it streams, and the server goes on; a malformed line is answered', { timeout: 60_000 }, async () => {
   const dir = tempDir();
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'] } }, limits: { max_message_bytes: 4096 } }));
@@ -39,7 +40,7 @@ test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is 
     for (const w of waiters.splice(0)) w();
   });
   /** The first message `pred` accepts; fails (rather than hangs) when it has not come within 15 s or the server exited. */
-  const next = async (pred: (m: Msg) => boolean): Promise<Msg> => {
+  const next = async (pred: (m: Msg, i: number) => boolean): Promise<Msg> => {
     const deadline = Date.now() + 15_000;
     for (;;) {
       const m = received.find(pred);
@@ -71,6 +72,19 @@ test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is 
     assert.equal((ok.result as { isError?: boolean }).isError, false, stderr);
     assert.ok(!received.some((m) => m.id === 2), 'the oversized call was not run');
     assert.match(stderr, /mcp stdio message too large/);
+
+    // A line that is not JSON, or JSON that is no JSON-RPC message, is answered (the SDK alone says nothing); a blank line is not.
+    const before = received.length;
+    proc.stdin.write('this is not json\n\n   \n');
+    const parse = await next((m, i) => i >= before && m.id === null);
+    assert.equal(parse.error?.code, -32700);
+    proc.stdin.write(line({ jsonrpc: '2.0', id: 4, method: 5 }));
+    const invalid = await next((m, i) => i > received.indexOf(parse) && m.id === null);
+    assert.equal(invalid.error?.code, -32600);
+    proc.stdin.write(line({ jsonrpc: '2.0', id: 5, method: 'tools/list' }));
+    await next((m) => m.id === 5);
+    const answers = received.slice(before).filter((m) => 'id' in m);
+    assert.equal(answers.length, 3, 'one answer each: none for the blank lines');
   } finally {
     proc.stdin.end();
   }

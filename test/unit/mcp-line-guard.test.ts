@@ -31,3 +31,14 @@ test('a \\r before the newline is not counted (the SDK strips it), however the c
   assert.deepEqual(run(5, ['abcdef\r\n', 'ok\n']), { out: 'ok\n', refused: 1 });
   assert.deepEqual(run(5, ['abcde\r', 'x\n', 'ok\n']), { out: 'ok\n', refused: 1 });
 });
+
+test('admit sees each whole line without its line end, and may drop it', () => {
+  const seen: string[] = [];
+  const guard = new McpLineGuard({ maxMessageBytes: 10, onTooLarge: () => {}, admit: (l) => (seen.push(l.toString()), l.toString() !== 'drop') });
+  let out = '';
+  guard.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  for (const c of ['keep\r\ndr', 'op\nlast\n']) guard.write(Buffer.from(c));
+  guard.end();
+  assert.deepEqual(seen, ['keep', 'drop', 'last']);
+  assert.equal(out, 'keep\r\nlast\n');
+});
