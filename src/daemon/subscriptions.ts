@@ -13,12 +13,10 @@ interface Watch {
   conn: Peer;
   sessions: Set<string>;
   stop: () => void;
-  /** The latest tool messages this watch sent (ids, oldest first): see `sent`. */
-  sent: Set<string>;
 }
 
-/** How many of a watch's latest messages it remembers having sent: a caller asks right after its commit. */
-const REMEMBERED_SENT = 64;
+/** How many of the latest tool messages a connection's subscriptions sent it are remembered (see `sentTo`). */
+const REMEMBERED_SENT = 256;
 
 /**
  * Who watches which thread: `thread/subscribe` adds (connection, session).
@@ -35,6 +33,8 @@ export class SubscriptionRegistry {
   private readonly byConnection = new Map<string, Map<string, Watch>>();
   /** connection id → (session, thread) pairs it holds, for the cap. */
   private readonly perConnection = new Map<string, number>();
+  /** connection id → ids of the latest tool messages its subscriptions sent it (oldest first). */
+  private readonly sent = new Map<string, Set<string>>();
 
   constructor(
     private readonly bus: ThreadEventBus,
@@ -56,13 +56,10 @@ export class SubscriptionRegistry {
     if (!watches) this.byConnection.set(conn.id, (watches = new Map()));
     let watch = existing;
     if (!watch) {
-      const sent = new Set<string>();
       const stop = this.bus.listen(userId, threadId, (event) => {
-        if (!notifyOf(conn, event)) return;
-        sent.add(event.row.id);
-        if (sent.size > REMEMBERED_SENT) sent.delete(sent.values().next().value!);
+        if (notifyOf(conn, event)) this.remember(conn.id, event.row.id);
       });
-      watches.set(key, (watch = { conn, sessions: new Set(), stop, sent }));
+      watches.set(key, (watch = { conn, sessions: new Set(), stop }));
     }
     watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
@@ -86,18 +83,28 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * Whether this connection was sent the thread's message `messageId` by its
-   * subscription — a copy that knew no caller (the store's, read to fill a
-   * gap before the call's own publish came): the caller then needs no second.
+   * Whether a subscription of this connection already sent it the message
+   * `messageId` — a copy that knew no caller (the store's, read to fill a gap
+   * before the call's own publish came): the caller then needs no second.
+   * Asked once per call, so the answer is forgotten as it is given; kept per
+   * connection, so an unsubscribe in between does not lose it.
    */
-  sent(userId: string, threadId: string, connId: string, messageId: string): boolean {
-    return this.byConnection.get(connId)?.get(threadKey(userId, threadId))?.sent.has(messageId) ?? false;
+  sentTo(connId: string, messageId: string): boolean {
+    return this.sent.get(connId)?.delete(messageId) ?? false;
+  }
+
+  private remember(connId: string, messageId: string): void {
+    let ids = this.sent.get(connId);
+    if (!ids) this.sent.set(connId, (ids = new Set()));
+    ids.add(messageId);
+    if (ids.size > REMEMBERED_SENT) ids.delete(ids.values().next().value!);
   }
 
   dropConnection(connId: string): void {
     for (const watch of this.byConnection.get(connId)?.values() ?? []) watch.stop();
     this.byConnection.delete(connId);
     this.perConnection.delete(connId);
+    this.sent.delete(connId);
   }
 }
 

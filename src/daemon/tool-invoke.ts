@@ -123,7 +123,7 @@ export async function invokeTool(
       // Subscribers and AG-UI streams of the thread learn of the call from the bus (in thread order); the caller, below —
       // unless its own subscription already sent it the store's copy (this publish came after the bus filled a gap).
       daemon.threadEvents.publish({ userId: call.userId, threadId: call.threadId, row: outcome.row, origin: conn.id });
-      const heard = daemon.subscriptions.sent(call.userId, call.threadId, conn.id, outcome.row.id);
+      const heard = daemon.subscriptions.sentTo(conn.id, outcome.row.id);
       return respond(daemon, conn, call, outcome.output, outcome.row.content, heard ? 'heard' : 'caller', outcome.row.id);
     }
   }

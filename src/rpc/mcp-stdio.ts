@@ -61,6 +61,8 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
       } catch (err) {
         const parse = err instanceof SyntaxError;
         daemon.log.log('warn', parse ? 'mcp stdio line is not JSON' : 'mcp stdio line is not a JSON-RPC message', {});
+        // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
+        if (!parse && looksLikeResponse(text)) return false;
         reply(parse ? RpcErrorCode.ParseError : RpcErrorCode.InvalidRequest, parse ? 'parse error: the line is not JSON' : 'invalid request: not a JSON-RPC 2.0 message');
         return false;
       }
@@ -81,4 +83,9 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
   });
   daemon.log.log('info', 'mcp server ready', { transport: 'stdio', user_id: principal.session.userId, thread_id: mcp.fallbackThread });
   return { closed, close: () => handle.close() };
+}
+
+function looksLikeResponse(text: string): boolean {
+  const v = JSON.parse(text) as unknown;
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !('method' in v) && ('result' in v || 'error' in v);
 }

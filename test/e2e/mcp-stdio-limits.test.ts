@@ -75,7 +75,8 @@ test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is 
 
     // A line that is not JSON, or JSON that is no JSON-RPC message, is answered (the SDK alone says nothing); a blank line is not.
     const before = received.length;
-    proc.stdin.write('this is not json\n\n   \n');
+    // A malformed *response* (no method) is never answered: JSON-RPC forbids replying to one.
+    proc.stdin.write(`this is not json\n\n   \n${line({ jsonrpc: '2.0', id: 77, error: { code: 1 } })}`);
     const parse = await next((m, i) => i >= before && m.id === null);
     assert.equal(parse.error?.code, -32700);
     proc.stdin.write(line({ jsonrpc: '2.0', id: 4, method: 5 }));
@@ -84,7 +85,7 @@ test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is 
     proc.stdin.write(line({ jsonrpc: '2.0', id: 5, method: 'tools/list' }));
     await next((m) => m.id === 5);
     const answers = received.slice(before).filter((m) => 'id' in m);
-    assert.equal(answers.length, 3, 'one answer each: none for the blank lines');
+    assert.equal(answers.length, 3, 'one answer each: none for the blank lines or the malformed response');
   } finally {
     proc.stdin.end();
   }

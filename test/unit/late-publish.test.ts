@@ -51,14 +51,20 @@ test('a subscribed caller whose position read already counts its call (commit, s
     // The commit's answer comes late (as a PostgreSQL pool's can): the caller subscribes in between.
     const store = daemon.store;
     const transaction = store.transaction.bind(store);
+    let committed!: () => void;
+    const isCommitted = new Promise<void>((r) => (committed = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
     store.transaction = (async (work: Parameters<typeof transaction>[0]) => {
       const value = await transaction(work);
-      await new Promise((r) => setTimeout(r, 60));
+      committed();
+      await released;
       return value;
     }) as typeof store.transaction;
     const call = session.invoke('counted', 'c0', { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } });
-    await new Promise((r) => setTimeout(r, 20));
+    await isCommitted;
     await session.subscribe('counted');
+    release();
     assert.equal((await call).status, 'success');
     assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not none');
   } finally {
