@@ -19,6 +19,7 @@ import { recoverToolCalls } from '../daemon/recovery.js';
 import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
 import { createHttpServer } from '../rpc/http-server.js';
+import { httpGuard } from '../rpc/http-guard.js';
 import { agUiStreamRoute } from '../rpc/ag-ui-stream.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
@@ -210,8 +211,10 @@ export async function serve(opts: ServeOptions): Promise<number> {
       allowedHosts: daemon.config.http.allowedHosts,
       allowedOrigins: daemon.config.http.allowedOrigins,
     }, log);
-    const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route]);
-    const ws = attachWebSocketRpc(daemon, http, limits, shared);
+    // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
+    const guard = httpGuard(daemon.config.http);
+    const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route], guard);
+    const ws = attachWebSocketRpc(daemon, http, limits, { ...shared, guard });
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(opts.port ?? 0, host, () => resolve());

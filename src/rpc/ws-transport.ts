@@ -13,6 +13,7 @@ import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
 import { Backpressure } from './backpressure.js';
 import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
+import { httpGuard, type HttpGuard } from './http-guard.js';
 
 export interface WsLimits {
   /** Larger frames get a JSON-RPC error; the connection is kept. */
@@ -40,8 +41,9 @@ export function attachWebSocketRpc(
   daemon: Daemon,
   http: Server,
   limits: WsLimits,
-  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; writes: PendingWrites },
+  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; writes: PendingWrites; guard?: HttpGuard },
 ): WsRpcServer {
+  const guard = opts.guard ?? httpGuard(daemon.config?.http);
   // ws closes a connection past maxPayload; keep that hard cap well above our
   // soft limit so an oversized message gets an error instead of a hang-up.
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(limits.maxMessageBytes * 4, 1024 * 1024) });
@@ -50,6 +52,12 @@ export function attachWebSocketRpc(
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Raw request line: never parse it as a URL (a malformed one must not throw here).
     const path = (req.url ?? '/').split('?')[0];
+    // DNS rebinding / cross-site WebSocket: refused before the handshake completes (http-guard.ts).
+    const refused = guard(req);
+    if (refused) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: refused })}`);
+      return;
+    }
     if (!RPC_PATHS.has(path ?? '') || !opts.accepting()) {
       socket.end(`HTTP/1.1 ${opts.accepting() ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\n\r\n`);
       return;
