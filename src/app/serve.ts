@@ -131,6 +131,11 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
+    // A session ends at its token's exp, and its subscriptions with it (contract section 13).
+    daemon.sessions.onExpire((s) => {
+      daemon.subscriptions.dropSession(s.connectionId, s.id);
+      log.log('info', 'session expired', { session_id: s.id, user_id: s.userId, connection: s.connectionId });
+    });
     // PostgreSQL: other daemons' calls of watched threads reach this daemon's bus (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
@@ -208,8 +213,6 @@ export async function serve(opts: ServeOptions): Promise<number> {
       accepting: () => accepting,
       maxMessageBytes: limits.maxMessageBytes,
       maxInFlight: limits.maxInFlight,
-      allowedHosts: daemon.config.http.allowedHosts,
-      allowedOrigins: daemon.config.http.allowedOrigins,
     }, log);
     // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
     const guard = httpGuard(daemon.config.http);

@@ -17,6 +17,7 @@ import { tempDir } from '../helpers/repo.js';
 import { follow, ThreadFollower, verifySse } from '../helpers/ag-ui-client.js';
 import { createHttpServer } from '../../src/rpc/http-server.js';
 import { agUiStreamRoute } from '../../src/rpc/ag-ui-stream.js';
+import { SessionRegistry } from '../../src/daemon/sessions.js';
 import { ThreadEventBus } from '../../src/daemon/thread-events.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
@@ -508,6 +509,7 @@ describe('AG-UI event stream, in process', () => {
       env: {},
       bearerKeys: { kind: 'secret', secret: new TextEncoder().encode(TEST_BEARER_SECRET), origin: 'env' },
       threadEvents: new ThreadEventBus(),
+      sessions: new SessionRegistry(),
     } as unknown as Daemon;
     await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
