@@ -20,6 +20,7 @@ import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
 import { createHttpServer } from '../rpc/http-server.js';
 import { httpGuard } from '../rpc/http-guard.js';
+import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
 import { agUiStreamRoute } from '../rpc/ag-ui-stream.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
@@ -45,12 +46,9 @@ export interface ServeOptions {
   env: NodeJS.ProcessEnv;
 }
 
-/** Configurable limits (flags win over the config file's `limits`). */
-export interface Limits {
+/** Configurable limits (flags win over the config file's `limits`): the transports' own, and the daemon's. */
+export interface Limits extends TransportLimits {
   callTimeoutMs: number;
-  maxMessageBytes: number;
-  maxInFlight: number;
-  pingIntervalMs: number;
   /**
    * How long shutdown waits for in-flight calls. By default the call timeout
    * plus a margin, so every call that was running finishes and is answered.
@@ -58,10 +56,6 @@ export interface Limits {
   shutdownGraceMs: number;
   /** project-cli processes running at once, daemon-wide (subprocess executor); more calls queue. */
   maxProcesses: number;
-  /** WebSocket: unsent bytes past which a slow peer's requests are no longer read. */
-  highWaterBytes: number;
-  /** WebSocket: unsent bytes past which a slow peer is dropped. */
-  maxBufferedBytes: number;
   /** Sessions one connection may hold open (-32003 past it). */
   maxSessionsPerConnection: number;
   /** Subscriptions one connection may hold (-32003 past it). */
@@ -69,14 +63,10 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = {
+  ...DEFAULT_TRANSPORT_LIMITS,
   callTimeoutMs: 30_000,
-  maxMessageBytes: 1024 * 1024,
-  maxInFlight: 256,
-  pingIntervalMs: 30_000,
   shutdownGraceMs: 35_000,
   maxProcesses: Math.max(2, availableParallelism() * 4),
-  highWaterBytes: 8 * 1024 * 1024,
-  maxBufferedBytes: 64 * 1024 * 1024,
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
   maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
 };
@@ -179,8 +169,16 @@ export async function serve(opts: ServeOptions): Promise<number> {
     work.then(done, done);
     return work;
   };
-  const writes = new PendingWrites();
-  const shared = { track, accepting: () => accepting, writes };
+  // The one context every transport of this serve shares (src/rpc/serve-context.ts).
+  const ctx: ServeContext = {
+    daemon,
+    limits,
+    accepting: () => accepting,
+    track,
+    writes: new PendingWrites(),
+    // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
+    guard: httpGuard(daemon.config.http),
+  };
 
   const signalled = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -194,30 +192,22 @@ export async function serve(opts: ServeOptions): Promise<number> {
   let stop: () => Promise<void>;
   let finished: Promise<number>;
   if (opts.transport === 'stdio') {
-    const stdio = serveStdio(daemon, process.stdin, process.stdout, { ...shared, maxInFlight: limits.maxInFlight, maxMessageBytes: limits.maxMessageBytes });
+    const stdio = serveStdio(ctx, process.stdin, process.stdout);
     finished = stdio.finished;
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {
     const principal = await openMcpStdioPrincipal(daemon, opts.env);
     // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
     const { serveMcpStdio } = await import('../rpc/mcp-stdio.js');
-    const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight, maxMessageBytes: limits.maxMessageBytes });
+    const mcp = await serveMcpStdio(ctx, { principal });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    const mcpHttp = lazyMcpHttp({
-      daemon,
-      track,
-      accepting: () => accepting,
-      maxMessageBytes: limits.maxMessageBytes,
-      maxInFlight: limits.maxInFlight,
-    }, log);
-    // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
-    const guard = httpGuard(daemon.config.http);
-    const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route], guard);
-    const ws = attachWebSocketRpc(daemon, http, limits, { ...shared, guard });
+    const mcpHttp = lazyMcpHttp(ctx);
+    const http = createHttpServer(ctx, [agUiStreamRoute(ctx), mcpHttp.route]);
+    const ws = attachWebSocketRpc(ctx, http);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(opts.port ?? 0, host, () => resolve());
@@ -249,7 +239,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
   await Promise.race([Promise.allSettled([...inflight]), grace]);
   // Let the responses of settled calls leave before the transports close.
-  await writes.drained();
+  await ctx.writes.drained();
   await stop();
   await daemon.store.close();
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });

@@ -28,12 +28,11 @@ import type { Daemon } from '../daemon/daemon.js';
 import { threadSeqOf } from '../daemon/thread-events.js';
 import { compileStoredUi } from '../daemon/ui.js';
 import { requestTarget } from './request-target.js';
+import type { ServeContext } from './serve-context.js';
 
 export interface AgUiStreamOptions {
   /** Interval of `: ping` comments that keep proxies from closing an idle stream. */
   pingIntervalMs?: number;
-  /** A client that has this many unsent bytes is dropped (it may resume with Last-Event-ID). */
-  maxBufferedBytes?: number;
 }
 
 const PATH = /^\/threads\/([^/]+)\/events$/;
@@ -46,9 +45,11 @@ const MAX_STREAMS_PER_USER = 16;
  * The route for `createHttpServer`: claims `/threads/{id}/events` and
  * answers it; any other path is left to the next route.
  */
-export function agUiStreamRoute(daemon: Daemon, opts: AgUiStreamOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { daemon } = ctx;
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
-  const maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
+  // A client that has this many unsent bytes is dropped (it may resume with Last-Event-ID).
+  const maxBufferedBytes = ctx.limits.maxBufferedBytes;
   return (req, res) => {
     const url = requestTarget(req.url);
     const match = url && PATH.exec(url.pathname);

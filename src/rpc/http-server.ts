@@ -1,6 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Daemon } from '../daemon/daemon.js';
-import { httpGuard, type HttpGuard } from './http-guard.js';
+import type { ServeContext } from './serve-context.js';
 import { serveInspectorFile } from './inspector-files.js';
 import { requestTarget } from './request-target.js';
 
@@ -10,11 +9,8 @@ import { requestTarget } from './request-target.js';
  * WebSocket transport). Every request passes the Host/Origin guard first
  * (403 otherwise, whatever its path); everything unrouted is 404.
  */
-export function createHttpServer(
-  daemon: Daemon,
-  routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = [],
-  guard: HttpGuard = httpGuard(daemon.config?.http),
-): Server {
+export function createHttpServer(ctx: ServeContext, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
+  const { daemon, guard } = ctx;
   return createServer((req, res) => {
     try {
       const refused = guard(req);

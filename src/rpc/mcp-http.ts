@@ -30,7 +30,8 @@ import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } fr
 import { RpcErrorCode } from './errors.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
-import type { McpCallDeps, McpPrincipal } from './mcp-tool.js';
+import type { McpPrincipal } from './mcp-tool.js';
+import type { ServeContext } from './serve-context.js';
 
 export { hostnameOf } from './http-guard.js';
 
@@ -38,9 +39,8 @@ export const MCP_PATH = '/mcp';
 /** An MCP session nobody used for this long is closed (its client re-initializes). */
 const DEFAULT_IDLE_MS = 30 * 60_000;
 
-export interface McpHttpOptions extends McpCallDeps {
-  maxMessageBytes: number;
-  maxInFlight: number;
+/** What only `/mcp` adds to the serve context. */
+export interface McpHttpOptions {
   idleMs?: number;
   catalogs?: SkillCatalogs;
 }
@@ -89,8 +89,9 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | nul
   return Buffer.concat(chunks);
 }
 
-export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
-  const { daemon } = opts;
+export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): McpHttpServer {
+  const { daemon } = ctx;
+  const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const log = daemon.log.child({ transport: 'mcp-http' });
   const catalogs = opts.catalogs ?? new SkillCatalogs(daemon.log);
   const agent = mcpAgentName(daemon);

@@ -11,7 +11,7 @@ import { deserializeMessage } from '@modelcontextprotocol/server';
 import type { StdioPrincipal } from '../daemon/mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
-import type { McpCallDeps } from './mcp-tool.js';
+import type { ServeContext } from './serve-context.js';
 import { McpLineGuard } from './mcp-line-guard.js';
 import { RpcErrorCode } from './errors.js';
 import { envelopeProblem, type EnvelopeProblem } from './message-shape.js';
@@ -22,18 +22,18 @@ export interface McpHandle {
   close(): Promise<void>;
 }
 
-export interface McpStdioOptions extends McpCallDeps {
+/** What only `serve --mcp` adds to the serve context (`limits.max_message_bytes` is the longest line read). */
+export interface McpStdioOptions {
   principal: StdioPrincipal;
-  maxInFlight: number;
-  /** `limits.max_message_bytes`: the longest line read (one JSON-RPC message). */
-  maxMessageBytes: number;
   stdin?: Readable;
   stdout?: Writable;
   catalogs?: SkillCatalogs;
 }
 
-export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
-  const { daemon, principal } = opts;
+export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): Promise<McpHandle> {
+  const { daemon } = ctx;
+  const { principal } = extra;
+  const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const stdin = opts.stdin ?? process.stdin;
   const stdout = opts.stdout ?? process.stdout;
   const catalog = await (opts.catalogs ?? new SkillCatalogs(daemon.log)).for(principal.session.enabledSkills);

@@ -18,6 +18,7 @@ import { follow, ThreadFollower, verifySse } from '../helpers/ag-ui-client.js';
 import { createHttpServer } from '../../src/rpc/http-server.js';
 import { agUiStreamRoute } from '../../src/rpc/ag-ui-stream.js';
 import { SessionRegistry } from '../../src/daemon/sessions.js';
+import { serveContext } from '../../src/rpc/serve-context.js';
 import { ThreadEventBus } from '../../src/daemon/thread-events.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
@@ -523,7 +524,8 @@ describe('AG-UI event stream, in process', () => {
       tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'tool', content: projectText(output), metadataJson: JSON.stringify({ tool_agent_output: output }), toolCallId: 'k1', status: output.status }),
     );
     token = await mintBearer('erin');
-    server = createHttpServer(daemon, [agUiStreamRoute(daemon, { pingIntervalMs: 50 })]);
+    const ctx = serveContext(daemon);
+    server = createHttpServer(ctx, [agUiStreamRoute(ctx, { pingIntervalMs: 50 })]);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
