@@ -13,6 +13,7 @@ import { named } from './registry.js';
 import { DEPTH_MESSAGE, Id, JsonObject, shallow } from './json.js';
 import { ToolCallArgs, ToolDescriptor, ToolResponse, ToolResultNotification, ToolStatus } from './tool.js';
 import { UiSchema } from './ui-schema.js';
+import { MAX_BEARER_TOKEN_CHARS } from './limits.js';
 
 export const PROTOCOL_VERSION = '1';
 
@@ -54,7 +55,7 @@ export const InitializeResult = p(
 export const SessionAuth = p(
   'SessionAuth',
   z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('bearer'), token: z.string().min(1).max(16384) }),
+    z.strictObject({ type: z.literal('bearer'), token: z.string().min(1).max(MAX_BEARER_TOKEN_CHARS) }),
     z.strictObject({ type: z.literal('automation'), job_id: Id }),
   ]),
 );
