@@ -4,8 +4,9 @@
  * reads and the notifications a host receives. No I/O here.
  */
 import type { CliDocument } from '../cli-router/run-cli.js';
+import { TOOL_NAME } from '../protocol/limits.js';
 
-export const TOOL_NAME = 'project_cli';
+export { TOOL_NAME };
 
 // The wire shapes are declared once, in src/protocol (schemas/tool-call.json is generated from it).
 export type {

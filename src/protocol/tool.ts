@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { named } from './registry.js';
 import { DEPTH_MESSAGE, JsonObject, shallow } from './json.js';
 import { UiSchema } from './ui-schema.js';
+import { TOOL_NAME } from './limits.js';
 
-/** The one tool the daemon offers. */
-export const TOOL_NAME = 'project_cli';
+/** The one tool the daemon offers (declared in limits.ts, which project-cli loads without schemas). */
+export { TOOL_NAME };
 
 export const ToolStatus = named('tool-call', 'ToolStatus', z.enum(['success', 'failure', 'partial']));
 
