@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigFile } from '../protocol/config.js';
-import { ACTION_NAMES } from '../cli-router/registry.js';
+import { ACTION_NAMES } from '../protocol/action-table.js';
 import { ConfigError } from './bearer-auth.js';
 import { describeConfigIssue, parseConfigText } from './config-file.js';
 
