@@ -18,7 +18,7 @@ const out = `${root}dist/inspector/`;
 /** Source modules the browser gets as values: path under src/ → the exports the inspector uses. */
 const SNAPSHOTS = {
   'protocol/action-table': ['ACTION_NAMES', 'ACTION_EXAMPLES'],
-  'rpc/errors': ['RpcErrorCode'],
+  'protocol/errors': ['RpcErrorCode'],
 };
 
 const snapshotPlugin = {
