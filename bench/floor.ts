@@ -9,7 +9,9 @@
  *   thread's bump and the tool message — each call its own transaction
  *   (sequential), then eight calls per transaction (what group commit does at
  *   concurrency 8);
- * - the MCP anchor: its one event insert per transaction.
+ * - the equal-work MCP anchor: its statements for the same writes
+ *   (bench/anchors/equal-work-store.ts), one call per transaction;
+ * - the thin MCP anchor: its one event insert per transaction.
  *
  * Interleaved rounds, medians. No call of either entry can be faster than its
  * floor plus the transport: that bounds what entry (c) could reach.
@@ -20,6 +22,7 @@ import { join } from 'node:path';
 import { median } from './stats.js';
 import { tempDir } from './env.js';
 import { calendarInput, EVENTS_DDL } from './anchors/calendar-input.js';
+import { openEqualWorkStore } from './anchors/equal-work-store.js';
 import { startToolgateStdio, type Synchronous } from './targets/toolgate.js';
 import { openDatabase } from '../src/store/database.js';
 
@@ -29,6 +32,9 @@ export interface FloorResult {
   /** Median per-transaction latency, ms. */
   toolgateP50: number;
   mcpP50: number;
+  /** The equal-work anchor's writes (absent in a result written before it existed). */
+  equalP50?: number;
+  equalFramesPerCall?: number;
   /** Calls per second, eight calls per transaction. */
   toolgateGroupRate: number;
   groupSize: number;
@@ -114,6 +120,19 @@ function mcpWriter(file: string, synchronous: Synchronous) {
   return { db, call: () => stmt.run(...Object.values({ ...event, id: `evt_${++n}` })) };
 }
 
+/** The equal-work MCP anchor's statements for call `n`, on a file it set up itself. */
+function equalWriter(file: string, synchronous: Synchronous) {
+  const store = openEqualWorkStore(file, synchronous);
+  let n = 0;
+  return {
+    db: store.db,
+    call: () => {
+      const input = calendarInput(++n);
+      store.write('floor', `c${n}`, { module: 'calendar', method: 'create', input }, input);
+    },
+  };
+}
+
 /**
  * `count` transactions of `perTx` calls each: per-transaction latencies and
  * calls/s. As in the daemon's group commit, every call after a
@@ -156,32 +175,41 @@ export async function runFloor(opts: { synchronous: Synchronous; rounds: number;
   const tgFile = join(dir, 'floor-toolgate.db');
   const tg = toolgateWriter(tgFile, opts.synchronous, rows);
   const mcp = mcpWriter(join(dir, 'floor-mcp.db'), opts.synchronous);
+  const eqFile = join(dir, 'floor-mcp-equal.db');
+  const eq = equalWriter(eqFile, opts.synchronous);
   try {
     // Warm-up: statements, first pages.
     transactions(tg.db, tg.call, 50, 1);
+    transactions(eq.db, eq.call, 50, 1);
     transactions(mcp.db, mcp.call, 50, 1);
     const framesPerCall = framesOfOneCall(tg.db, tgFile, tg.call);
+    const equalFramesPerCall = framesOfOneCall(eq.db, eqFile, eq.call);
     const tgP50: number[] = [];
+    const eqP50: number[] = [];
     const mcpP50: number[] = [];
     const groupRate: number[] = [];
     for (let r = 0; r < opts.rounds; r++) {
       tg.db.pragma('wal_checkpoint(PASSIVE)');
       tgP50.push(median(transactions(tg.db, tg.call, opts.perRound, 1).latencies));
+      eqP50.push(median(transactions(eq.db, eq.call, opts.perRound, 1).latencies));
       mcpP50.push(median(transactions(mcp.db, mcp.call, opts.perRound, 1).latencies));
       groupRate.push(transactions(tg.db, tg.call, Math.max(1, Math.round(opts.perRound / opts.groupSize)), opts.groupSize).rate);
-      opts.log(`  round ${r + 1}/${opts.rounds}: toolgate writes ${tgP50.at(-1)!.toFixed(3)} ms, MCP insert ${mcpP50.at(-1)!.toFixed(3)} ms`);
+      opts.log(`  round ${r + 1}/${opts.rounds}: toolgate writes ${tgP50.at(-1)!.toFixed(3)} ms, equal-work anchor's ${eqP50.at(-1)!.toFixed(3)} ms, MCP insert ${mcpP50.at(-1)!.toFixed(3)} ms`);
     }
     return {
       synchronous: opts.synchronous,
       rounds: opts.rounds,
       toolgateP50: median(tgP50),
       mcpP50: median(mcpP50),
+      equalP50: median(eqP50),
+      equalFramesPerCall,
       toolgateGroupRate: median(groupRate),
       groupSize: opts.groupSize,
       framesPerCall,
     };
   } finally {
     tg.db.close();
+    eq.db.close();
     mcp.db.close();
   }
 }

@@ -5,6 +5,8 @@
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
  *   BENCH_ONLY=side,floor,pg,history,ws,startup,profile   a subset
+ *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,node   the side-by-side entries (default all)
+ *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
  *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
  */
 import { execFileSync } from 'node:child_process';
@@ -20,6 +22,7 @@ import { runStartup } from './startup.js';
 import { runFloor } from './floor.js';
 import { profileInprocess } from './profile.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
+import { ENTRY_KEYS, type EntryKey } from './side-by-side.js';
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
@@ -27,6 +30,8 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
 const only = new Set((process.env.BENCH_ONLY ?? 'side,floor,pg,history,ws,startup,profile').split(','));
+const entries = process.env.BENCH_ENTRIES ? new Set(process.env.BENCH_ENTRIES.split(',') as EntryKey[]) : undefined;
+for (const k of entries ?? []) if (!ENTRY_KEYS.includes(k)) throw new Error(`BENCH_ENTRIES: no entry ${k} (${ENTRY_KEYS.join(', ')})`);
 
 function commit(): string {
   try {
@@ -45,7 +50,7 @@ if (only.has('side')) {
   for (const [synchronous, rounds] of settings) {
     log(`side by side, synchronous=${synchronous} (${elapsed()})`);
     results.sideBySide.push(
-      await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, log }),
+      await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, only: entries, log }),
     );
   }
 }
@@ -82,7 +87,7 @@ results.seconds = (performance.now() - started) / 1000;
 
 const table = render(results);
 log(`\n${table}`);
-const file = join(REPO_ROOT, 'bench', 'RESULTS.md');
+const file = process.env.BENCH_RESULTS ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
 const kept = existsSync(file) ? readFileSync(file, 'utf8').split(ANALYSIS_MARKER)[1] : undefined;
 writeFileSync(file, `${table}\n${ANALYSIS_MARKER}\n${kept?.replace(/^\n/, '') ?? '\n## Analysis\n\n(none yet)\n'}`);
 log(`wrote ${file} (${elapsed()})`);
