@@ -11,6 +11,8 @@ import type { WsResult } from './ws-load.js';
 import type { StartupRow } from './startup.js';
 import type { ProfileSummary } from './profile.js';
 import type { FloorResult } from './floor.js';
+import type { CommitBlockResult } from './commit-block.js';
+import { renderCommitBlock } from './report-commit.js';
 import { fmtMb, fmtMs, fmtRate, fmtRatio } from './stats.js';
 
 export const ANALYSIS_MARKER = '<!-- analysis: hand-written below this line, kept across runs -->';
@@ -26,6 +28,7 @@ export interface Results {
   startup?: StartupRow[];
   profile?: ProfileSummary;
   floor?: FloorResult;
+  commitBlock?: CommitBlockResult;
 }
 
 const LABEL: Record<EntryKey, string> = {
@@ -129,6 +132,7 @@ export function render(r: Results): string {
   }
 
   if (r.floor) renderFloor(L, r.floor, r.sideBySide.find((s) => s.synchronous === r.floor!.synchronous));
+  if (r.commitBlock) renderCommitBlock(L, r.commitBlock);
   if (r.pg) renderPg(L, r.pg);
 
   if (r.history) {
