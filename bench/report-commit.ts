@@ -8,7 +8,7 @@ export function renderCommitBlock(L: string[], c: CommitBlockResult): void {
   L.push('## Does the SQLite COMMIT block the event loop?', '');
   L.push('Two in-process daemons (`synchronous=FULL` and `NORMAL`; in WAL mode NORMAL does no fsync at commit), each with ' +
     'bench/commit-probe.ts preloaded (`node --import`): it times every `COMMIT` on the main thread (wall, and the process\'s CPU ' +
-    'during it — the rest is waiting for the disk), every other statement, the event loop\'s utilization (ELU) and an event-loop ' +
+    'during it — the rest is waiting for the disk, or for a core on a loaded machine), every other statement, the event loop\'s utilization (ELU) and an event-loop ' +
     `delay histogram (\`monitorEventLoopDelay\`, 1 ms resolution). ${c.rounds} interleaved rounds; per round and daemon ${c.seq} ` +
     `sequential calls, then ${c.conc} at concurrency ${c.concurrency}; medians over rounds. "Per call" figures are totals ÷ calls.`, '');
   L.push('| daemon, load | calls/s | p50 | calls per COMMIT | COMMIT p50 | COMMIT p99 | CPU in a COMMIT (p50) | COMMIT per call | of it not on a CPU | other statements per call | loop busy per call | main thread inside COMMIT | ELU | loop delay p50 / p99 / max |');
@@ -36,7 +36,7 @@ function implications(conc: number, full: CommitBlockRow, normal: CommitBlockRow
   return [
     `At concurrency ${conc}, \`synchronous=FULL\`: the main thread is inside \`COMMIT\` for ${pct(full.commitShare)} of the burst's wall ` +
       `time (${fmtMs(full.commitP50)} a COMMIT, ${full.callsPerCommit.toFixed(1)} calls a COMMIT, ${fmtMs(full.commitPerCall)} a call), and ` +
-      `${fmtMs(full.commitWaitPerCall)} of each call's share is not on a CPU — the thread waits for the fsync and runs nothing else. ` +
+      `${fmtMs(full.commitWaitPerCall)} of each call's share is not on a CPU — the thread waits for the fsync (or a core) and runs nothing else. ` +
       `The loop is busy ${pct(full.elu)} of the time (${fmtMs(full.busyPerCall)} a call); event-loop delay p99 ${fmtMs(full.loopDelayP99)} ` +
       `at FULL against ${fmtMs(normal.loopDelayP99)} at NORMAL (COMMIT p50 ${fmtMs(normal.commitP50)} there).`,
     '',
