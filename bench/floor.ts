@@ -40,6 +40,16 @@ export interface FloorResult {
   groupSize: number;
   /** Pages (WAL frames) one toolgate call's transaction writes, alone. */
   framesPerCall: number;
+  /** Each round's figures; `interleaved`: round r ran right after round r of the side-by-side table. */
+  perRound?: FloorRound[];
+  interleaved?: boolean;
+}
+
+export interface FloorRound {
+  toolgateP50: number;
+  equalP50: number;
+  mcpP50: number;
+  groupRate: number;
 }
 
 type Row = Record<string, unknown>;
@@ -169,7 +179,22 @@ function framesOfOneCall(db: Database.Database, file: string, call: () => void):
   return Math.round((size - 32) / (24 + pageSize));
 }
 
-export async function runFloor(opts: { synchronous: Synchronous; rounds: number; perRound: number; groupSize: number; log: (line: string) => void }): Promise<FloorResult> {
+export interface FloorOptions {
+  synchronous: Synchronous;
+  perRound: number;
+  groupSize: number;
+  log: (line: string) => void;
+}
+
+/** The floor's writers, set up and warmed; `round()` measures one round, `result()` sums up the rounds so far. */
+export interface Floor {
+  readonly synchronous: Synchronous;
+  round(): FloorRound;
+  result(interleaved: boolean): FloorResult;
+  close(): void;
+}
+
+export async function openFloor(opts: FloorOptions): Promise<Floor> {
   const dir = tempDir('toolgate-bench-floor-');
   const rows = await captureCall(dir, opts.synchronous);
   const tgFile = join(dir, 'floor-toolgate.db');
@@ -177,6 +202,11 @@ export async function runFloor(opts: { synchronous: Synchronous; rounds: number;
   const mcp = mcpWriter(join(dir, 'floor-mcp.db'), opts.synchronous);
   const eqFile = join(dir, 'floor-mcp-equal.db');
   const eq = equalWriter(eqFile, opts.synchronous);
+  const close = () => {
+    tg.db.close();
+    eq.db.close();
+    mcp.db.close();
+  };
   try {
     // Warm-up: statements, first pages.
     transactions(tg.db, tg.call, 50, 1);
@@ -184,32 +214,41 @@ export async function runFloor(opts: { synchronous: Synchronous; rounds: number;
     transactions(mcp.db, mcp.call, 50, 1);
     const framesPerCall = framesOfOneCall(tg.db, tgFile, tg.call);
     const equalFramesPerCall = framesOfOneCall(eq.db, eqFile, eq.call);
-    const tgP50: number[] = [];
-    const eqP50: number[] = [];
-    const mcpP50: number[] = [];
-    const groupRate: number[] = [];
-    for (let r = 0; r < opts.rounds; r++) {
-      tg.db.pragma('wal_checkpoint(PASSIVE)');
-      tgP50.push(median(transactions(tg.db, tg.call, opts.perRound, 1).latencies));
-      eqP50.push(median(transactions(eq.db, eq.call, opts.perRound, 1).latencies));
-      mcpP50.push(median(transactions(mcp.db, mcp.call, opts.perRound, 1).latencies));
-      groupRate.push(transactions(tg.db, tg.call, Math.max(1, Math.round(opts.perRound / opts.groupSize)), opts.groupSize).rate);
-      opts.log(`  round ${r + 1}/${opts.rounds}: toolgate writes ${tgP50.at(-1)!.toFixed(3)} ms, equal-work anchor's ${eqP50.at(-1)!.toFixed(3)} ms, MCP insert ${mcpP50.at(-1)!.toFixed(3)} ms`);
-    }
+    const rounds: FloorRound[] = [];
     return {
       synchronous: opts.synchronous,
-      rounds: opts.rounds,
-      toolgateP50: median(tgP50),
-      mcpP50: median(mcpP50),
-      equalP50: median(eqP50),
-      equalFramesPerCall,
-      toolgateGroupRate: median(groupRate),
-      groupSize: opts.groupSize,
-      framesPerCall,
+      round() {
+        tg.db.pragma('wal_checkpoint(PASSIVE)');
+        const r: FloorRound = {
+          toolgateP50: median(transactions(tg.db, tg.call, opts.perRound, 1).latencies),
+          equalP50: median(transactions(eq.db, eq.call, opts.perRound, 1).latencies),
+          mcpP50: median(transactions(mcp.db, mcp.call, opts.perRound, 1).latencies),
+          groupRate: transactions(tg.db, tg.call, Math.max(1, Math.round(opts.perRound / opts.groupSize)), opts.groupSize).rate,
+        };
+        rounds.push(r);
+        opts.log(`  floor round ${rounds.length}: toolgate writes ${r.toolgateP50.toFixed(3)} ms, equal-work anchor's ${r.equalP50.toFixed(3)} ms, MCP insert ${r.mcpP50.toFixed(3)} ms`);
+        return r;
+      },
+      result(interleaved) {
+        const med = (k: keyof FloorRound) => median(rounds.map((r) => r[k]));
+        return {
+          synchronous: opts.synchronous,
+          rounds: rounds.length,
+          toolgateP50: med('toolgateP50'),
+          mcpP50: med('mcpP50'),
+          equalP50: med('equalP50'),
+          equalFramesPerCall,
+          toolgateGroupRate: med('groupRate'),
+          groupSize: opts.groupSize,
+          framesPerCall,
+          perRound: [...rounds],
+          interleaved,
+        };
+      },
+      close,
     };
-  } finally {
-    tg.db.close();
-    eq.db.close();
-    mcp.db.close();
+  } catch (err) {
+    close();
+    throw err;
   }
 }

@@ -53,6 +53,8 @@ export interface SideBySideOptions {
   slow: { seq: number; conc: number };
   /** Run only these entries (a smoke run of a few; default all). */
   only?: ReadonlySet<EntryKey>;
+  /** Run after each round's entries (the floor's round, so that a per-round subtraction sees the same moment). */
+  eachRound?: () => unknown;
   log: (line: string) => void;
 }
 
@@ -86,6 +88,7 @@ export async function runSideBySide(opts: SideBySideOptions): Promise<SideBySide
         e.seq.push(...seq);
         e.conc.push(...conc.latencies);
       }
+      opts.eachRound?.();
       opts.log(`  round ${r + 1}/${opts.rounds}: ${[...raw].map(([k, e]) => `${k} ${e.rounds.at(-1)!.p50.toFixed(2)} ms`).join(', ')}`);
     }
 
