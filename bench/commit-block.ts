@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BENCH_DIST, tempDir } from './env.js';
 import { concurrent, sequential } from './load.js';
-import { median, quantile } from './stats.js';
+import { median, medianRatio, quantile } from './stats.js';
 import type { ProbeWindow } from './commit-probe.js';
 import { startToolgateStdio, type Synchronous, type ToolgateStdio } from './targets/toolgate.js';
 
@@ -53,6 +53,8 @@ export interface CommitBlockResult {
   seq: number;
   conc: number;
   rows: CommitBlockRow[];
+  /** calls/s at concurrency, NORMAL ÷ FULL: median of per-round ratios (NORMAL has no fsync: the ceiling of moving it). */
+  normalOverFull: number;
 }
 
 const PROBE = pathToFileURL(join(BENCH_DIST, 'commit-probe.js')).href;
@@ -153,5 +155,7 @@ export async function runCommitBlock(opts: { rounds: number; concurrency: number
       rows.push(row);
     }
   }
-  return { rounds: opts.rounds, concurrency: opts.concurrency, seq: opts.seq, conc: opts.conc, rows };
+  const rates = (synchronous: Synchronous) => (perRound.get(`${synchronous}/conc`) ?? []).map((x) => x.rate);
+  const normalOverFull = medianRatio(rates('NORMAL'), rates('FULL'));
+  return { rounds: opts.rounds, concurrency: opts.concurrency, seq: opts.seq, conc: opts.conc, rows, normalOverFull };
 }

@@ -25,11 +25,11 @@ export function renderCommitBlock(L: string[], c: CommitBlockResult): void {
   const normalConc = row('NORMAL', 'conc');
   const fullSeq = row('FULL', 'seq');
   if (!fullConc || !normalConc || !fullSeq) return;
-  L.push(...implications(c.concurrency, fullConc, normalConc, fullSeq), '');
+  L.push(...implications(c.concurrency, fullConc, normalConc, fullSeq, c.normalOverFull), '');
 }
 
 /** What the figures say a worker-owned connection, or overlapping the next group's work with the commit, could win. */
-function implications(conc: number, full: CommitBlockRow, normal: CommitBlockRow, seq: CommitBlockRow): string[] {
+function implications(conc: number, full: CommitBlockRow, normal: CommitBlockRow, seq: CommitBlockRow, normalOverFull: number): string[] {
   // The main thread's time per call if the COMMIT's wait (or the whole COMMIT) cost it nothing.
   const byWait = full.busyPerCall / Math.max(1e-9, full.busyPerCall - full.commitWaitPerCall);
   const byWhole = full.busyPerCall / Math.max(1e-9, full.busyPerCall - full.commitPerCall);
@@ -44,7 +44,7 @@ function implications(conc: number, full: CommitBlockRow, normal: CommitBlockRow
       `main thread at no cost, a call would cost it ${fmtMs(full.busyPerCall - full.commitWaitPerCall)} instead of ${fmtMs(full.busyPerCall)}: ` +
       `at most ${fmtRatio(byWait)} the calls/s at concurrency ${conc} (${fmtRatio(byWhole)} if the COMMIT's CPU moved too, which needs a ` +
       `free core), and only while the main thread is the bottleneck (ELU ${pct(full.elu)}). The NORMAL daemon, which has no fsync at all, ` +
-      `measured ${fmtRatio(normal.rate / full.rate)} FULL's calls/s: the ceiling of any such change, before the cost of the thread hop ` +
+      `measured ${fmtRatio(normalOverFull)} FULL's calls/s (median of per-round ratios): the ceiling of any such change, before the cost of the thread hop ` +
       '(every statement of a unit would cross it, or the units would have to move to the worker whole).',
     `- *Sequential:* a call's answer waits for its own COMMIT whoever runs it (${fmtMs(seq.commitP50)} of the ${fmtMs(seq.p50)} p50 at FULL); ` +
       'nothing else is in flight to overlap with, so a worker can only add its hop there.',
