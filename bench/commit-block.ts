@@ -38,6 +38,8 @@ export interface CommitBlockRow {
   commitWaitPerCall: number;
   otherStatementsPerCall: number;
   busyPerCall: number;
+  /** CPU time of the whole process (every thread) per call: unlike the loop's busy time, not inflated by preemption. */
+  cpuPerCall: number;
   /** Share of the window's wall time the main thread spent inside COMMIT; event-loop utilization. */
   commitShare: number;
   elu: number;
@@ -99,6 +101,7 @@ function figures(w: ProbeWindow, calls: number, rate: number, p50: number): Roun
     commitWaitPerCall: (commitWall - commitCpu) / calls,
     otherStatementsPerCall: w.otherStatements / calls,
     busyPerCall: (w.elu * w.wall) / calls,
+    cpuPerCall: w.cpu / calls,
     commitShare: commitWall / w.wall,
     elu: w.elu,
     loopDelayP50: w.loopDelay.p50,

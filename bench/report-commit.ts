@@ -11,12 +11,12 @@ export function renderCommitBlock(L: string[], c: CommitBlockResult): void {
     'during it — the rest is waiting for the disk, or for a core on a loaded machine), every other statement, the event loop\'s utilization (ELU) and an event-loop ' +
     `delay histogram (\`monitorEventLoopDelay\`, 1 ms resolution). ${c.rounds} interleaved rounds; per round and daemon ${c.seq} ` +
     `sequential calls, then ${c.conc} at concurrency ${c.concurrency}; medians over rounds. "Per call" figures are totals ÷ calls.`, '');
-  L.push('| daemon, load | calls/s | p50 | calls per COMMIT | COMMIT p50 | COMMIT p99 | CPU in a COMMIT (p50) | COMMIT per call | of it not on a CPU | other statements per call | loop busy per call | main thread inside COMMIT | ELU | loop delay p50 / p99 / max |');
-  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  L.push('| daemon, load | calls/s | p50 | calls per COMMIT | COMMIT p50 | COMMIT p99 | CPU in a COMMIT (p50) | COMMIT per call | of it not on a CPU | other statements per call | loop busy per call | process CPU per call | main thread inside COMMIT | ELU | loop delay p50 / p99 / max |');
+  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of c.rows) {
     const load = r.load === 'seq' ? 'sequential' : `concurrency ${c.concurrency}`;
     L.push(`| ${r.synchronous}, ${load} | ${fmtRate(r.rate)} | ${fmtMs(r.p50)} | ${r.callsPerCommit.toFixed(1)} | ${fmtMs(r.commitP50)} | ${fmtMs(r.commitP99)} | ` +
-      `${fmtMs(r.commitCpuP50)} | ${fmtMs(r.commitPerCall)} | ${fmtMs(r.commitWaitPerCall)} | ${fmtMs(r.otherStatementsPerCall)} | ${fmtMs(r.busyPerCall)} | ` +
+      `${fmtMs(r.commitCpuP50)} | ${fmtMs(r.commitPerCall)} | ${fmtMs(r.commitWaitPerCall)} | ${fmtMs(r.otherStatementsPerCall)} | ${fmtMs(r.busyPerCall)} | ${fmtMs(r.cpuPerCall)} | ` +
       `${pct(r.commitShare)} | ${pct(r.elu)} | ${fmtMs(r.loopDelayP50)} / ${fmtMs(r.loopDelayP99)} / ${fmtMs(r.loopDelayMax)} |`);
   }
   L.push('');
@@ -30,7 +30,7 @@ export function renderCommitBlock(L: string[], c: CommitBlockResult): void {
 
 /** What the figures say a worker-owned connection, or overlapping the next group's work with the commit, could win. */
 function implications(conc: number, full: CommitBlockRow, normal: CommitBlockRow, seq: CommitBlockRow, normalOverFull: number): string[] {
-  // The main thread's time per call if the COMMIT's wait (or the whole COMMIT) cost it nothing.
+  // The main thread's own accounting: its time per call if the COMMIT's off-CPU wait (or the whole COMMIT) cost it nothing.
   const byWait = full.busyPerCall / Math.max(1e-9, full.busyPerCall - full.commitWaitPerCall);
   const byWhole = full.busyPerCall / Math.max(1e-9, full.busyPerCall - full.commitPerCall);
   return [
@@ -40,12 +40,13 @@ function implications(conc: number, full: CommitBlockRow, normal: CommitBlockRow
       `The loop is busy ${pct(full.elu)} of the time (${fmtMs(full.busyPerCall)} a call); event-loop delay p99 ${fmtMs(full.loopDelayP99)} ` +
       `at FULL against ${fmtMs(normal.loopDelayP99)} at NORMAL (COMMIT p50 ${fmtMs(normal.commitP50)} there).`,
     '',
-    `- *A worker owning the connection, or the next group's work overlapped with the current COMMIT:* with the wait taken off the ` +
-      `main thread at no cost, a call would cost it ${fmtMs(full.busyPerCall - full.commitWaitPerCall)} instead of ${fmtMs(full.busyPerCall)}: ` +
-      `at most ${fmtRatio(byWait)} the calls/s at concurrency ${conc} (${fmtRatio(byWhole)} if the COMMIT's CPU moved too, which needs a ` +
-      `free core), and only while the main thread is the bottleneck (ELU ${pct(full.elu)}). The NORMAL daemon, which has no fsync at all, ` +
-      `measured ${fmtRatio(normalOverFull)} FULL's calls/s (median of per-round ratios): the ceiling of any such change, before the cost of the thread hop ` +
-      '(every statement of a unit would cross it, or the units would have to move to the worker whole).',
+    `- *A worker owning the connection, or the next group's work overlapped with the current COMMIT:* by the main thread's own ` +
+      `accounting, with the COMMIT's off-CPU wait taken off it at no cost a call would cost it ${fmtMs(full.busyPerCall - full.commitWaitPerCall)} ` +
+      `instead of ${fmtMs(full.busyPerCall)}: ${fmtRatio(byWait)} the calls/s at concurrency ${conc} (${fmtRatio(byWhole)} with the COMMIT's CPU ` +
+      `moved too, which needs a free core), while the main thread is the bottleneck (ELU ${pct(full.elu)}). The NORMAL daemon, which has no ` +
+      `fsync at all, measured ${fmtRatio(normalOverFull)} FULL's calls/s (median of per-round ratios): the measured ceiling of any such ` +
+      `change, before the cost of the thread hop. Where it exceeds the accounting, NORMAL also saved CPU outside the COMMIT (process CPU ` +
+      `per call ${fmtMs(full.cpuPerCall)} at FULL, ${fmtMs(normal.cpuPerCall)} at NORMAL: the fsync's kernel work, and a loaded disk's contention).`,
     `- *Sequential:* a call's answer waits for its own COMMIT whoever runs it (${fmtMs(seq.commitP50)} of the ${fmtMs(seq.p50)} p50 at FULL); ` +
       'nothing else is in flight to overlap with, so a worker can only add its hop there.',
   ];
