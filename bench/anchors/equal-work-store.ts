@@ -17,7 +17,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import type { z } from 'zod';
-import { EVENTS_DDL, type CalendarCreateInput } from './calendar-input.js';
+import { EVENTS_DDL, INSERT_EVENT, newEvent, type CalendarCreateInput } from './calendar-input.js';
 
 export type Input = z.infer<typeof CalendarCreateInput>;
 
@@ -61,10 +61,7 @@ export function openEqualWorkStore(dbFile: string, synchronous: 'FULL' | 'NORMAL
   const insertAudit = db.prepare(
     'INSERT INTO audit (jti, subject, thread_id, tool_call_id, action, args_sha256, issued_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
   );
-  const insertEvent = db.prepare(
-    `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
-     VALUES (@id, @owner_id, @title, @start_at, @end_at, @start_ms, @end_ms, @location, @description, @created_at, @updated_at)`,
-  );
+  const insertEvent = db.prepare(INSERT_EVENT);
   const insertCall = db.prepare(
     'INSERT INTO calls (thread_id, tool_call_id, action, args_sha256, projection, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
@@ -85,17 +82,7 @@ export function openEqualWorkStore(dbFile: string, synchronous: 'FULL' | 'NORMAL
     const now = new Date().toISOString();
     const argsSha256 = createHash('sha256').update(JSON.stringify(args)).digest('hex');
     insertAudit.run(randomUUID(), 'bench', threadId, toolCallId, 'calendar.create', argsSha256, now);
-    const event = {
-      id: `evt_${randomUUID()}`,
-      owner_id: 'bench',
-      title: input.title,
-      start_at: input.start_at,
-      end_at: input.end_at,
-      location: input.location ?? null,
-      description: input.description ?? null,
-      created_at: now,
-      updated_at: now,
-    };
+    const event = newEvent(input, now);
     insertEvent.run({ ...event, start_ms: Date.parse(input.start_at), end_ms: Date.parse(input.end_at) });
     const structured = { status: 'success', module: 'calendar', method: 'create', data: { event } };
     const text = JSON.stringify(structured);
