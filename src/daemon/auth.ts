@@ -8,10 +8,10 @@
  */
 import { Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
-import { MAX_BEARER_TOKEN_CHARS } from '../protocol/limits.js';
+import { MAX_BEARER_TOKEN_LENGTH } from '../protocol/limits.js';
 
 /** The longest bearer token accepted anywhere (declared once, in the protocol: `session/open`'s schema uses it too). */
-export const MAX_TOKEN_CHARS = MAX_BEARER_TOKEN_CHARS;
+export const MAX_TOKEN_CHARS = MAX_BEARER_TOKEN_LENGTH;
 
 /** A verified principal: the user, and when its token (so whatever it opened) stops being valid. */
 export interface Principal {
