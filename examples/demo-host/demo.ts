@@ -14,7 +14,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ResponseError, ToolgateClient, defaultToolgateCommand, type HistoryGetResult, type Session, type ToolCallArgs, type ToolResponse, type ToolResultNotification } from '../../src/client/index.js';
@@ -44,7 +44,8 @@ const PACKAGE_ROOT: string = (() => {
 function dataFolder(env: NodeJS.ProcessEnv): string {
   if (env.TOOLGATE_HOME) return resolve(env.TOOLGATE_HOME);
   if (env.XDG_DATA_HOME?.startsWith('/')) return join(env.XDG_DATA_HOME, 'toolgate');
-  return join(env.HOME || homedir(), '.local', 'share', 'toolgate');
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+  return join(home, '.local', 'share', 'toolgate');
 }
 
 class DemoFailure extends Error {

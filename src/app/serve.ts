@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { lookup } from 'node:dns/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { openStore } from '../store/open-store.js';
@@ -110,7 +111,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   const config = loadConfig(opts.config, discoverSkills());
   if (!isPostgresUrl(dbPath)) {
     const created = ensureFolder(dirname(dbPath), '--db');
-    if (created) log.log('info', 'created the folder for the database', { folder: created });
+    // A named folder that did not exist may be a typo: say where the database now is (the data folder is expected).
+    if (created && created !== dataDir) log.log('info', 'created the folder for the database', { folder: created });
   }
   if (passwordInArgv(opts.db)) {
     log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
@@ -195,6 +197,8 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
  */
 export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
+  // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
+  if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const daemon = await createDaemon(opts, log);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();

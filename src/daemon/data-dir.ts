@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { homedir, userInfo } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { describePgUrl, isPostgresUrl, pgUrlHasPassword } from '../store/pg/url.js';
 
 export const DEFAULT_DB_FILE = 'toolgate.db';
@@ -16,7 +16,20 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   // XDG: a relative XDG_DATA_HOME is invalid and ignored.
   const xdg = env.XDG_DATA_HOME;
   if (xdg && xdg.startsWith('/')) return join(xdg, 'toolgate');
-  return join(env.HOME || homedir(), '.local', 'share', 'toolgate');
+  return join(homeFolder(env), '.local', 'share', 'toolgate');
+}
+
+/** The user's home: $HOME when absolute, else the account's. An empty or relative HOME never makes the data folder relative. */
+function homeFolder(env: NodeJS.ProcessEnv): string {
+  const account = () => {
+    try {
+      return userInfo().homedir;
+    } catch {
+      return '';
+    }
+  };
+  for (const candidate of [env.HOME, homedir(), account()]) if (candidate && isAbsolute(candidate)) return candidate;
+  throw new FolderError('no home folder to keep the data folder in: set TOOLGATE_HOME (or HOME)');
 }
 
 /**
