@@ -3,7 +3,9 @@
  */
 import { ConfigError } from '../daemon/bearer-auth.js';
 import { DatabaseOpenError } from '../store/database.js';
-import { FolderError } from '../daemon/data-dir.js';
+import { dirname } from 'node:path';
+import { FolderError, ensureFolder, resolveDbPath } from '../daemon/data-dir.js';
+import { isPostgresUrl } from '../store/pg/url.js';
 import { devToken } from '../daemon/dev-token.js';
 import { addAutomationJob } from '../daemon/automation.js';
 import { serve, VERSION } from './serve.js';
@@ -151,6 +153,8 @@ async function automationCommand(args: string[]): Promise<number> {
   if (values === null) return 0;
   if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
   if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');
+  const db = resolveDbPath(values.db, process.env);
+  if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
   process.stdout.write(`${JSON.stringify(job)}\n`);

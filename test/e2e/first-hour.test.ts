@@ -44,6 +44,8 @@ test('--db under a regular file: one line naming the file, exit 2', () => {
   writeFileSync(join(dir, 'notes.txt'), 'x');
   const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', join(dir, 'notes.txt', 'x.db')], freshEnv());
   assertOneLine(r, new RegExp(`^toolgate: --db: ${join(dir, 'notes.txt')} is a file, not a folder`), 'serve --db');
+  const job = run(TOOLGATE_BIN, ['automation', 'add', '--owner', 'a', '--allow', 'memory.read', '--db', join(dir, 'notes.txt', 'x.db')], freshEnv());
+  assertOneLine(job, /^toolgate: --db: .*notes\.txt is a file, not a folder/, 'automation add --db');
 });
 
 test('a data folder under a regular file: one line, exit 2 (dev-token and serve --dev)', () => {
