@@ -1,16 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { lookup } from 'node:dns/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openStore } from '../store/open-store.js';
 import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { startCheckpointer } from '../store/sqlite/checkpointer.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
-import { ConfigError, resolveBearerKeys } from '../daemon/bearer-auth.js';
+import { ConfigError, DEV_SECRET_FILE, resolveBearerKeys } from '../daemon/bearer-auth.js';
 import { loadConfig } from '../daemon/config.js';
 import { loadSigningKey } from '../daemon/credential-issuer.js';
-import { dataDirOf, describeDb, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
+import { describeDb, ensureFolder, keysDir, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
+import { isPostgresUrl } from '../store/pg/url.js';
 import type { Daemon } from '../daemon/daemon.js';
 import { inprocessExecutor, subprocessExecutor } from '../daemon/executor.js';
 import { createLogger, type Logger } from '../daemon/logger.js';
@@ -76,7 +78,16 @@ export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'pack
 /** Builds the runtime: every configuration problem is a ConfigError raised before anything is served. */
 export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Daemon> {
   const dbPath = resolveDbPath(opts.db, opts.env);
-  const dataDir = dataDirOf(dbPath, opts.env);
+  const dataDir = keysDir(opts.env);
+  // serve --mcp acts for one token's user: without it, refuse before anything is created.
+  if (opts.transport === 'mcp' && !opts.env.TOOLGATE_MCP_TOKEN) {
+    throw new ConfigError('serve --mcp acts for the user of a bearer token: set TOOLGATE_MCP_TOKEN (toolgate dev-token --user ID mints one for --dev)');
+  }
+  const devSecretFile = join(dataDir, DEV_SECRET_FILE);
+  if (opts.transport === 'mcp' && opts.dev && !opts.env.TOOLGATE_BEARER_SECRET && !opts.env.TOOLGATE_BEARER_JWKS && !existsSync(devSecretFile)) {
+    // No token can verify against a secret that does not exist yet: creating one now would only hide that.
+    throw new ConfigError(`TOOLGATE_MCP_TOKEN cannot verify: there is no dev secret in ${dataDir} yet; mint the token with toolgate dev-token --user ID (it creates the secret)`);
+  }
   const bearerKeys = resolveBearerKeys(opts.env, dataDir, opts.dev);
   if (!bearerKeys) {
     throw new ConfigError(
@@ -87,7 +98,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'env' && bearerKeys.secret.length < 32) {
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
+  if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'dev') warnStrayDevSecret(dbPath, dataDir, log);
   const config = loadConfig(opts.config, discoverSkills());
+  if (!isPostgresUrl(dbPath)) {
+    const created = ensureFolder(dirname(dbPath), '--db');
+    // A named folder that did not exist may be a typo: say where the database now is (the data folder is expected).
+    if (created && created !== dataDir) log.log('info', 'created the folder for the database', { folder: created });
+  }
   if (passwordInArgv(opts.db)) {
     log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
   }
@@ -139,6 +156,23 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   }
 }
 
+/**
+ * An older toolgate kept the dev secret beside the database; it now lives in
+ * the data folder whatever --db says. A secret left beside the database is
+ * not used (adopting a file from wherever --db points would let anyone who can
+ * write there choose the secret): say so, so tokens minted with it are
+ * understood to be refused.
+ */
+function warnStrayDevSecret(dbPath: string, dataDir: string, log: Logger): void {
+  if (isPostgresUrl(dbPath) || dirname(dbPath) === dataDir) return;
+  const stray = join(dirname(dbPath), DEV_SECRET_FILE);
+  if (!existsSync(stray)) return;
+  log.log('warn', 'a dev secret beside the database is not used: the dev secret lives in the data folder; mint tokens again with toolgate dev-token (or delete the old file)', {
+    ignored: stray,
+    used: join(dataDir, DEV_SECRET_FILE),
+  });
+}
+
 export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
   const chosen = { ...config.limits, ...stripUndefined(opts.limits ?? {}) };
   const limits = { ...DEFAULT_LIMITS, ...chosen };
@@ -159,6 +193,8 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
  */
 export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
+  // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
+  if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const daemon = await createDaemon(opts, log);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
@@ -204,7 +240,6 @@ export async function serve(opts: ServeOptions): Promise<number> {
     stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
-    if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
     const mcpHttp = lazyMcpHttp(ctx);
     const http = createHttpServer(ctx, [agUiStreamRoute(ctx), mcpHttp.route]);
     const ws = attachWebSocketRpc(ctx, http);
@@ -214,6 +249,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     });
     const address = http.address();
     const port = typeof address === 'object' && address ? address.port : opts.port;
+    if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
     // The one line a launcher waits for (contract section 1).
     process.stderr.write(`${JSON.stringify({ listening: { host, port } })}\n`);
     finished = new Promise<number>(() => {});
