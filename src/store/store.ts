@@ -122,6 +122,24 @@ export class StoreConflictError extends Error {
   }
 }
 
+/**
+ * The database could not be reached or dropped the connection while a unit
+ * ran (a restart, `pg_terminate_backend`, a failover). The unit's outcome is
+ * unknown to the caller only in one case — the connection died during
+ * `COMMIT` — and either way a retry of the same call is safe: a committed
+ * call answers from the store, an uncommitted one runs. Engines throw this,
+ * never their driver's error, so callers can tell a passing outage from a bug.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  constructor(readonly reason: string) {
+    super(`database unavailable (${reason})`);
+  }
+}
+
+/** What a host is told when a call met a database outage. */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'database unavailable: the call was not completed; retry it with the same tool_call_id (safe: a call that was stored answers from the store)';
+
 // ---------------------------------------------------------------- users
 
 export interface UserRow {
