@@ -9,9 +9,13 @@
  * stay independent — including their LISTEN/NOTIFY traffic, which PostgreSQL
  * scopes to one database.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after } from 'node:test';
 import pg from 'pg';
+import { REPO_ROOT } from './repo.js';
 
 export const TEST_PG_URL: string | undefined = process.env.TOOLGATE_TEST_PG_URL || undefined;
 
@@ -99,3 +103,60 @@ export async function pgDatabaseFor(dataDir: string): Promise<string> {
 
 // Every test file runs in its own process: drop what it created when it ends.
 if (TEST_PG_URL) after(dropAllFreshDatabases);
+
+// ---------------------------------------------------------------- a cluster of the test's own
+
+/** Whether PostgreSQL's server binaries are here (what scripts/pg-test-cluster.sh needs). */
+export const HAS_PG_SERVER: boolean = (() => {
+  try {
+    if (readdirSync('/usr/lib/postgresql').some((v) => existsSync(join('/usr/lib/postgresql', v, 'bin', 'initdb')))) return true;
+  } catch {
+    // not Debian's layout
+  }
+  return (process.env.PATH ?? '').split(':').some((d) => d !== '' && existsSync(join(d, 'initdb')));
+})();
+
+/** `{ skip }` for suites that start (and restart) a cluster of their own. */
+export const needsPgServer = HAS_PG_SERVER ? {} : { skip: 'PostgreSQL is not installed (no initdb; apt-get install postgresql)' };
+
+export interface PrivateCluster {
+  /** The cluster's `toolgate` role on its `toolgate` database (CREATEDB: `freshPgDatabase(url)`). */
+  url: string;
+  /** `pg_ctl restart -m fast`: every session ends; the server is back on the same port when this resolves. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const CLUSTER_SCRIPT = join(REPO_ROOT, 'scripts', 'pg-test-cluster.sh');
+
+/**
+ * A throwaway cluster owned by one test file (scripts/pg-test-cluster.sh), for
+ * tests that restart the server: the shared cluster of the PostgreSQL pass is
+ * never restarted under other suites. The caller stops it (an `after` hook of
+ * the suite that started it).
+ */
+export async function startPrivateCluster(): Promise<PrivateCluster> {
+  const { stdout } = await run('bash', [CLUSTER_SCRIPT, 'start']);
+  const value = (name: string) => {
+    const m = new RegExp(`^export ${name}='([^']*)'$`, 'm').exec(stdout);
+    if (!m) throw new Error(`pg-test-cluster.sh printed no ${name}`);
+    return m[1]!;
+  };
+  const url = value('TOOLGATE_TEST_PG_URL');
+  const dir = value('TOOLGATE_TEST_PG_DIR');
+  let stopped: Promise<void> | undefined;
+  const cluster: PrivateCluster = {
+    url,
+    restart: async () => {
+      await run('bash', [CLUSTER_SCRIPT, 'restart', dir]);
+    },
+    stop: () => (stopped ??= run('bash', [CLUSTER_SCRIPT, 'stop', dir]).then(() => {})),
+  };
+  return cluster;
+}
+
+function run(cmd: string, args: string[]): Promise<{ stdout: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 120_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${err.message}\n${stderr}`)) : resolve({ stdout })));
+  });
+}
