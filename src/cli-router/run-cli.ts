@@ -39,7 +39,8 @@ const stores = new Map<string, Promise<Store>>();
 function storeFor(target: string): Promise<Store> {
   let store = stores.get(target);
   if (!store) {
-    store = openStore(target);
+    // One call per process: nothing to gain from named statements, and the URL may go through a pooler.
+    store = openStore(target, { namedStatements: false });
     store.catch(() => stores.delete(target));
     stores.set(target, store);
   }

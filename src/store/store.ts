@@ -80,6 +80,19 @@ export interface StoreOptions {
   /** Contract §8 `store.pool_size` (PostgreSQL only). */
   poolSize?: number;
   /**
+   * PostgreSQL only, `store.listen_url`: the main URL goes through a pooler in
+   * transaction mode, and this one reaches the server directly. The
+   * connections that keep session state (LISTEN, call marks) use it, and the
+   * pooled ones keep none: no named prepared statements.
+   */
+  listenUrl?: string | undefined;
+  /**
+   * PostgreSQL only: prepare each statement once per connection under a name
+   * (default true, false when `listenUrl` is set). A one-shot process
+   * (project-cli) gains nothing from it and may sit behind a pooler.
+   */
+  namedStatements?: boolean;
+  /**
    * Checks every stored message and call record when a migration runs, inside
    * its transaction: rows the protocol does not allow refuse the migration
    * (row-check.ts). The daemon passes `STORED_ROW_CHECK` (stored-rows.ts).

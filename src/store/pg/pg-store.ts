@@ -36,10 +36,16 @@ function statementName(text: string): string {
   return `tg_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
 }
 
-function queryOn(client: pg.ClientBase): Query {
+/**
+ * Statements on one connection. Named: prepared once per connection (the
+ * default). Unnamed: parsed each time, which keeps no session state — what a
+ * pooler in transaction mode needs (the next transaction may run on another
+ * server connection, where the name was never prepared).
+ */
+function queryOn(client: pg.ClientBase, named: boolean): Query {
   return async <R>(text: string, values: readonly unknown[] = []) => {
     try {
-      const res = await client.query({ name: statementName(text), text, values: values as unknown[] });
+      const res = await client.query(named ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] });
       return res.rows as R[];
     } catch (err) {
       throw storeError(err);
@@ -109,12 +115,20 @@ export class PgStore implements Store {
   private closing = false;
   private feed: PgThreadFeed | undefined;
 
+  /** Where the connections that keep session state (LISTEN, call marks) go: `store.listen_url`, else the main URL. */
+  private readonly directUrl: string;
+  private readonly namedStatements: boolean;
+
   constructor(
     readonly url: string,
     private readonly pool: pg.Pool,
     private readonly schemaVersion: number,
     private readonly log: FeedLog | undefined,
-  ) {}
+    opts: Pick<PgStoreOptions, 'listenUrl' | 'namedStatements'> = {},
+  ) {
+    this.directUrl = opts.listenUrl ?? url;
+    this.namedStatements = opts.namedStatements ?? opts.listenUrl === undefined;
+  }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.track(this.runTransaction(work));
@@ -172,7 +186,7 @@ export class PgStore implements Store {
     };
     client.on('error', onError);
     try {
-      return await work(client, queryOn(client), onError);
+      return await work(client, queryOn(client, this.namedStatements), onError);
     } catch (err) {
       if (isConnectionError(err) || err instanceof StoreUnavailableError) broken ??= err as Error;
       // A conflict is an answer even if the connection died after it; any other failure on a dead connection is the outage.
@@ -212,7 +226,7 @@ export class PgStore implements Store {
         return r && { userId: r.user_id, threadId: r.thread_id };
       },
     };
-    const feed = new PgThreadFeed(this.url, storage, sink, this.log ?? { log: () => {} });
+    const feed = new PgThreadFeed(this.directUrl, storage, sink, this.log ?? { log: () => {} });
     await feed.start();
     this.feed = feed;
     return feed;
@@ -222,7 +236,7 @@ export class PgStore implements Store {
 
   /** Marks a call as this daemon's while it runs (`call-marks.ts`); the connection opens on first use. */
   holdCall(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>> {
-    this.marks ??= new PgCallMarks(this.url, this.log ?? { log: () => {} });
+    this.marks ??= new PgCallMarks(this.directUrl, this.log ?? { log: () => {} });
     return this.marks.hold(userId, threadId, toolCallId);
   }
 
@@ -256,7 +270,7 @@ export async function openPgStore(url: string, opts: PgStoreOptions = {}): Promi
       client.removeListener('error', onError);
       client.release(broken);
     }
-    return new PgStore(url, pool, version, opts.log);
+    return new PgStore(url, pool, version, opts.log, opts);
   } catch (err) {
     await pool.end().catch(() => {});
     if ((err as Error).name === 'DatabaseOpenError') throw err;
