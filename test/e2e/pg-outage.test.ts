@@ -14,8 +14,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHost } from '../helpers/host.js';
-import { freshPgDatabase, needsPgServer, pgQuery, startPrivateCluster, type PrivateCluster } from '../helpers/pg.js';
-import { assertExactlyOnce, assertSurvived, delay, startLoad, WORKERS } from '../helpers/pg-load.js';
+import { freshPgDatabase, needsPgServer, startPrivateCluster, type PrivateCluster } from '../helpers/pg.js';
+import { assertExactlyOnce, assertSurvived, loadThroughCuts, startLoad, WORKERS } from '../helpers/pg-load.js';
 
 type Executor = 'inprocess' | 'subprocess';
 const EXECUTORS: Executor[] = ['inprocess', 'subprocess'];
@@ -32,18 +32,8 @@ describe('a daemon survives its database', needsPgServer, () => {
       const db = await freshPgDatabase(cluster.url);
       const host = await startHost({ transport: 'ws', db: db.url, args: ['--executor', executor] });
       try {
-        const load = await startLoad(host);
-        await load.ackedMore(WORKERS);
-        for (let round = 0; round < 10; round++) {
-          await pgQuery(cluster.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db.name]);
-          await delay(300);
-        }
-        // Serves again: new calls are acknowledged after the last cut.
-        await load.ackedMore(WORKERS);
-        await load.finish();
-        assertSurvived(host, load);
+        const load = await loadThroughCuts(host, cluster.url, db.url, db.name, 10);
         assert.ok(load.failures.length > 0, 'the cuts reached calls in flight');
-        await assertExactlyOnce(db.url, load);
         assert.match(host.stderr(), /lost the database connection that listens for thread events; reconnecting/);
         assert.match(host.stderr(), /reconnected to the database for thread events/);
       } finally {
@@ -56,8 +46,6 @@ describe('a daemon survives its database', needsPgServer, () => {
       const host = await startHost({ transport: 'ws', db: db.url, args: ['--executor', executor] });
       try {
         const load = await startLoad(host);
-        await load.ackedMore(WORKERS);
-        await cluster.restart();
         await load.ackedMore(WORKERS);
         await cluster.restart();
         await load.ackedMore(WORKERS);

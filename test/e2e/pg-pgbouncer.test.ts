@@ -20,14 +20,13 @@ import { tempDir } from '../helpers/repo.js';
 import {
   freshPgDatabase,
   needsPgBouncer,
-  pgQuery,
   startPgBouncer,
   startPrivateCluster,
   withDatabase,
   type PgBouncer,
   type PrivateCluster,
 } from '../helpers/pg.js';
-import { assertExactlyOnce, assertSurvived, delay, startLoad, WORKERS } from '../helpers/pg-load.js';
+import { delay, loadThroughCuts } from '../helpers/pg-load.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
 type Executor = 'inprocess' | 'subprocess';
@@ -90,16 +89,7 @@ describe('daemons behind PgBouncer (transaction pooling)', needsPgBouncer, () =>
       const db = await freshPgDatabase(cluster.url);
       const host = await daemonBehindPooler(db, executor);
       try {
-        const load = await startLoad(host);
-        await load.ackedMore(WORKERS);
-        for (let round = 0; round < 8; round++) {
-          await pgQuery(cluster.url, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [db.name]);
-          await delay(300);
-        }
-        await load.ackedMore(WORKERS);
-        await load.finish();
-        assertSurvived(host, load);
-        await assertExactlyOnce(db.url, load);
+        await loadThroughCuts(host, cluster.url, db.url, db.name, 8);
         assert.match(host.stderr(), /reconnected to the database for thread events/);
       } finally {
         await host.stop();

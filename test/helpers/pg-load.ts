@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { openSession, type Client, type Host } from './host.js';
 import { mintBearer } from './tokens.js';
 import { dbRows } from './db.js';
+import { pgQuery } from './pg.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
 /** Calls in flight at once (each worker sends its next call when the last one is stored). */
@@ -119,3 +120,24 @@ export function assertSurvived(host: Host, load: Load): void {
   assert.equal(load.acked.size, load.attempted.size, 'every attempted call was acknowledged in the end');
 }
 
+
+/**
+ * The cut test: under the load, the server ends every session of database
+ * `dbName` `rounds` times, 300 ms apart (`pg_terminate_backend`, run on
+ * `adminUrl`); then new calls must be acknowledged, every call sent must end
+ * stored, and the checks above hold. Resolves with the load for more checks.
+ */
+export async function loadThroughCuts(host: Host, adminUrl: string, dbUrl: string, dbName: string, rounds: number): Promise<Load> {
+  const load = await startLoad(host);
+  await load.ackedMore(WORKERS);
+  for (let round = 0; round < rounds; round++) {
+    await pgQuery(adminUrl, 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [dbName]);
+    await delay(300);
+  }
+  // Serves again: new calls are acknowledged after the last cut.
+  await load.ackedMore(WORKERS);
+  await load.finish();
+  assertSurvived(host, load);
+  await assertExactlyOnce(dbUrl, load);
+  return load;
+}
