@@ -109,7 +109,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
   }
   // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
-  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log, checkRows: STORED_ROW_CHECK });
+  const store = await openStore(dbPath, {
+    synchronous: config.store.synchronous,
+    poolSize: config.store.poolSize,
+    listenUrl: config.store.listenUrl,
+    log,
+    checkRows: STORED_ROW_CHECK,
+  });
   // SQLite: WAL checkpoints on their own thread, off the calls' path (checkpointer.ts).
   if (store instanceof SqliteStore) {
     store.useCheckpointer(startCheckpointer(dbPath, config.store.synchronous, (err) => log.log('warn', 'WAL checkpoint failed', { err })));

@@ -30,6 +30,8 @@ export interface DaemonConfig {
     synchronous: SynchronousMode;
     /** PostgreSQL connections per daemon; each runs one call's transaction at a time. */
     poolSize?: number;
+    /** PostgreSQL behind a pooler: the direct URL for LISTEN and call marks (`store.listen_url`). */
+    listenUrl?: string;
   };
   auth: {
     /** When set, a bearer token whose `exp - iat` (or `exp - now`) exceeds this is refused. */
@@ -106,7 +108,11 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   return {
     agents,
     limits,
-    store: { synchronous: d.store?.synchronous ?? 'FULL', ...(d.store?.pool_size ? { poolSize: d.store.pool_size } : {}) },
+    store: {
+      synchronous: d.store?.synchronous ?? 'FULL',
+      ...(d.store?.pool_size ? { poolSize: d.store.pool_size } : {}),
+      ...(d.store?.listen_url ? { listenUrl: d.store.listen_url } : {}),
+    },
     auth: d.auth?.max_token_lifetime_s ? { maxTokenLifetimeS: d.auth.max_token_lifetime_s } : {},
     http: {
       ...(d.http?.allowed_origins ? { allowedOrigins: d.http.allowed_origins } : {}),

@@ -37,7 +37,20 @@ export const LimitsConfig = named(
 export const StoreConfig = named(
   'config',
   'StoreConfig',
-  z.strictObject({ synchronous: z.enum(['FULL', 'NORMAL']).optional(), pool_size: Positive.optional() }),
+  z.strictObject({
+    synchronous: z.enum(['FULL', 'NORMAL']).optional(),
+    pool_size: Positive.optional(),
+    /**
+     * PostgreSQL behind a pooler: a direct connection URL for the connections
+     * that keep session state (LISTEN, call marks); null or absent = the main URL.
+     */
+    listen_url: z
+      .string()
+      .max(2_000)
+      .regex(/^postgres(ql)?:\/\//i, 'a postgres:// or postgresql:// URL')
+      .nullable()
+      .optional(),
+  }),
 );
 
 export const AuthConfig = named('config', 'AuthConfig', z.strictObject({ max_token_lifetime_s: Positive.optional() }));

@@ -19,7 +19,7 @@ const EXAMPLE_YAML = join(REPO_ROOT, 'toolgate.config.example.yaml');
 
 /** Every key of contract section 8, plus the limits the daemon adds. */
 const KEYS = [
-  'agents', 'store.synchronous', 'store.pool_size', 'limits.max_message_bytes', 'limits.max_in_flight', 'limits.call_timeout_ms',
+  'agents', 'store.synchronous', 'store.pool_size', 'store.listen_url', 'limits.max_message_bytes', 'limits.max_in_flight', 'limits.call_timeout_ms',
   'limits.max_sessions_per_connection', 'limits.max_subscriptions_per_connection', 'limits.shutdown_grace_ms', 'limits.ping_interval_ms',
   'limits.max_processes', 'limits.ws_high_water_bytes', 'limits.ws_max_buffered_bytes', 'auth.max_token_lifetime_s',
   'http.allowed_origins', 'http.allowed_hosts', 'mcp.agent',
