@@ -1,6 +1,7 @@
 /**
  * vscode-jsonrpc reader/writer over a `ws` WebSocket: one JSON-RPC message
- * per text frame (no Content-Length framing). Used by the daemon's /rpc
+ * per frame (no Content-Length framing) — a text frame, or a binary frame
+ * holding UTF-8 JSON; answers are always text frames. Used by the daemon's /rpc
  * endpoint and by test hosts alike.
  */
 import {
@@ -21,6 +22,9 @@ export interface ReaderLimits {
 }
 
 type RawId = string | number | null;
+
+/** Throws on a byte sequence that is not UTF-8 instead of replacing it with U+FFFD. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Best effort: the id of a request we refuse to parse in full, for the error reply. */
 function guessId(text: string): RawId {
@@ -66,11 +70,15 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
       return this.replyError(guessId(buffer.subarray(0, 4096).toString('utf8')), RpcErrorCode.InvalidRequest,
         `message too large: ${buffer.length} bytes, limit ${this.limits.maxMessageBytes}`);
     }
-    if (isBinary) {
+    // A binary frame holding UTF-8 JSON (pygls' start_ws sends those) is read like a text frame;
+    // `ws` has already checked a text frame's UTF-8, a binary frame's is checked here.
+    let text: string;
+    try {
+      text = isBinary ? STRICT_UTF8.decode(buffer) : buffer.toString('utf8');
+    } catch {
       this.onRejected('binary');
-      return this.replyError(null, RpcErrorCode.InvalidRequest, 'binary frames are not accepted; send JSON text');
+      return this.replyError(null, RpcErrorCode.ParseError, 'parse error: a binary frame must hold UTF-8 JSON');
     }
-    const text = buffer.toString('utf8');
     let message: unknown;
     try {
       message = JSON.parse(text);
