@@ -20,6 +20,7 @@ import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
 import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
 import { skillUri } from './mcp-skills.js';
+import { scrubOutgoingErrors } from './mcp-error-scrub.js';
 
 /** Actions that change nothing; a whitelist of only these makes the tool read-only. */
 const READ_ONLY_ACTIONS = new Set(['calendar.read', 'contacts.read', 'memory.read']);
@@ -106,5 +107,5 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
       ],
     }));
   }
-  return server;
+  return scrubOutgoingErrors(server, deps.daemon.secrets ?? []);
 }
