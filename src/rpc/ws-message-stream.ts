@@ -19,6 +19,12 @@ import { RpcErrorCode } from './errors.js';
 export interface ReaderLimits {
   /** A frame larger than this is answered with -32600 and dropped; the connection stays. */
   maxMessageBytes: number;
+  /**
+   * Requests handed on and not answered yet before the reader stops reading
+   * (until `answered()`): a burst of requests read in one go would otherwise
+   * all become pending work at once, whatever the peer reads.
+   */
+  maxUnanswered: number;
 }
 
 type RawId = string | number | null;
@@ -47,7 +53,7 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 
   constructor(
     private readonly socket: WebSocket,
-    private readonly limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER },
+    private readonly limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER, maxUnanswered: Number.MAX_SAFE_INTEGER },
     /** Invalid frames never reach the connection: they are answered here. */
     private readonly onRejected: (reason: 'parse' | 'invalid' | 'too_large' | 'binary') => void = () => {},
   ) {
@@ -59,8 +65,52 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
-    for (const m of this.pending.splice(0)) callback(m);
+    this.deliver();
     return { dispose: () => (this.callback = undefined) };
+  }
+
+  /** Why delivery (and the socket's reading) is stopped: the peer's unsent answers, or too many unanswered requests. */
+  private readonly holds = new Set<'backpressure' | 'window'>();
+  /** Requests handed on whose response has not been written yet. */
+  private unanswered = 0;
+
+  /**
+   * Backpressure: while held, the socket is not read and messages already
+   * read from it are kept here (parsed, a few hundred bytes each) instead of
+   * becoming requests whose answers could not be sent; `hold(false)` hands
+   * them on in order.
+   */
+  hold(held: boolean): void {
+    this.setHold('backpressure', held);
+  }
+
+  /** A response left for the peer (the writer says so): one more request may be handed on. */
+  answered(): void {
+    if (this.unanswered > 0) this.unanswered--;
+    if (this.unanswered < this.limits.maxUnanswered) this.setHold('window', false);
+  }
+
+  private setHold(reason: 'backpressure' | 'window', on: boolean): void {
+    const before = this.holds.size;
+    if (on) this.holds.add(reason);
+    else this.holds.delete(reason);
+    if (before === 0 && this.holds.size > 0) this.socket.pause();
+    if (before > 0 && this.holds.size === 0) {
+      this.deliver();
+      if (this.holds.size === 0) this.socket.resume();
+    }
+  }
+
+  private deliver(): void {
+    while (this.callback && this.holds.size === 0 && this.pending.length > 0) this.handOn(this.pending.shift()!);
+  }
+
+  private handOn(m: Message): void {
+    if (typeof (m as { method?: unknown }).method === 'string' && 'id' in m) {
+      // A request: at most `maxUnanswered` wait for their responses; the next ones stay parsed here.
+      if (++this.unanswered >= this.limits.maxUnanswered) this.setHold('window', true);
+    }
+    this.callback!(m);
   }
 
   private receive(data: WebSocket.RawData, isBinary: boolean): void {
@@ -98,7 +148,7 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
       this.onRejected('invalid');
       return this.replyError(id, RpcErrorCode.InvalidRequest, 'invalid JSON-RPC 2.0 message');
     }
-    if (this.callback) this.callback(m as Message);
+    if (this.callback && this.holds.size === 0 && this.pending.length === 0) this.handOn(m as Message);
     else this.pending.push(m as Message);
   }
 
@@ -111,6 +161,8 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 export interface WriterHooks {
   /** Called after every send with the socket's buffered byte count (backpressure). */
   onBuffered?: (bufferedAmount: number) => void;
+  /** Called when a response (not a request or notification) is handed to the socket. */
+  onResponse?: () => void;
 }
 
 export class WebSocketMessageWriter extends AbstractMessageWriter implements MessageWriter {
@@ -122,6 +174,7 @@ export class WebSocketMessageWriter extends AbstractMessageWriter implements Mes
   }
 
   write(msg: Message): Promise<void> {
+    if (!('method' in msg) && 'id' in msg) this.hooks.onResponse?.();
     if (this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
     return new Promise((resolve) => {
       this.socket.send(JSON.stringify(msg), (err?: Error) => {
