@@ -89,17 +89,10 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
  * params are rejected as invalid. Returns the result or throws a
  * ResponseError, which the transport sends as the JSON-RPC error.
  */
-export async function dispatch(
-  daemon: Daemon,
-  conn: Connection,
-  state: ConnectionState,
-  name: string,
-  rawParams: unknown,
-  token: CancellationToken,
-  log: Logger,
-): Promise<unknown> {
+export async function dispatch(...args: Parameters<typeof dispatchRequest>): Promise<unknown> {
+  const daemon = args[0];
   try {
-    return await dispatchRequest(daemon, conn, state, name, rawParams, token, log);
+    return await dispatchRequest(...args);
   } catch (err) {
     // An error repeats what the client named (a method, a key): a token in it never goes back out.
     if (!(err instanceof ResponseError)) throw err;
