@@ -35,6 +35,7 @@ import { discoverSkills } from '../daemon/skills.js';
 import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
+import { MAX_TIMER_MS } from '../protocol/limits.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -182,7 +183,7 @@ function warnStrayDevSecret(dbPath: string, dataDir: string, log: Logger): void 
 export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
   const chosen = { ...config.limits, ...stripUndefined(opts.limits ?? {}) };
   const limits = { ...DEFAULT_LIMITS, ...chosen };
-  if (chosen.shutdownGraceMs === undefined) limits.shutdownGraceMs = limits.callTimeoutMs + 5_000;
+  if (chosen.shutdownGraceMs === undefined) limits.shutdownGraceMs = Math.min(limits.callTimeoutMs + 5_000, MAX_TIMER_MS);
   return limits;
 }
 
