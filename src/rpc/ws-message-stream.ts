@@ -14,6 +14,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import type WebSocket from 'ws';
 import { RpcErrorCode } from './errors.js';
+import { messageText } from './message-text.js';
 
 export interface ReaderLimits {
   /** A frame larger than this is answered with -32600 and dropped; the connection stays. */
@@ -116,7 +117,7 @@ export class WebSocketMessageWriter extends AbstractMessageWriter implements Mes
   write(msg: Message): Promise<void> {
     if (this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
     return new Promise((resolve) => {
-      this.socket.send(JSON.stringify(msg), (err?: Error) => {
+      this.socket.send(messageText(msg), (err?: Error) => {
         if (err) this.fireError([err, msg, undefined]);
         this.hooks.onBuffered?.(this.socket.bufferedAmount);
         resolve();
