@@ -9,7 +9,9 @@
  *   thread's bump and the tool message — each call its own transaction
  *   (sequential), then eight calls per transaction (what group commit does at
  *   concurrency 8);
- * - the MCP anchor: its one event insert per transaction.
+ * - the equal-work MCP anchor: its statements for the same writes
+ *   (bench/anchors/equal-work-store.ts), one call per transaction;
+ * - the thin MCP anchor: its one event insert per transaction.
  *
  * Interleaved rounds, medians. No call of either entry can be faster than its
  * floor plus the transport: that bounds what entry (c) could reach.
@@ -20,6 +22,7 @@ import { join } from 'node:path';
 import { median } from './stats.js';
 import { tempDir } from './env.js';
 import { calendarInput, EVENTS_DDL } from './anchors/calendar-input.js';
+import { openEqualWorkStore } from './anchors/equal-work-store.js';
 import { startToolgateStdio, type Synchronous } from './targets/toolgate.js';
 import { openDatabase } from '../src/store/database.js';
 
@@ -29,11 +32,24 @@ export interface FloorResult {
   /** Median per-transaction latency, ms. */
   toolgateP50: number;
   mcpP50: number;
+  /** The equal-work anchor's writes (absent in a result written before it existed). */
+  equalP50?: number;
+  equalFramesPerCall?: number;
   /** Calls per second, eight calls per transaction. */
   toolgateGroupRate: number;
   groupSize: number;
   /** Pages (WAL frames) one toolgate call's transaction writes, alone. */
   framesPerCall: number;
+  /** Each round's figures; `interleaved`: round r ran right after round r of the side-by-side table. */
+  perRound?: FloorRound[];
+  interleaved?: boolean;
+}
+
+export interface FloorRound {
+  toolgateP50: number;
+  equalP50: number;
+  mcpP50: number;
+  groupRate: number;
 }
 
 type Row = Record<string, unknown>;
@@ -114,6 +130,19 @@ function mcpWriter(file: string, synchronous: Synchronous) {
   return { db, call: () => stmt.run(...Object.values({ ...event, id: `evt_${++n}` })) };
 }
 
+/** The equal-work MCP anchor's statements for call `n`, on a file it set up itself. */
+function equalWriter(file: string, synchronous: Synchronous) {
+  const store = openEqualWorkStore(file, synchronous);
+  let n = 0;
+  return {
+    db: store.db,
+    call: () => {
+      const input = calendarInput(++n);
+      store.write('floor', `c${n}`, { module: 'calendar', method: 'create', input }, input);
+    },
+  };
+}
+
 /**
  * `count` transactions of `perTx` calls each: per-transaction latencies and
  * calls/s. As in the daemon's group commit, every call after a
@@ -150,38 +179,76 @@ function framesOfOneCall(db: Database.Database, file: string, call: () => void):
   return Math.round((size - 32) / (24 + pageSize));
 }
 
-export async function runFloor(opts: { synchronous: Synchronous; rounds: number; perRound: number; groupSize: number; log: (line: string) => void }): Promise<FloorResult> {
+export interface FloorOptions {
+  synchronous: Synchronous;
+  perRound: number;
+  groupSize: number;
+  log: (line: string) => void;
+}
+
+/** The floor's writers, set up and warmed; `round()` measures one round, `result()` sums up the rounds so far. */
+export interface Floor {
+  readonly synchronous: Synchronous;
+  round(): FloorRound;
+  result(interleaved: boolean): FloorResult;
+  close(): void;
+}
+
+export async function openFloor(opts: FloorOptions): Promise<Floor> {
   const dir = tempDir('toolgate-bench-floor-');
   const rows = await captureCall(dir, opts.synchronous);
   const tgFile = join(dir, 'floor-toolgate.db');
   const tg = toolgateWriter(tgFile, opts.synchronous, rows);
   const mcp = mcpWriter(join(dir, 'floor-mcp.db'), opts.synchronous);
+  const eqFile = join(dir, 'floor-mcp-equal.db');
+  const eq = equalWriter(eqFile, opts.synchronous);
+  const close = () => {
+    tg.db.close();
+    eq.db.close();
+    mcp.db.close();
+  };
   try {
     // Warm-up: statements, first pages.
     transactions(tg.db, tg.call, 50, 1);
+    transactions(eq.db, eq.call, 50, 1);
     transactions(mcp.db, mcp.call, 50, 1);
     const framesPerCall = framesOfOneCall(tg.db, tgFile, tg.call);
-    const tgP50: number[] = [];
-    const mcpP50: number[] = [];
-    const groupRate: number[] = [];
-    for (let r = 0; r < opts.rounds; r++) {
-      tg.db.pragma('wal_checkpoint(PASSIVE)');
-      tgP50.push(median(transactions(tg.db, tg.call, opts.perRound, 1).latencies));
-      mcpP50.push(median(transactions(mcp.db, mcp.call, opts.perRound, 1).latencies));
-      groupRate.push(transactions(tg.db, tg.call, Math.max(1, Math.round(opts.perRound / opts.groupSize)), opts.groupSize).rate);
-      opts.log(`  round ${r + 1}/${opts.rounds}: toolgate writes ${tgP50.at(-1)!.toFixed(3)} ms, MCP insert ${mcpP50.at(-1)!.toFixed(3)} ms`);
-    }
+    const equalFramesPerCall = framesOfOneCall(eq.db, eqFile, eq.call);
+    const rounds: FloorRound[] = [];
     return {
       synchronous: opts.synchronous,
-      rounds: opts.rounds,
-      toolgateP50: median(tgP50),
-      mcpP50: median(mcpP50),
-      toolgateGroupRate: median(groupRate),
-      groupSize: opts.groupSize,
-      framesPerCall,
+      round() {
+        tg.db.pragma('wal_checkpoint(PASSIVE)');
+        const r: FloorRound = {
+          toolgateP50: median(transactions(tg.db, tg.call, opts.perRound, 1).latencies),
+          equalP50: median(transactions(eq.db, eq.call, opts.perRound, 1).latencies),
+          mcpP50: median(transactions(mcp.db, mcp.call, opts.perRound, 1).latencies),
+          groupRate: transactions(tg.db, tg.call, Math.max(1, Math.round(opts.perRound / opts.groupSize)), opts.groupSize).rate,
+        };
+        rounds.push(r);
+        opts.log(`  floor round ${rounds.length}: toolgate writes ${r.toolgateP50.toFixed(3)} ms, equal-work anchor's ${r.equalP50.toFixed(3)} ms, MCP insert ${r.mcpP50.toFixed(3)} ms`);
+        return r;
+      },
+      result(interleaved) {
+        const med = (k: keyof FloorRound) => median(rounds.map((r) => r[k]));
+        return {
+          synchronous: opts.synchronous,
+          rounds: rounds.length,
+          toolgateP50: med('toolgateP50'),
+          mcpP50: med('mcpP50'),
+          equalP50: med('equalP50'),
+          equalFramesPerCall,
+          toolgateGroupRate: med('groupRate'),
+          groupSize: opts.groupSize,
+          framesPerCall,
+          perRound: [...rounds],
+          interleaved,
+        };
+      },
+      close,
     };
-  } finally {
-    tg.db.close();
-    mcp.db.close();
+  } catch (err) {
+    close();
+    throw err;
   }
 }

@@ -4,7 +4,10 @@
  *
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
- *   BENCH_ONLY=side,floor,pg,history,ws,startup,profile   a subset
+ *   BENCH_ONLY=side,floor,commit,pg,history,ws,startup,profile   a subset
+ *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,node   the side-by-side entries (default all)
+ *   BENCH_COMMIT_CALLS=400   calls per round and load in the commit section (scaled by BENCH_SCALE)
+ *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
  *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
  */
 import { execFileSync } from 'node:child_process';
@@ -17,16 +20,20 @@ import { runHistory } from './history.js';
 import { runPg } from './pg.js';
 import { runWsLoad } from './ws-load.js';
 import { runStartup } from './startup.js';
-import { runFloor } from './floor.js';
+import { openFloor } from './floor.js';
+import { runCommitBlock } from './commit-block.js';
 import { profileInprocess } from './profile.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
+import { ENTRY_KEYS, type EntryKey } from './side-by-side.js';
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
-const only = new Set((process.env.BENCH_ONLY ?? 'side,floor,pg,history,ws,startup,profile').split(','));
+const only = new Set((process.env.BENCH_ONLY ?? 'side,floor,commit,pg,history,ws,startup,profile').split(','));
+const entries = process.env.BENCH_ENTRIES ? new Set(process.env.BENCH_ENTRIES.split(',') as EntryKey[]) : undefined;
+for (const k of entries ?? []) if (!ENTRY_KEYS.includes(k)) throw new Error(`BENCH_ENTRIES: no entry ${k} (${ENTRY_KEYS.join(', ')})`);
 
 function commit(): string {
   try {
@@ -39,19 +46,39 @@ function commit(): string {
 const results: Results = { machine: describeMachine(), commit: commit(), seconds: 0, sideBySide: [] };
 log(`toolgate bench — ${results.machine.cpu}, ${results.machine.cores} cores, node ${results.machine.node}`);
 
-if (only.has('side')) {
-  const settings: Array<['FULL' | 'NORMAL', number]> = [['FULL', Number(process.env.BENCH_ROUNDS ?? 5)]];
-  if (process.env.BENCH_NORMAL !== '0') settings.push(['NORMAL', 3]);
-  for (const [synchronous, rounds] of settings) {
-    log(`side by side, synchronous=${synchronous} (${elapsed()})`);
-    results.sideBySide.push(
-      await runSideBySide({ synchronous, rounds, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, log }),
-    );
+// The floor's rounds run inside the FULL side-by-side rounds when both are asked for: the daemon's own work
+// (entry c minus the echo and the writes) is then a median of per-round differences taken at one moment each.
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const floor = only.has('floor') ? await openFloor({ synchronous: 'FULL', perRound: n(200), groupSize: 8, log }) : undefined;
+try {
+  if (only.has('side')) {
+    const settings: Array<['FULL' | 'NORMAL', number]> = [['FULL', rounds]];
+    if (process.env.BENCH_NORMAL !== '0') settings.push(['NORMAL', 3]);
+    for (const [synchronous, count] of settings) {
+      log(`side by side, synchronous=${synchronous}${floor?.synchronous === synchronous ? ', with the floor: the SQLite writes alone' : ''} (${elapsed()})`);
+      results.sideBySide.push(
+        await runSideBySide({
+          synchronous, rounds: count, concurrency: 8, fast: { seq: n(150), conc: n(150) }, slow: { seq: n(8), conc: n(16) }, only: entries,
+          ...(floor?.synchronous === synchronous ? { eachRound: () => floor.round() } : {}), log,
+        }),
+      );
+    }
   }
+  if (floor) {
+    const interleaved = only.has('side');
+    if (!interleaved) {
+      log(`the floor: the SQLite writes alone (${elapsed()})`);
+      for (let r = 0; r < rounds; r++) floor.round();
+    }
+    results.floor = floor.result(interleaved);
+  }
+} finally {
+  floor?.close();
 }
-if (only.has('floor')) {
-  log(`the floor: the SQLite writes alone (${elapsed()})`);
-  results.floor = await runFloor({ synchronous: 'FULL', rounds: Number(process.env.BENCH_ROUNDS ?? 5), perRound: n(200), groupSize: 8, log });
+if (only.has('commit')) {
+  log(`does the COMMIT block the event loop? (${elapsed()})`);
+  const calls = n(Number(process.env.BENCH_COMMIT_CALLS ?? 400));
+  results.commitBlock = await runCommitBlock({ rounds: Number(process.env.BENCH_ROUNDS ?? 5), concurrency: 8, seq: calls, conc: calls, log });
 }
 if (only.has('pg')) {
   log(`PostgreSQL: one daemon, two daemons on one database, beside SQLite (${elapsed()})`);
@@ -82,7 +109,7 @@ results.seconds = (performance.now() - started) / 1000;
 
 const table = render(results);
 log(`\n${table}`);
-const file = join(REPO_ROOT, 'bench', 'RESULTS.md');
+const file = process.env.BENCH_RESULTS ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
 const kept = existsSync(file) ? readFileSync(file, 'utf8').split(ANALYSIS_MARKER)[1] : undefined;
 writeFileSync(file, `${table}\n${ANALYSIS_MARKER}\n${kept?.replace(/^\n/, '') ?? '\n## Analysis\n\n(none yet)\n'}`);
 log(`wrote ${file} (${elapsed()})`);

@@ -1,5 +1,5 @@
 /**
- * Entries (a)–(e) side by side: every entry is started once, warmed up, then
+ * Entries (a)–(e) side by side (b and b′ are the two MCP anchors): every entry is started once, warmed up, then
  * measured in interleaved rounds (each round runs every entry back to back, in
  * a rotating order), so that the noise of a shared machine lands on all of them
  * alike. Ratios are medians of per-round ratios.
@@ -14,7 +14,10 @@ import { startMcp } from './targets/mcp.js';
 import { startToolgateStdio, type Synchronous } from './targets/toolgate.js';
 import { nodeStart } from './targets/node-start.js';
 
-export type EntryKey = 'echo' | 'mcp' | 'inprocess' | 'subprocess' | 'node';
+export type EntryKey = 'echo' | 'mcp' | 'mcpEq' | 'inprocess' | 'subprocess' | 'node';
+
+/** Every entry, in the tables' order. */
+export const ENTRY_KEYS: readonly EntryKey[] = ['echo', 'mcp', 'mcpEq', 'inprocess', 'subprocess', 'node'];
 
 export interface EntryResult {
   key: EntryKey;
@@ -35,7 +38,9 @@ export interface SideBySide {
   synchronous: Synchronous;
   rounds: number;
   concurrency: number;
-  entries: Record<EntryKey, EntryResult>;
+  /** The entries that ran (all of them, unless `only` named a subset). */
+  entries: Partial<Record<EntryKey, EntryResult>>;
+  /** Median of per-round ratios; NaN when either entry did not run. */
   ratio(num: EntryKey, den: EntryKey, what: 'p50' | 'rate'): number;
 }
 
@@ -46,6 +51,10 @@ export interface SideBySideOptions {
   /** Calls per round for the fast entries (a–c) and the ones that start a process per call (d, e). */
   fast: { seq: number; conc: number };
   slow: { seq: number; conc: number };
+  /** Run only these entries (a smoke run of a few; default all). */
+  only?: ReadonlySet<EntryKey>;
+  /** Run after each round's entries (the floor's round, so that a per-round subtraction sees the same moment). */
+  eachRound?: () => unknown;
   log: (line: string) => void;
 }
 
@@ -53,11 +62,15 @@ export async function runSideBySide(opts: SideBySideOptions): Promise<SideBySide
   const dir = tempDir();
   const targets: Array<[EntryKey, Target]> = [];
   try {
-    targets.push(['echo', await startEcho()]);
-    targets.push(['mcp', await startMcp(join(dir, 'mcp.db'), opts.synchronous)]);
-    targets.push(['inprocess', await startToolgateStdio({ executor: 'inprocess', dbFile: join(dir, 'inprocess.db'), dataDir: dir, synchronous: opts.synchronous })]);
-    targets.push(['subprocess', await startToolgateStdio({ executor: 'subprocess', dbFile: join(dir, 'subprocess.db'), dataDir: dir, synchronous: opts.synchronous })]);
-    targets.push(['node', nodeStart()]);
+    const start: Record<EntryKey, () => Promise<Target> | Target> = {
+      echo: startEcho,
+      mcp: () => startMcp(join(dir, 'mcp.db'), opts.synchronous, 'thin'),
+      mcpEq: () => startMcp(join(dir, 'mcp-equal.db'), opts.synchronous, 'equal'),
+      inprocess: () => startToolgateStdio({ executor: 'inprocess', dbFile: join(dir, 'inprocess.db'), dataDir: dir, synchronous: opts.synchronous }),
+      subprocess: () => startToolgateStdio({ executor: 'subprocess', dbFile: join(dir, 'subprocess.db'), dataDir: dir, synchronous: opts.synchronous }),
+      node: nodeStart,
+    };
+    for (const k of ENTRY_KEYS) if (!opts.only || opts.only.has(k)) targets.push([k, await start[k]()]);
     const isSlow = (k: EntryKey) => k === 'subprocess' || k === 'node';
 
     for (const [k, t] of targets) await sequential(t, isSlow(k) ? 3 : 100); // warm-up: JIT, caches, first pages
@@ -75,10 +88,11 @@ export async function runSideBySide(opts: SideBySideOptions): Promise<SideBySide
         e.seq.push(...seq);
         e.conc.push(...conc.latencies);
       }
+      opts.eachRound?.();
       opts.log(`  round ${r + 1}/${opts.rounds}: ${[...raw].map(([k, e]) => `${k} ${e.rounds.at(-1)!.p50.toFixed(2)} ms`).join(', ')}`);
     }
 
-    const entries = {} as Record<EntryKey, EntryResult>;
+    const entries: Partial<Record<EntryKey, EntryResult>> = {};
     for (const [k, t] of targets) {
       const e = raw.get(k)!;
       const counts = isSlow(k) ? opts.slow : opts.fast;
@@ -101,7 +115,7 @@ export async function runSideBySide(opts: SideBySideOptions): Promise<SideBySide
       concurrency: opts.concurrency,
       entries,
       ratio(num, den, what) {
-        const pick = (k: EntryKey) => entries[k].rounds.map((x) => x[what]);
+        const pick = (k: EntryKey) => entries[k]?.rounds.map((x) => x[what]) ?? [];
         return medianRatio(pick(num), pick(den));
       },
     };

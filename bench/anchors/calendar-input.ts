@@ -4,6 +4,7 @@
  * an offset, optional texts, end after start), written out here so that the
  * anchors never depend on toolgate's internals.
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 
 const Instant = z.iso.datetime({ offset: true });
@@ -29,3 +30,22 @@ export const EVENTS_DDL = `CREATE TABLE IF NOT EXISTS events (
   id TEXT PRIMARY KEY, owner_id TEXT NOT NULL, title TEXT NOT NULL, start_at TEXT NOT NULL, end_at TEXT NOT NULL,
   start_ms INTEGER NOT NULL, end_ms INTEGER NOT NULL CHECK (end_ms > start_ms), location TEXT, description TEXT,
   created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`;
+
+/** The anchors' insert of one event (named parameters: an event of `newEvent` plus its instants in ms). */
+export const INSERT_EVENT = `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
+   VALUES (@id, @owner_id, @title, @start_at, @end_at, @start_ms, @end_ms, @location, @description, @created_at, @updated_at)`;
+
+/** The event both MCP anchors store and answer with for a `calendar.create` of `input`. */
+export function newEvent(input: z.infer<typeof CalendarCreateInput>, now: string) {
+  return {
+    id: `evt_${randomUUID()}`,
+    owner_id: 'bench',
+    title: input.title,
+    start_at: input.start_at,
+    end_at: input.end_at,
+    location: input.location ?? null,
+    description: input.description ?? null,
+    created_at: now,
+    updated_at: now,
+  };
+}

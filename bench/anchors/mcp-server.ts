@@ -6,12 +6,11 @@
  *
  *   node mcp-server.js DB_FILE FULL|NORMAL
  */
-import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { McpServer } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
-import { CalendarCreateInput, EVENTS_DDL } from './calendar-input.js';
+import { CalendarCreateInput, EVENTS_DDL, INSERT_EVENT, newEvent } from './calendar-input.js';
 
 const [dbFile, synchronous = 'FULL'] = process.argv.slice(2);
 if (!dbFile || !['FULL', 'NORMAL'].includes(synchronous)) {
@@ -23,10 +22,7 @@ db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${synchronous}`);
 db.exec(EVENTS_DDL);
 // A careful server prepares its statement once.
-const insert = db.prepare(
-  `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
-   VALUES (@id, @owner_id, @title, @start_at, @end_at, @start_ms, @end_ms, @location, @description, @created_at, @updated_at)`,
-);
+const insert = db.prepare(INSERT_EVENT);
 
 const server = new McpServer({ name: 'bench-mcp-anchor', version: '1.0.0' }, { capabilities: { tools: {} } });
 server.registerTool(
@@ -37,17 +33,7 @@ server.registerTool(
   },
   async ({ input }) => {
     const now = new Date().toISOString();
-    const event = {
-      id: `evt_${randomUUID()}`,
-      owner_id: 'bench',
-      title: input.title,
-      start_at: input.start_at,
-      end_at: input.end_at,
-      location: input.location ?? null,
-      description: input.description ?? null,
-      created_at: now,
-      updated_at: now,
-    };
+    const event = newEvent(input, now);
     insert.run({ ...event, start_ms: Date.parse(input.start_at), end_ms: Date.parse(input.end_at) });
     const structured = { status: 'success', module: 'calendar', method: 'create', data: { event } };
     return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };

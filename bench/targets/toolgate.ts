@@ -60,6 +60,8 @@ export async function startToolgateStdio(opts: {
   /** The thread of call `i` (default: one thread per executor). */
   thread?: string | ((i: number) => string);
   nodeArgs?: string[];
+  /** More environment for the daemon (a probe's settings). */
+  env?: Record<string, string>;
   /** Name shown in the tables. */
   name?: string;
 }): Promise<ToolgateStdio> {
@@ -67,7 +69,7 @@ export async function startToolgateStdio(opts: {
   const viaEnv = /^postgres(ql)?:\/\//i.test(opts.dbFile);
   const peer = spawnStdioPeer(
     [...(opts.nodeArgs ?? []), TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, ...(viaEnv ? [] : ['--db', opts.dbFile]), '--config', config],
-    { ...toolgateEnv(opts.dataDir), ...(viaEnv ? { TOOLGATE_DB: opts.dbFile } : {}) },
+    { ...toolgateEnv(opts.dataDir), ...(viaEnv ? { TOOLGATE_DB: opts.dbFile } : {}), ...opts.env },
   );
   const request = <T>(method: string, params: unknown) => peer.rpc.sendRequest(method, params) as Promise<T>;
   try {

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { CancellationToken } from 'vscode-jsonrpc';
 import { admitCall, type Admission, type CliDocument } from '../cli-router/core.js';
 import { argsSha256 } from '../codec/canonical-json.js';
-import { notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
+import { TOOL_NAME, notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
 import { StoreConflictError, type MessageRow } from '../store/store.js';
@@ -125,7 +125,7 @@ async function settle(daemon: Daemon, session: Session, call: Call, admission: A
 
 function messageOfDoc(doc: CliDocument, args: Call['args'], toolCallId: string): ToolMessage {
   return messageOfOutput({
-    tool_name: 'project_cli',
+    tool_name: TOOL_NAME,
     tool_call_id: toolCallId,
     tool_call_args: args,
     status: 'failure',

@@ -21,6 +21,7 @@ import type { Daemon } from '../daemon/daemon.js';
 import { threadSeqOf } from '../daemon/thread-events.js';
 import { outputOf, uiSchemaOf } from '../daemon/message-views.js';
 import { requestTarget } from './request-target.js';
+import { MAX_BEARER_TOKEN_LENGTH as MAX_TOKEN } from '../protocol/limits.js';
 
 export interface AgUiStreamOptions {
   /** Interval of `: ping` comments that keep proxies from closing an idle stream. */
@@ -31,7 +32,6 @@ export interface AgUiStreamOptions {
 
 const PATH = /^\/threads\/([^/]+)\/events$/;
 const MAX_THREAD_ID = 200;
-const MAX_TOKEN = 16384;
 const PAGE = 500;
 /** Open streams per user: each holds a socket and a listener. */
 const MAX_STREAMS_PER_USER = 16;

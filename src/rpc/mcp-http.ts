@@ -39,9 +39,9 @@ import { RpcErrorCode } from './errors.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpCallDeps, McpPrincipal } from './mcp-tool.js';
+import { MAX_BEARER_TOKEN_LENGTH as MAX_TOKEN } from '../protocol/limits.js';
 
 export const MCP_PATH = '/mcp';
-const MAX_TOKEN = 16384;
 /** MCP sessions one user may hold open at once; past it, the oldest idle one is not evicted — the new one is refused. */
 const MAX_SESSIONS_PER_USER = 32;
 /** An MCP session nobody used for this long is closed (its client re-initializes). */

@@ -512,7 +512,7 @@ describe('AG-UI event stream, in process', () => {
     await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
     const output = buildToolAgentOutput(
-      { ok: true, module: 'calendar', method: 'create', data: { event: { id: 'evt_1', owner_id: 'erin', title: 'Stored', start_at: args.input.start_at, end_at: args.input.end_at } } },
+      { ok: true, module: 'calendar', method: 'create', data: { event: { id: 'evt_1', owner_id: 'erin', title: 'Stored', start_at: args.input.start_at, end_at: args.input.end_at, location: null, description: null, created_at: '2026-04-20T09:00:00.000Z', updated_at: '2026-04-20T09:00:00.000Z' } } },
       args,
       'k1',
       deriveUiHints,
