@@ -29,7 +29,7 @@ import { trustedKeys, type PinSource } from './trusted-keys.js';
 import { offersCredentialInInput } from './argv.js';
 import { describeIssues } from './validation.js';
 import type { CliDocument } from '../protocol/cli-output.js';
-import type { ToolError } from '../protocol/tool.js';
+import type { ToolCallArgs, ToolError } from '../protocol/tool.js';
 
 export const CREDENTIAL_ENV = 'PROJECT_CLI_CREDENTIAL';
 
@@ -122,7 +122,7 @@ export type Admission =
    * the input offered one. `kept`: the refusal is stored like any outcome
    * (the whitelist's); a credential in the input is never stored.
    */
-  | { admitted: false; doc: CliDocument; args: { module: string; method: string; input: Record<string, unknown> }; kept: boolean };
+  | { admitted: false; doc: CliDocument; args: ToolCallArgs; kept: boolean };
 
 /**
  * The daemon's side of the boundary, once per call: the input offers no
@@ -134,7 +134,7 @@ export type Admission =
  */
 export function admitCall(
   allowedActions: readonly string[],
-  args: { module: string; method: string; input: Record<string, unknown> },
+  args: ToolCallArgs,
   secrets: readonly string[] = [],
 ): Admission {
   const { module, method } = args;
