@@ -14,9 +14,7 @@ export function messageText(msg: Message): string {
   const m = msg as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };
   if (typeof m.method === 'string' && m.id === undefined) {
     const params = sharedParamsText(m.params);
-    if (params !== undefined && isPlainNotification(m)) {
-      return `{"jsonrpc":${JSON.stringify(m.jsonrpc)},"method":${JSON.stringify(m.method)},"params":${params}}`;
-    }
+    if (params !== undefined && m.jsonrpc === '2.0' && isPlainNotification(m)) return `${envelopeOf(m.method)}${params}}`;
   }
   return JSON.stringify(msg);
 }
@@ -25,4 +23,16 @@ export function messageText(msg: Message): string {
 function isPlainNotification(m: object): boolean {
   const keys = Object.keys(m);
   return keys.length === 3 && keys[0] === 'jsonrpc' && keys[1] === 'method' && keys[2] === 'params';
+}
+
+/** `{"jsonrpc":"2.0","method":…,"params":` per method name (the daemon sends a handful). */
+const envelopes = new Map<string, string>();
+
+function envelopeOf(method: string): string {
+  let text = envelopes.get(method);
+  if (text === undefined) {
+    text = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`;
+    if (envelopes.size < 64) envelopes.set(method, text);
+  }
+  return text;
 }
