@@ -42,15 +42,8 @@ export interface ToolCallAnswer {
  * stored call replayed, an id used with other arguments, a refused
  * credential reach the caller only — no event happened.
  */
-export async function invokeTool(
-  daemon: Daemon,
-  conn: Peer,
-  session: Session,
-  params: Params,
-  token: CancellationToken,
-  requestLog: Logger,
-): Promise<ToolResponse> {
-  return (await answerToolCall(daemon, conn, session, params, token, requestLog)).response;
+export async function invokeTool(...call: Parameters<typeof answerToolCall>): Promise<ToolResponse> {
+  return (await answerToolCall(...call)).response;
 }
 
 /** `invokeTool`, with the projection object the response's text was made from. */
