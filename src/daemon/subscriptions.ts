@@ -12,6 +12,8 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 const KEPT_CURSORS = 256;
 
 interface Watch {
+  userId: string;
+  threadId: string;
   sessions: Set<string>;
   stop: () => void;
 }
@@ -69,7 +71,7 @@ export class SubscriptionRegistry {
     if (!watch) {
       this.cursorsOf(conn.id, key);
       const stop = this.bus.listen(userId, threadId, (event) => this.deliver(conn, event));
-      watches.set(key, (watch = { sessions: new Set(), stop }));
+      watches.set(key, (watch = { userId, threadId, sessions: new Set(), stop }));
     }
     watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
@@ -125,6 +127,13 @@ export class SubscriptionRegistry {
       if (old === key || watched?.has(old)) continue;
       cursors.delete(old);
       return;
+    }
+  }
+
+  /** Drops every subscription one session holds on a connection (the session ended: its token expired). */
+  dropSession(connId: string, sessionId: string): void {
+    for (const watch of [...(this.byConnection.get(connId)?.values() ?? [])]) {
+      if (watch.sessions.has(sessionId)) this.unsubscribe(watch.userId, watch.threadId, connId, sessionId);
     }
   }
 
