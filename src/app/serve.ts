@@ -128,6 +128,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     const recovered = await recoverToolCalls(store, log);
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     const threadEvents = new ThreadEventBus(storeEventSource(store));
+    const uiCache = new UiCache();
     const daemon: Daemon = {
       store,
       dbPath,
@@ -139,8 +140,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       env: opts.env,
       sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection),
       threadEvents,
-      subscriptions: new SubscriptionRegistry(threadEvents, limitsOf(opts, config).maxSubscriptionsPerConnection),
-      uiCache: new UiCache(),
+      subscriptions: new SubscriptionRegistry(threadEvents, limitsOf(opts, config).maxSubscriptionsPerConnection, uiCache),
+      uiCache,
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),

@@ -19,7 +19,7 @@
 import type { Store, Tx } from '../store/store.js';
 import { StoreConflictError, StoreUnavailableError } from '../store/store.js';
 import { argsSha256 } from '../codec/canonical-json.js';
-import { redact } from '../codec/redact.js';
+import { offersCredential, redact, scrubCredentials } from '../codec/redact.js';
 import { maskSecrets } from '../codec/secret-scan.js';
 import { ActionError, EXIT_OK, exitCodeFor, type ToolErrorCode } from './errors.js';
 import { inputJsonSchema, lookupAction } from './registry.js';
@@ -29,7 +29,7 @@ import { trustedKeys, type PinSource } from './trusted-keys.js';
 import { offersCredentialInInput } from './argv.js';
 import { describeIssues } from './validation.js';
 import type { CliDocument } from '../protocol/cli-output.js';
-import type { ToolError } from '../protocol/tool.js';
+import type { ToolCallArgs, ToolError } from '../protocol/tool.js';
 
 export const CREDENTIAL_ENV = 'PROJECT_CLI_CREDENTIAL';
 
@@ -112,6 +112,50 @@ export function admitInput(call: CoreCall): CoreOutcome | null {
     return failure(module, method, 'UNAUTHENTICATED', 'the credential was issued for another call');
   }
   return null;
+}
+
+/** The daemon's admission of a call, decided once, before any credential is issued (`admitCall`). */
+export type Admission =
+  | { admitted: true; action: ActionDefinition }
+  /**
+   * `args` is what may be echoed: a copy with every credential masked when
+   * the input offered one. `kept`: the refusal is stored like any outcome
+   * (the whitelist's); a credential in the input is never stored.
+   */
+  | { admitted: false; doc: CliDocument; args: ToolCallArgs; kept: boolean };
+
+/**
+ * The daemon's side of the boundary, once per call: the input offers no
+ * credential (a credential field, or a token or configured secret anywhere
+ * in the args — refused, and only a masked copy is ever echoed), the action
+ * exists and the session's whitelist has it. An admitted call is run by
+ * `execute` (in process) or by project-cli (which admits again: it is a
+ * process of its own and trusts nobody's check).
+ */
+export function admitCall(
+  allowedActions: readonly string[],
+  args: ToolCallArgs,
+  secrets: readonly string[] = [],
+): Admission {
+  const { module, method } = args;
+  if (offersCredential(args, secrets)) {
+    const masked = scrubCredentials(args, secrets);
+    const message = 'the tool input carries a bearer token or credential; it is accepted only by the daemon, never in the input';
+    return { admitted: false, kept: false, args: masked, doc: refusal(masked.module, masked.method, 'UNAUTHENTICATED', message) };
+  }
+  const action = lookupAction(module, method);
+  // Both answers name what this session may call, so the model can correct itself in one step.
+  const allowed = { allowed_actions: allowedActions };
+  if (!action) return { admitted: false, kept: true, args, doc: refusal(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}: call one of error.allowed_actions`, allowed) };
+  if (!allowedActions.includes(`${module}.${method}`)) {
+    return { admitted: false, kept: true, args, doc: refusal(module, method, 'ACTION_NOT_ALLOWED', `${module}.${method} is not allowed for this session: it may call only error.allowed_actions`, allowed) };
+  }
+  return { admitted: true, action };
+}
+
+/** A failure decided before anything ran (its text is the daemon's own: nothing to mask). */
+function refusal(module: string, method: string, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CliDocument {
+  return { ok: false, module, method, error: { code, message, module, method, ...extra } };
 }
 
 /** Admits and executes a call inside the caller's unit of work. */

@@ -20,7 +20,7 @@ export type {
   ToolResultNotification,
   ToolStatus,
 } from '../protocol/tool.js';
-import type { ToolAgentOutput, ToolCallArgs, ToolResultNotification, ToolStatus } from '../protocol/tool.js';
+import type { ToolAgentOutput, ToolCallArgs, ToolError, ToolProjection, ToolResultNotification, ToolStatus } from '../protocol/tool.js';
 import type { UiSchema } from '../protocol/ui-schema.js';
 
 type JsonObject = { [k: string]: unknown };
@@ -75,8 +75,13 @@ function batchOutcomes(doc: CliDocument): unknown {
  * deterministic for the same outcome.
  */
 export function projectText(out: ToolAgentOutput): string {
-  if (out.status === 'failure' || !out.result) return JSON.stringify({ status: 'failure', error: out.error });
-  return JSON.stringify({ status: out.status, module: out.result.module, method: out.result.method, data: out.result.data });
+  return JSON.stringify(projectionOf(out));
+}
+
+/** The object `projectText` is the JSON of (MCP's `structuredContent`): built once, never parsed back from the text. */
+export function projectionOf(out: ToolAgentOutput): ToolProjection {
+  if (out.status === 'failure' || !out.result) return { status: 'failure', error: out.error as ToolError };
+  return { status: out.status, module: out.result.module, method: out.result.method, data: out.result.data };
 }
 
 /**

@@ -12,3 +12,29 @@ export interface Peer {
   trusted: boolean;
   notify(method: string, params: unknown): void;
 }
+
+/** Params registered as shared: null until the first transport serializes them. */
+const sharedTexts = new WeakMap<object, string | null>();
+
+/**
+ * Marks notification params that go to many peers (a stored tool message's
+ * `tool/result`s reach the caller, every subscriber, on every transport):
+ * whichever transport writes them first serializes them, and every other
+ * write reuses that text (`sharedParamsText`). The object must not change
+ * afterwards — shared values are never mutated.
+ */
+export function shareParams<T extends object>(params: T): T {
+  if (!sharedTexts.has(params)) sharedTexts.set(params, null);
+  return params;
+}
+
+/** The JSON text of shared params (serialized on first use, then reused); undefined for params not shared. */
+export function sharedParamsText(params: unknown): string | undefined {
+  if (params === null || typeof params !== 'object') return undefined;
+  const text = sharedTexts.get(params);
+  if (text === undefined) return undefined;
+  if (text !== null) return text;
+  const serialized = JSON.stringify(params);
+  sharedTexts.set(params, serialized);
+  return serialized;
+}

@@ -1,15 +1,14 @@
 import type { CliDocument } from '../cli-router/core.js';
-import { buildToolAgentOutput, projectText, type ToolCallArgs } from '../codec/tool-output.js';
-import { deriveUiHints } from '../codec/ui-hints.js';
+import type { ToolCallArgs } from '../codec/tool-output.js';
 import type { Store } from '../store/store.js';
 import { StoreConflictError } from '../store/store.js';
-import { toolMessageMetadata } from '../store/stored-rows.js';
 import type { Logger } from './logger.js';
+import { insertToolMessage, toolMessageOf } from './tool-message.js';
 
 /**
  * Turns every call whose effect committed (project-cli's record) but whose
  * tool message was never stored — the daemon died in between — into its
- * tool message, exactly as the live path would have. Runs before serving;
+ * tool message, exactly as the live path would have (`toolMessageOf`). Runs before serving;
  * all of them commit together. Another daemon recovering the same call
  * first is not an error.
  */
@@ -21,16 +20,8 @@ export async function recoverToolCalls(store: Store, log: Logger): Promise<numbe
         .transaction(async (tx) => {
           const args = JSON.parse(call.args) as ToolCallArgs;
           const doc = JSON.parse(call.outcome) as CliDocument;
-          const output = buildToolAgentOutput(doc, args, call.tool_call_id, deriveUiHints);
-          await tx.messages.insert({
-            userId: call.user_id,
-            threadId: call.thread_id,
-            role: 'tool',
-            content: projectText(output),
-            metadataJson: toolMessageMetadata(output),
-            toolCallId: call.tool_call_id,
-            status: output.status,
-          });
+          const key = { userId: call.user_id, threadId: call.thread_id, toolCallId: call.tool_call_id };
+          await insertToolMessage(tx, key, toolMessageOf(doc, args, call.tool_call_id));
           log.log('warn', 'recovered a tool call without its message', { thread_id: call.thread_id, tool_call_id: call.tool_call_id });
           return 1;
         })

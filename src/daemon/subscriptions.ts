@@ -1,46 +1,57 @@
 import { DaemonError } from './errors.js';
-import { notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
-import { deriveUiHints } from '../codec/ui-hints.js';
+import { toolResultsOf } from './message-views.js';
 import type { Peer } from './peer.js';
 import type { StoredMessageEvent, ThreadEventBus } from './thread-events.js';
 import { threadKey } from './thread-key.js';
-import { compileStoredUi } from './ui.js';
+import { UiCache } from './ui-cache.js';
 
 /** Contract section 13: subscriptions per connection are capped (`limits.max_subscriptions_per_connection`). */
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 
+/** Threads whose cursor a connection keeps after it stopped watching them (the latest ones; see `deliver`). */
+const KEPT_CURSORS = 256;
+
 interface Watch {
-  conn: Peer;
   userId: string;
   threadId: string;
   sessions: Set<string>;
   stop: () => void;
 }
 
-/** How many of the latest tool messages a connection's subscriptions sent it are remembered (see `sentTo`). */
-const REMEMBERED_SENT = 256;
-
 /**
- * Who watches which thread: `thread/subscribe` adds (connection, session).
- * Each watching connection listens on the thread-event bus once, however
- * many of its sessions subscribed, and turns every tool message stored in
- * the thread into its `tool/result` notifications — whichever connection,
- * or daemon, made the call. The connection that made it got them directly
- * with its response, so it is skipped here. A thread is `(user, thread_id)`:
- * a subscriber hears only its own user's calls. Subscribing writes nothing.
- * Closing a connection drops its subscriptions.
+ * Who watches which thread, and the one path by which a connection gets a
+ * stored tool message's `tool/result` notifications — as a subscriber or as
+ * the caller that made the call.
+ *
+ * `thread/subscribe` adds (connection, session). Each watching connection
+ * listens on the thread-event bus once, however many of its sessions
+ * subscribed, and is handed every message stored in the thread, in thread
+ * order — whichever connection, or daemon, made the call, its own included.
+ * A thread is `(user, thread_id)`: a subscriber hears only its own user's
+ * calls. Subscribing writes nothing. Closing a connection drops its
+ * subscriptions.
+ *
+ * Exactly once: each connection holds one cursor per thread it watched, the
+ * last `thread_seq` it was sent. The caller of a call, once the bus has
+ * delivered the call's message (or known it would not), is `deliver`ed the
+ * same message: its cursor says whether its subscription sent it already —
+ * through the call's own publish or a copy the bus read from the store
+ * first, before or after the caller unsubscribed. A cursor is kept after
+ * its watch ends (bounded) for exactly that case.
  */
 export class SubscriptionRegistry {
   /** connection id → `(user, thread)` key → its watch. */
   private readonly byConnection = new Map<string, Map<string, Watch>>();
   /** connection id → (session, thread) pairs it holds, for the cap. */
   private readonly perConnection = new Map<string, number>();
-  /** connection id → ids of the latest tool messages its subscriptions sent it (oldest first). */
-  private readonly sent = new Map<string, Set<string>>();
+  /** connection id → `(user, thread)` key → the last seq of that thread sent to it (oldest thread first). */
+  private readonly cursors = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly bus: ThreadEventBus,
     private readonly maxPerConnection = DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    /** The daemon's UI cache: a notification's `ui_schema` is the one history serves. */
+    private readonly uiCache = new UiCache(),
   ) {}
 
   subscribe(userId: string, threadId: string, conn: Peer, sessionId: string): void {
@@ -58,10 +69,9 @@ export class SubscriptionRegistry {
     if (!watches) this.byConnection.set(conn.id, (watches = new Map()));
     let watch = existing;
     if (!watch) {
-      const stop = this.bus.listen(userId, threadId, (event) => {
-        if (notifyOf(conn, event)) this.remember(conn.id, event.row.id);
-      });
-      watches.set(key, (watch = { conn, userId, threadId, sessions: new Set(), stop }));
+      this.cursorsOf(conn.id, key);
+      const stop = this.bus.listen(userId, threadId, (event) => this.deliver(conn, event));
+      watches.set(key, (watch = { userId, threadId, sessions: new Set(), stop }));
     }
     watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
@@ -85,21 +95,39 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * Whether a subscription of this connection already sent it the message
-   * `messageId` — a copy that knew no caller (the store's, read to fill a gap
-   * before the call's own publish came): the caller then needs no second.
-   * Asked once per call, so the answer is forgotten as it is given; kept per
-   * connection, so an unsubscribe in between does not lose it.
+   * Sends a stored tool message's `tool/result` notifications to a
+   * connection unless its cursor of the thread already counts the message
+   * (text messages have none). A connection that never watched the thread
+   * has no cursor: the caller's own delivery, once.
    */
-  sentTo(connId: string, messageId: string): boolean {
-    return this.sent.get(connId)?.delete(messageId) ?? false;
+  deliver(conn: Peer, event: StoredMessageEvent): void {
+    const key = threadKey(event.userId, event.threadId);
+    const cursors = this.cursors.get(conn.id);
+    const cursor = cursors?.get(key);
+    const seq = event.row.thread_seq;
+    if (cursor !== undefined && seq <= cursor) return;
+    if (cursor !== undefined) cursors!.set(key, seq);
+    for (const n of toolResultsOf(this.uiCache, event.threadId, event.row)) conn.notify('tool/result', n);
   }
 
-  private remember(connId: string, messageId: string): void {
-    let ids = this.sent.get(connId);
-    if (!ids) this.sent.set(connId, (ids = new Set()));
-    ids.add(messageId);
-    if (ids.size > REMEMBERED_SENT) ids.delete(ids.values().next().value!);
+  /**
+   * Gives the connection a cursor for this thread (at 0 when new). Past
+   * `KEPT_CURSORS`, the cursor of the thread it stopped watching longest ago
+   * is forgotten — never one it still watches.
+   */
+  private cursorsOf(connId: string, key: string): void {
+    let cursors = this.cursors.get(connId);
+    if (!cursors) this.cursors.set(connId, (cursors = new Map()));
+    const at = cursors.get(key) ?? 0;
+    cursors.delete(key);
+    cursors.set(key, at);
+    if (cursors.size <= KEPT_CURSORS) return;
+    const watched = this.byConnection.get(connId);
+    for (const old of cursors.keys()) {
+      if (old === key || watched?.has(old)) continue;
+      cursors.delete(old);
+      return;
+    }
   }
 
   /** Drops every subscription one session holds on a connection (the session ended: its token expired). */
@@ -113,15 +141,6 @@ export class SubscriptionRegistry {
     for (const watch of this.byConnection.get(connId)?.values() ?? []) watch.stop();
     this.byConnection.delete(connId);
     this.perConnection.delete(connId);
-    this.sent.delete(connId);
+    this.cursors.delete(connId);
   }
-}
-
-/** A stored tool message as the `tool/result` notifications a watcher gets (true when sent); text messages have none. */
-function notifyOf(conn: Peer, { threadId, row, origin }: StoredMessageEvent): boolean {
-  if (row.role !== 'tool' || origin === conn.id) return false;
-  const output = (JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput }).tool_agent_output;
-  if (!output) return false;
-  for (const n of notificationsFor(threadId, output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);
-  return true;
 }

@@ -32,8 +32,9 @@ export interface StoredMessageEvent {
   row: MessageRow;
   /**
    * The connection whose request stored the message, when it was this
-   * daemon. That caller receives its `tool/result` notifications directly,
-   * before its response; the fan-out skips it so nobody gets a call twice.
+   * daemon (its caller waits for the delivery, `publish`'s promise, and
+   * gets its `tool/result`s from the same cursor as every subscriber:
+   * subscriptions.ts). Of two copies of one message, the bus keeps this one.
    */
   origin?: string;
 }
@@ -69,8 +70,8 @@ export function threadSeqOf(row: MessageRow): number {
  * the bus reads the gap from the store. Short: on PostgreSQL the feed usually
  * brings another daemon's message within this time, and a local call
  * published a moment late keeps its `origin`; past it, the store answers
- * (its copy knows no caller: the subscription registry remembers which
- * connections it reached, so the caller is not notified twice).
+ * (the caller's connection is not notified twice: its cursor, held by the
+ * subscription registry, already counts the message).
  */
 const GAP_WAIT_MS = 20;
 
@@ -95,7 +96,11 @@ interface ThreadState {
   positioning: boolean;
   gapTimer: NodeJS.Timeout | undefined;
   filling: boolean;
+  /** Publishers waiting for a held seq to be delivered (`publish`'s promise). */
+  waiters: Map<number, Array<() => void>>;
 }
+
+const DELIVERED: Promise<void> = Promise.resolve();
 
 export class ThreadEventBus {
   private readonly byThread = new Map<string, ThreadState>();
@@ -128,6 +133,9 @@ export class ThreadEventBus {
       if (this.byThread.get(key) === mine) this.byThread.delete(key);
       if (mine.gapTimer) clearTimeout(mine.gapTimer);
       mine.held.clear();
+      // Nobody is left to deliver to: a publisher waiting for its message goes on.
+      for (const waiting of mine.waiters.values()) for (const resume of waiting) resume();
+      mine.waiters.clear();
       this.source?.unwatch(userId, threadId);
     };
   }
@@ -153,6 +161,7 @@ export class ThreadEventBus {
       positioning: this.source !== undefined,
       gapTimer: undefined,
       filling: false,
+      waiters: new Map(),
     };
     if (this.source) {
       state.ready = this.source.watch(userId, threadId).then(
@@ -227,6 +236,25 @@ export class ThreadEventBus {
     if (state.delivered !== undefined) this.drain(state);
   }
 
+  /**
+   * Resolves once a published message is handed to the thread's listeners,
+   * or known never to be (nobody listens, a copy went before, the last
+   * listener left): from then on the caller's connection has it from its
+   * subscription or never will (subscriptions.ts `deliver`). At once in the
+   * usual case; a message held for a missing predecessor waits for it.
+   * Never rejects.
+   */
+  settled(event: StoredMessageEvent): Promise<void> {
+    const state = this.byThread.get(threadKey(event.userId, event.threadId));
+    const seq = event.row.thread_seq;
+    if (!state || !state.held.has(seq) || (state.delivered !== undefined && seq <= state.delivered)) return DELIVERED;
+    return new Promise<void>((resume) => {
+      const waiting = state.waiters.get(seq);
+      if (waiting) waiting.push(resume);
+      else state.waiters.set(seq, [resume]);
+    });
+  }
+
   /** Delivers the held events that follow the cursor; waits (then reads the store) for a gap. */
   private drain(state: ThreadState): void {
     for (;;) {
@@ -280,6 +308,12 @@ export class ThreadEventBus {
       } catch {
         /* the message is stored; one consumer's failure is its own */
       }
+    }
+    const seq = event.row.thread_seq;
+    const waiting = state.waiters.get(seq);
+    if (waiting) {
+      state.waiters.delete(seq);
+      for (const resume of waiting) resume();
     }
   }
 

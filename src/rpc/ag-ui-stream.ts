@@ -19,14 +19,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
-import type { ToolAgentOutput } from '../codec/tool-output.js';
 import type { MessageRow } from '../store/store.js';
 import { AuthError, authenticate } from '../daemon/auth.js';
 import { DaemonError } from '../daemon/errors.js';
 import type { SessionSlot } from '../daemon/sessions.js';
 import type { Daemon } from '../daemon/daemon.js';
 import { threadSeqOf } from '../daemon/thread-events.js';
-import { compileStoredUi } from '../daemon/ui.js';
+import { outputOf, uiSchemaOf } from '../daemon/message-views.js';
 import { requestTarget } from './request-target.js';
 import type { ServeContext } from './serve-context.js';
 
@@ -132,23 +131,25 @@ async function stream(
   // Send the headers now: a client's fetch() resolves on them, even when there is nothing to replay.
   res.flushHeaders();
 
-  // Listen first and hold live messages back while the replay streams out
-  // page by page (respecting the socket's backpressure); then send the held
-  // messages the replay did not already cover. `lastSeq` is the last message
-  // sent: nothing is missed, nothing is sent twice, whatever order the bus
-  // and the replay overlap in, and a long thread is never held in memory.
-  const held: MessageRow[] = [];
-  let live = false;
+  // The stream's one cursor, `lastSeq`, is the last message sent. Listen
+  // first; while the replay streams out from the store page by page
+  // (respecting the socket's backpressure), a live message only raises
+  // `heardUpTo`, and the replay reads on until it has sent that far: the bus
+  // and the store bring the same rows in the same order, so nothing is
+  // missed, nothing is sent twice and nothing is held in memory.
+  // Without a replay there is nothing to read: the bus's messages go out as they come, from the position on.
+  let live = !replay;
+  let heardUpTo = 0;
   let lastSeq = resumeAfter ?? (replay ? 0 : Number.NEGATIVE_INFINITY);
   const send = (row: MessageRow): boolean => {
     if (res.writableEnded) return true; // ended at its token's exp
     const seq = threadSeqOf(row);
     if (seq <= lastSeq) return true;
     lastSeq = seq;
-    return res.write(runOf(threadId, row));
+    return res.write(runOf(daemon, threadId, row));
   };
   const stop = daemon.threadEvents.listen(userId, threadId, ({ row }) => {
-    if (!live) return void held.push(row);
+    if (!live) return void (heardUpTo = Math.max(heardUpTo, threadSeqOf(row)));
     send(row);
     if (res.writableLength > maxBufferedBytes) {
       log.log('warn', 'ag-ui stream dropped: client not reading');
@@ -167,17 +168,23 @@ async function stream(
 
   let replayed = 0;
   if (replay) {
-    for (;;) {
+    // A read that comes back empty while a heard message is not sent yet was issued before its
+    // commit: one more read has it (the bus hands over only committed messages).
+    for (let emptyReads = 0; emptyReads < 2 && !res.destroyed; ) {
       const after = lastSeq;
       const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE));
-      if (rows.length === 0 || res.destroyed || res.writableEnded) break;
+      if (res.destroyed || res.writableEnded) break;
+      if (rows.length === 0) {
+        if (lastSeq >= heardUpTo) break;
+        emptyReads += 1;
+        continue;
+      }
       let drained = true;
       for (const row of rows) drained = send(row) && drained;
       replayed += rows.length;
       if (!drained) await new Promise((r) => res.once('drain', r).once('close', r));
     }
   }
-  for (const row of held) send(row);
   live = true;
   log.log('info', 'ag-ui stream opened', { replayed_messages: replayed });
 }
@@ -189,25 +196,30 @@ async function stream(
  * resumes at the start of the run it did not finish. A broken tool row
  * yields nothing rather than a half-run.
  */
-function runOf(threadId: string, row: MessageRow): string {
-  const message = agUiMessageOf(row);
-  if (!message) return '';
-  const at = Date.parse(row.created_at);
-  const events = encodeMessageAsAgUiRun(threadId, message, Number.isFinite(at) ? at : undefined);
-  const id = String(threadSeqOf(row));
-  return events.map((e, i) => sseFrame(i === events.length - 1 ? id : undefined, e)).join('');
+function runOf(daemon: Daemon, threadId: string, row: MessageRow): string {
+  const encoded = runs.get(row);
+  if (encoded !== undefined) return encoded;
+  const message = agUiMessageOf(daemon, row);
+  let text = '';
+  if (message) {
+    const at = Date.parse(row.created_at);
+    const events = encodeMessageAsAgUiRun(threadId, message, Number.isFinite(at) ? at : undefined);
+    const id = String(threadSeqOf(row));
+    text = events.map((e, i) => sseFrame(i === events.length - 1 ? id : undefined, e)).join('');
+  }
+  runs.set(row, text);
+  return text;
 }
 
-function agUiMessageOf(row: MessageRow): AgUiMessage | null {
+/** A live message's run, encoded once for every stream of its thread (the bus hands them all the same row). */
+const runs = new WeakMap<MessageRow, string>();
+
+/** The output is parsed once per row (never, for the daemon's own call); the `ui_schema` is the one history serves. */
+function agUiMessageOf(daemon: Daemon, row: MessageRow): AgUiMessage | null {
   if (row.role !== 'tool') return { kind: 'text', id: row.id, role: row.role, content: row.content };
-  let output: ToolAgentOutput | undefined;
-  try {
-    output = (JSON.parse(row.metadata) as { tool_agent_output?: ToolAgentOutput }).tool_agent_output;
-  } catch {
-    return null;
-  }
+  const output = outputOf(row);
   if (!output) return null;
-  return { kind: 'tool', id: row.id, output, text: row.content, uiSchema: compileStoredUi(output.ui_hints) };
+  return { kind: 'tool', id: row.id, output, text: row.content, uiSchema: uiSchemaOf(daemon.uiCache, row, output) };
 }
 
 /** A Last-Event-ID is a sequence number this stream wrote; anything else is ignored. */

@@ -15,6 +15,7 @@
  * shutdown's "wait for the last responses to leave" still means the bytes left.
  */
 import { Writable } from 'node:stream';
+import { messageText } from './message-text.js';
 import { Emitter, StreamMessageWriter, type Disposable, type Message, type MessageWriter } from 'vscode-jsonrpc/node';
 
 export class CoalescingMessageWriter implements MessageWriter {
@@ -36,7 +37,11 @@ export class CoalescingMessageWriter implements MessageWriter {
         done();
       },
     });
-    this.framer = new StreamMessageWriter(this.sink);
+    // vscode-jsonrpc's own encoder is JSON.stringify; this one reuses shared notification text (message-text.ts).
+    this.framer = new StreamMessageWriter(this.sink, {
+      charset: 'utf-8',
+      contentTypeEncoder: { name: 'application/json', encode: (msg) => Promise.resolve(Buffer.from(messageText(msg), 'utf8')) },
+    });
     this.framer.onError((e) => this.errors.fire(e));
     output.on('error', (err: Error) => this.errors.fire([err, undefined, undefined]));
     output.on('close', () => this.closes.fire());

@@ -22,7 +22,7 @@ import type { Connection } from './connection.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import type { Logger } from '../daemon/logger.js';
 import type { Session } from '../daemon/sessions.js';
-import { invokeTool } from '../daemon/tool-invoke.js';
+import { answerToolCall } from '../daemon/tool-invoke.js';
 import { RpcErrorCode, asWireError } from './errors.js';
 import { ToolArgs } from './methods.js';
 import { Id } from '../protocol/json.js';
@@ -151,8 +151,8 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   principal.inFlight.count += 1;
   const started = performance.now();
   try {
-    const response = await deps.track(
-      invokeTool(
+    const { response, projection } = await deps.track(
+      answerToolCall(
         daemon,
         conn,
         principal.session,
@@ -164,8 +164,6 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     await Promise.all(sent);
     // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.
     if (sent.length > 0) await new Promise((resolve) => setImmediate(resolve));
-    const text = response.content[0]!.text;
-    const structured = JSON.parse(text) as Record<string, unknown>;
     await logCall(ctx, log, {
       thread_id: threadId,
       tool_call_id: toolCallId,
@@ -173,7 +171,8 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
       status: response.status,
       ms: Math.round(performance.now() - started),
     });
-    return { content: response.content, structuredContent: structured, isError: response.status === 'failure' };
+    // The text is the JSON of this very object: nothing is parsed back.
+    return { content: response.content, structuredContent: projection as Record<string, unknown>, isError: response.status === 'failure' };
   } catch (err) {
     // THREAD_NOT_FOUND and the like: the same code and message as on tool/invoke (one table, errors.ts).
     const wire = asWireError(err);

@@ -15,6 +15,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import type WebSocket from 'ws';
 import { RpcErrorCode } from './errors.js';
+import { messageText } from './message-text.js';
 import { envelopeProblem, type RawId } from './message-shape.js';
 
 export interface ReaderLimits {
@@ -166,7 +167,7 @@ export class WebSocketMessageWriter extends AbstractMessageWriter implements Mes
     if (!('method' in msg) && 'id' in msg) this.hooks.onResponse?.();
     if (this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
     return new Promise((resolve) => {
-      this.socket.send(JSON.stringify(msg), (err?: Error) => {
+      this.socket.send(messageText(msg), (err?: Error) => {
         if (err) this.fireError([err, msg, undefined]);
         this.hooks.onBuffered?.(this.socket.bufferedAmount);
         resolve();

@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
+import { SubprocessExecutor } from '../../src/daemon/executor.js';
 import { openMcpStdioPrincipal } from '../../src/daemon/mcp-session.js';
 import { serveMcpStdio } from '../../src/rpc/mcp-stdio.js';
 import { serveContext } from '../../src/rpc/serve-context.js';
@@ -80,19 +81,16 @@ test('in process: notifications/cancelled reaches a running call — no response
   );
   // Hold the action until the client has cancelled, so the cancel meets a call in flight.
   const real = daemon.executor;
-  if (real.kind !== 'subprocess') throw new Error('expected the subprocess executor');
+  if (!(real instanceof SubprocessExecutor)) throw new Error('expected the subprocess executor');
   let entered!: () => void;
   const running = new Promise<void>((r) => (entered = r));
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  daemon.executor = {
-    kind: 'subprocess',
-    async run(req, log) {
-      entered();
-      await gate;
-      return real.run(req, log);
-    },
-  };
+  daemon.executor = new SubprocessExecutor(async (req, log) => {
+    entered();
+    await gate;
+    return real.run(req, log);
+  });
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const principal = await openMcpStdioPrincipal(daemon, env);

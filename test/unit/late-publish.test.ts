@@ -105,3 +105,27 @@ test('a caller subscribed to its thread gets its tool/result once when its publi
     await close();
   }
 });
+
+test('a caller that unsubscribes between the store’s copy and its own publish gets its tool/result once', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  // The store's copy reaches the subscription; the caller unsubscribes; then the call's own publish comes.
+  const bus = daemon.threadEvents;
+  const publish = bus.publish.bind(bus);
+  let unsubscribed = 0;
+  bus.publish = (event: StoredMessageEvent) => {
+    if (event.origin !== undefined) {
+      publish({ userId: event.userId, threadId: event.threadId, row: event.row });
+      if (daemon.subscriptions.unsubscribe(event.userId, event.threadId, event.origin, session.id)) unsubscribed++;
+    }
+    publish(event);
+  };
+  try {
+    await session.subscribe('between');
+    const r = await session.invoke('between', 'c0', { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } });
+    assert.equal(r.status, 'success');
+    assert.equal(unsubscribed, 1, 'the caller unsubscribed in between');
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
+  } finally {
+    await close();
+  }
+});

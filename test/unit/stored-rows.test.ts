@@ -12,7 +12,7 @@ import type { CancellationToken } from 'vscode-jsonrpc';
 import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { invokeTool } from '../../src/daemon/tool-invoke.js';
-import type { Executor } from '../../src/daemon/executor.js';
+import { SubprocessExecutor } from '../../src/daemon/executor.js';
 import { buildToolAgentOutput } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
@@ -47,10 +47,10 @@ test('a call whose output is no ToolAgentOutput fails and stores nothing — no 
   );
   try {
     // A project-cli that prints a document the executor accepts (ok:false, a string code) but the protocol does not.
-    const lying: Executor = {
-      kind: 'subprocess',
-      run: async () => ({ doc: { ok: false, module: 'memory', method: 'read', error: { code: 'NOT_A_CODE', message: 'x' } } as unknown as CliDocument, exitCode: 1 }),
-    } as Executor;
+    const lying = new SubprocessExecutor(async () => ({
+      doc: { ok: false, module: 'memory', method: 'read', error: { code: 'NOT_A_CODE', message: 'x' } } as unknown as CliDocument,
+      exitCode: 1,
+    }));
     daemon.executor = lying;
     const session = daemon.sessions.open({ userId: 'ria', connectionId: 'p1', source: 'session', jobId: null, enabledSkills: [], allowedActions: ['memory.read'] });
     await daemon.store.transaction((tx) => tx.users.ensure('ria'));

@@ -121,6 +121,28 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
     assert.deepEqual(c.seqs(), [6, 7], 'both came after the listener joined');
   });
 
+  test('a caller waiting for its held message resumes when it is delivered, or when the last listener leaves', async () => {
+    const s = scripted(3);
+    const bus = new ThreadEventBus(s.source);
+    const c = collect(bus);
+    s.position();
+    await bus.ready('ann', 't');
+    const mine = { userId: 'ann', threadId: 't', row: row(5), origin: 'conn-local' };
+    bus.publish(mine);
+    let settled = false;
+    const waiting = bus.settled(mine).then(() => (settled = true));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(settled, false, 'seq 5 is held for seq 4: the caller waits');
+    bus.publish({ userId: 'ann', threadId: 't', row: row(4) });
+    await waiting;
+    assert.deepEqual(c.seqs(), [4, 5], 'the caller answers after its message went out in order');
+    const later = { userId: 'ann', threadId: 't', row: row(7), origin: 'conn-local' };
+    bus.publish(later);
+    const gone = bus.settled(later);
+    c.stop();
+    await gone;
+  });
+
   test('without a source the first event sets the position and the order holds from there', () => {
     const bus = new ThreadEventBus();
     const c = collect(bus);

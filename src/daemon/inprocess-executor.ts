@@ -1,0 +1,55 @@
+/**
+ * The CLI core (`src/cli-router/core.ts`) run in this process, the whole
+ * call as one unit of work on the daemon's connection: the stored answer if
+ * there is one; else the credential's audit row, the action and its call
+ * record (`execute`), and the tool message — committed or undone together.
+ *
+ * No token round trip: the core is handed the claims the daemon has just
+ * issued for exactly this admitted call (its action, its key, its args'
+ * hash), so the admission `admitCall` made is the only one.
+ *
+ * In-process calls cannot be killed, so the per-call timeout cannot apply:
+ * answering TIMEOUT while the work goes on to commit would store a lie. The
+ * work is bounded (one unit of work of synchronous SQLite), so it runs to
+ * the end and a slow call is only logged.
+ */
+import { execute, type CliDocument } from '../cli-router/core.js';
+import { toolMessageMetadata } from '../store/stored-rows.js';
+import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
+import type { ExecDeps, Executor } from './executor.js';
+import type { Logger } from './logger.js';
+import type { Session } from './sessions.js';
+import { toolMessageOf, type ToolMessage } from './tool-message.js';
+
+export class InProcessExecutor implements Executor {
+  readonly kind = 'inprocess' as const;
+
+  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome> {
+    const started = performance.now();
+    const outcome = await deps.store.transaction(async (tx): Promise<Outcome> => {
+      const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
+      if (stored) return { kind: 'stored', row: stored };
+      const issued = issueFor(session, call);
+      await tx.credentialAudit.record(issued.audit);
+      // The record and the tool message are checked once, together, before the record is written:
+      // the tool message's ToolAgentOutput holds the document's every part.
+      let built: { doc: CliDocument; message: ToolMessage; metadataJson: string } | undefined;
+      const { module, method, input } = call.args;
+      const { doc } = await execute(tx, call.action, {
+        claims: issued.claims,
+        module,
+        method,
+        input,
+        argsSha256: call.argsSha256,
+        checkRecord: (recorded) => {
+          const message = toolMessageOf(recorded, call.args, call.toolCallId);
+          built = { doc: recorded, message, metadataJson: toolMessageMetadata(message.output) };
+        },
+      });
+      return storeOutcome(tx, call, doc, built?.doc === doc ? built : undefined);
+    });
+    const ms = performance.now() - started;
+    if (ms > deps.callTimeoutMs) log.log('warn', 'in-process call exceeded the call timeout', { ms: Math.round(ms), timeout_ms: deps.callTimeoutMs });
+    return outcome;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * project-cli in a child process per call. No transaction is held while the
+ * child runs (it writes through its own connection): the credential's audit
+ * row commits before the credential is handed out, the child commits the
+ * action with its call record, then the daemon stores the tool message. A
+ * child cut short (TIMEOUT, INTERNAL) may have committed just before: its
+ * record is then the answer.
+ *
+ * Where the engine is shared by other daemons, the call is marked as this
+ * daemon's while it runs across those commits: their recovery at start must
+ * not write its tool message.
+ */
+import { spawn } from 'node:child_process';
+import type { CliDocument } from '../cli-router/core.js';
+import { CLI_ENV } from '../cli-router/run-cli.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, StoreUnavailableError } from '../store/store.js';
+import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
+import { signCredential } from './credential-issuer.js';
+import type { ExecDeps, Executor } from './executor.js';
+import type { Logger } from './logger.js';
+import { PROJECT_CLI_BIN } from './package-root.js';
+import { Semaphore } from './semaphore.js';
+import type { Session } from './sessions.js';
+
+/** One call across the process boundary. */
+export interface ExecRequest {
+  module: string;
+  method: string;
+  input: Record<string, unknown>;
+  /** The CLI's whole environment: credential, verify key, database. Nothing else. */
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface ExecOutcome {
+  doc: CliDocument;
+  exitCode: number;
+}
+
+/** Runs project-cli once (`spawnCliWithin`; tests substitute their own). */
+export type RunCli = (req: ExecRequest, log: Logger) => Promise<ExecOutcome>;
+
+export class SubprocessExecutor implements Executor {
+  readonly kind = 'subprocess' as const;
+
+  constructor(private readonly runCli: RunCli) {}
+
+  /** Runs project-cli once for the request (no store work). */
+  run(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
+    return this.runCli(req, log);
+  }
+
+  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome> {
+    const release = await deps.store.holdCall?.(call.userId, call.threadId, call.toolCallId);
+    try {
+      return await this.runWhileHeld(deps, session, call, log);
+    } finally {
+      await release?.();
+    }
+  }
+
+  private async runWhileHeld(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome> {
+    const stored = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+    if (stored) return { kind: 'stored', row: stored };
+
+    const issued = issueFor(session, call);
+    const credential = await signCredential(issued.claims, deps.signingKey);
+    await deps.store.transaction((tx) => tx.credentialAudit.record(issued.audit));
+    const env = {
+      [CLI_ENV.credential]: credential,
+      [CLI_ENV.verifyKey]: JSON.stringify(deps.signingKey.publicJwk),
+      [CLI_ENV.db]: deps.dbPath,
+    };
+    const { module, method, input } = call.args;
+    let { doc } = await this.run({ module, method, input, env, timeoutMs: deps.callTimeoutMs }, log);
+    if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL')) {
+      // The child may have committed just before it was killed: its record wins.
+      const recorded = await deps.store.read((tx) => tx.toolCalls.get(call.userId, call.threadId, call.toolCallId));
+      if (recorded && recorded.args_sha256 === call.argsSha256) doc = JSON.parse(recorded.outcome) as CliDocument;
+      // The child met the outage and recorded nothing: no effect to store, and a retry runs the call.
+      else if (!recorded && doc.error.message === DATABASE_UNAVAILABLE_MESSAGE) throw new StoreUnavailableError('the tool could not reach the database');
+    }
+    const finalDoc = doc;
+    return deps.store.transaction((tx) => storeOutcome(tx, call, finalDoc));
+  }
+}
+
+/**
+ * Starts `node bin/project-cli.mjs <module> <method>` with an argv array (no
+ * shell), the input as JSON on stdin — never as flags, so no value can be
+ * read as an option — and only the environment it is given.
+ * At most `maxProcesses` children run at once daemon-wide.
+ */
+export function spawnCliWithin(maxProcesses: number): RunCli {
+  // One Node per call costs ~100 ms of CPU: past a few per core they only queue in the kernel.
+  const slots = new Semaphore(maxProcesses);
+  return (req, log) => slots.run(() => spawnCli(req, log));
+}
+
+const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
+
+function failure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL', message: string): ExecOutcome {
+  const { module, method } = req;
+  return { doc: { ok: false, module, method, error: { code, message, module, method } }, exitCode: 1 };
+}
+
+/** Parses the CLI's stdout: exactly one JSON document, checked for its shape. */
+function parseDocument(stdout: string): CliDocument | null {
+  try {
+    const doc = JSON.parse(stdout) as CliDocument;
+    if (doc && typeof doc === 'object' && typeof doc.ok === 'boolean' && (doc.ok ? 'data' in doc : typeof doc.error?.code === 'string')) {
+      return doc;
+    }
+  } catch {
+    /* reported by the caller */
+  }
+  return null;
+}
+
+function spawnCli(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [PROJECT_CLI_BIN, req.module, req.method], {
+      env: req.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      shell: false,
+      windowsHide: true,
+    });
+    const out: Buffer[] = [];
+    let outBytes = 0;
+    let err = '';
+    let timedOut = false;
+    let tooLarge = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, req.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      outBytes += chunk.length;
+      if (outBytes > MAX_STDOUT_BYTES) {
+        tooLarge = true;
+        child.kill('SIGKILL');
+      } else out.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (err.length < 64 * 1024) err += chunk.toString('utf8');
+    });
+    child.stdin.on('error', () => {
+      /* the child may exit before reading stdin; its exit is what counts */
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      log.log('error', 'project-cli could not start', { err: e.message });
+      resolve(failure(req, 'INTERNAL', 'the tool could not be started'));
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
+      if (timedOut) return resolve(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
+      if (tooLarge) return resolve(failure(req, 'INTERNAL', 'the tool produced too much output'));
+      const doc = parseDocument(Buffer.concat(out).toString('utf8'));
+      if (!doc) {
+        log.log('error', 'project-cli printed no valid document', { exit_code: code });
+        return resolve(failure(req, 'INTERNAL', 'the tool failed'));
+      }
+      resolve({ doc, exitCode: code ?? 1 });
+    });
+    child.stdin.end(JSON.stringify(req.input));
+  });
+}

@@ -1,0 +1,55 @@
+/**
+ * A call's tool message, built once from the CLI's document: the complete
+ * ToolAgentOutput the system keeps, the projection (the object the model
+ * reads) and its text. The live path (tool-invoke.ts, both executors) and
+ * recovery at start (recovery.ts) build it here, so a recovered call stores
+ * exactly what the live one would have. The text is serialized once and is
+ * then the response's text, the stored content and what the MCP tool sends.
+ */
+import type { CliDocument } from '../cli-router/core.js';
+import { buildToolAgentOutput, projectionOf, type ToolAgentOutput, type ToolCallArgs } from '../codec/tool-output.js';
+import { deriveUiHints } from '../codec/ui-hints.js';
+import type { ToolProjection } from '../protocol/tool.js';
+import type { MessageRow, Tx } from '../store/store.js';
+import { toolMessageMetadata } from '../store/stored-rows.js';
+
+export interface ToolMessage {
+  output: ToolAgentOutput;
+  /** What `tool/invoke` answers and MCP's `structuredContent` is. */
+  projection: ToolProjection;
+  /** `JSON.stringify(projection)`: the response's text and the stored content. */
+  text: string;
+}
+
+export function toolMessageOf(doc: CliDocument, args: ToolCallArgs, toolCallId: string): ToolMessage {
+  return messageOfOutput(buildToolAgentOutput(doc, args, toolCallId, deriveUiHints));
+}
+
+export function messageOfOutput(output: ToolAgentOutput): ToolMessage {
+  const projection = projectionOf(output);
+  return { output, projection, text: JSON.stringify(projection) };
+}
+
+/** Where a tool message is stored: the call's key. */
+export interface CallKey {
+  userId: string;
+  threadId: string;
+  toolCallId: string;
+}
+
+/**
+ * Stores the tool message. Its metadata is checked (ToolAgentOutput) and
+ * serialized here, once — unless the caller did both already
+ * (`metadataJson`, the in-process executor's check before its record).
+ */
+export function insertToolMessage(tx: Tx, key: CallKey, message: ToolMessage, metadataJson = toolMessageMetadata(message.output)): Promise<MessageRow> {
+  return tx.messages.insert({
+    userId: key.userId,
+    threadId: key.threadId,
+    role: 'tool',
+    content: message.text,
+    metadataJson,
+    toolCallId: key.toolCallId,
+    status: message.output.status,
+  });
+}
