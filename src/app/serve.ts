@@ -31,6 +31,7 @@ import { discoverSkills } from '../daemon/skills.js';
 import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
+import { attachMetrics, daemonOpsRoutes, startDaemonTracing, traceDaemon } from './observability.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -163,7 +164,9 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
  */
 export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
+  const tracing = await startDaemonTracing(opts.env, VERSION, log);
   const daemon = await createDaemon(opts, log);
+  if (tracing) traceDaemon(daemon);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
   let accepting = true;
@@ -210,7 +213,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
       allowedHosts: daemon.config.http.allowedHosts,
       allowedOrigins: daemon.config.http.allowedOrigins,
     }, log);
-    const http = createHttpServer(daemon, [agUiStreamRoute(daemon), mcpHttp.route]);
+    attachMetrics(daemon, host);
+    const http = createHttpServer(daemon, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(daemon), mcpHttp.route]);
     const ws = attachWebSocketRpc(daemon, http, limits, shared);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -246,6 +250,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   await writes.drained();
   await stop();
   await daemon.store.close();
+  await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
 }

@@ -46,6 +46,11 @@ export class SessionRegistry {
     return s && s.connectionId === connectionId ? s : undefined;
   }
 
+  /** Sessions open now, all connections together (metrics). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
   /** Sessions open on a connection. */
   countFor(connectionId: string): number {
     return this.byConnection.get(connectionId)?.size ?? 0;

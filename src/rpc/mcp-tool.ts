@@ -24,6 +24,8 @@ import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import type { Logger } from '../daemon/logger.js';
 import type { Session } from '../daemon/sessions.js';
 import { invokeTool } from '../daemon/tool-invoke.js';
+import { observeToolCall } from '../telemetry/tool-call.js';
+import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from './errors.js';
 import { ToolArgs } from './methods.js';
 
@@ -152,14 +154,17 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   principal.inFlight.count += 1;
   const started = performance.now();
   try {
+    const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
     const response = await deps.track(
-      invokeTool(
-        daemon,
-        conn,
-        principal.session,
-        { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
-        tokenOf(ctx.mcpReq.signal),
-        log,
+      observeToolCall(daemon.metrics, { transport: 'mcp', executor: daemon.executor.kind, ...parsed.data, toolCallId, traceparent }, () =>
+        invokeTool(
+          daemon,
+          conn,
+          principal.session,
+          { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
+          tokenOf(ctx.mcpReq.signal),
+          log,
+        ),
       ),
     );
     await Promise.all(sent);

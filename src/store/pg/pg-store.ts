@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import pgDriver from 'pg';
 import type pg from 'pg';
-import type { Store, StoreDescription, StoreOptions, Tx } from '../store.js';
+import type { CommitListener, PoolUse, Store, StoreDescription, StoreOptions, Tx } from '../store.js';
 import { StoreConflictError } from '../store.js';
 import { migratePg } from './migrate.js';
 import { clientConfig, openPgPool, pgOpenError } from './connect.js';
@@ -116,6 +116,12 @@ export class PgStore implements Store {
     private readonly log: FeedLog | undefined,
   ) {}
 
+  onCommit?: CommitListener;
+
+  poolUse(): PoolUse {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.track(this.runTransaction(work));
   }
@@ -125,9 +131,11 @@ export class PgStore implements Store {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
+      const started = performance.now();
       await client.query('BEGIN');
       const value = await work(new PgTx(queryOn(client)));
       await client.query('COMMIT');
+      this.onCommit?.((performance.now() - started) / 1000, 1);
       return value;
     } catch (err) {
       await client.query('ROLLBACK').catch((e: Error) => {

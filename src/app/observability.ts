@@ -1,0 +1,59 @@
+/**
+ * Wires src/telemetry into a built daemon (contract section 15): the metrics
+ * registry when `metrics.enabled` says so, and — only when tracing is on —
+ * the child spans around the store's transactions and project-cli processes.
+ */
+import type { Daemon } from '../daemon/daemon.js';
+import type { Logger } from '../daemon/logger.js';
+import { ToolgateMetrics } from '../telemetry/metrics.js';
+import { startTracing, type Tracing } from '../telemetry/tracing.js';
+import { traceExecutor, traceStore } from '../telemetry/instrument.js';
+import { storeAnswers } from '../telemetry/health.js';
+import { opsRoutes } from '../rpc/ops-routes.js';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** `metrics.enabled`, or by default: on for a loopback `--host`, off beyond. */
+export function metricsEnabled(configured: boolean | undefined, host: string): boolean {
+  return configured ?? LOOPBACK.has(host);
+}
+
+/** Starts tracing when `OTEL_TRACES_EXPORTER` asks for it (before the daemon is built, so its first call is traced). */
+export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log: Logger): Promise<Tracing | null> {
+  return startTracing(env, version).then((tracing) => {
+    if (tracing) log.log('info', 'tracing on', { exporter: env.OTEL_TRACES_EXPORTER });
+    return tracing;
+  });
+}
+
+/** Child spans of each call's span: installed only when tracing is on, so a daemon without it keeps its own objects. */
+export function traceDaemon(daemon: Daemon): void {
+  daemon.store = traceStore(daemon.store);
+  if (daemon.executor.kind === 'subprocess') daemon.executor = traceExecutor(daemon.executor);
+}
+
+/** The metrics registry of a `--ws` daemon whose `metrics.enabled` holds; the store reports its commits to it. */
+export function attachMetrics(daemon: Daemon, host: string): ToolgateMetrics | undefined {
+  if (!metricsEnabled(daemon.config.metrics.enabled, host)) return undefined;
+  const store = daemon.store;
+  const metrics = new ToolgateMetrics({
+    sessions: () => daemon.sessions.size,
+    subscriptions: () => daemon.subscriptions.count(),
+    poolUse: store.poolUse ? () => store.poolUse!() : undefined,
+  });
+  store.onCommit = metrics.commit;
+  daemon.metrics = metrics;
+  return metrics;
+}
+
+/** `/healthz`, `/readyz` and (with metrics) `/metrics` for the HTTP server. */
+export function daemonOpsRoutes(daemon: Daemon, accepting: () => boolean) {
+  return opsRoutes({
+    ready: async () => {
+      if (!accepting()) return { ready: false, reason: 'draining' };
+      return (await storeAnswers(daemon.store)) ? { ready: true } : { ready: false, reason: 'the store does not answer' };
+    },
+    scrape: daemon.metrics ? () => daemon.metrics!.scrape() : undefined,
+    onError: (err) => daemon.log.log('error', 'ops route failed', { err }),
+  });
+}
