@@ -38,6 +38,11 @@ export class ToolgateMetrics {
   constructor(sources: MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
+    // Gauges whose names end in _total, which `promtool check metrics` refuses; their per-type twins
+    // (nodejs_active_handles, nodejs_active_requests, nodejs_active_resources) stay.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      this.registry.removeSingleMetric(name);
+    }
     this.calls = new Counter({
       name: 'toolgate_tool_calls_total',
       help: 'Tool calls answered, by action, status (success, partial, failure, error), executor and transport.',
@@ -111,7 +116,7 @@ export class ToolgateMetrics {
     return (status) => {
       stop();
       this.inFlight.dec({ transport: labels.transport });
-      this.calls.inc({ ...labels, status });
+      this.calls.inc({ action: labels.action, status, executor: labels.executor, transport: labels.transport });
     };
   }
 
