@@ -5,9 +5,8 @@
  */
 import type { Daemon } from '../daemon/daemon.js';
 import type { Logger } from '../daemon/logger.js';
-import { ToolgateMetrics } from '../telemetry/metrics.js';
+import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import { startTracing, type Tracing } from '../telemetry/tracing.js';
-import { traceExecutor, traceStore } from '../telemetry/instrument.js';
 import { storeAnswers } from '../telemetry/health.js';
 import { opsRoutes } from '../rpc/ops-routes.js';
 
@@ -27,14 +26,19 @@ export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log:
 }
 
 /** Child spans of each call's span: installed only when tracing is on, so a daemon without it keeps its own objects. */
-export function traceDaemon(daemon: Daemon): void {
+export async function traceDaemon(daemon: Daemon): Promise<void> {
+  const { traceExecutor, traceStore } = await import('../telemetry/instrument.js');
   daemon.store = traceStore(daemon.store);
   if (daemon.executor.kind === 'subprocess') daemon.executor = traceExecutor(daemon.executor);
 }
 
-/** The metrics registry of a `--ws` daemon whose `metrics.enabled` holds; the store reports its commits to it. */
-export function attachMetrics(daemon: Daemon, host: string): ToolgateMetrics | undefined {
+/**
+ * The metrics registry of a `--ws` daemon whose `metrics.enabled` holds; the store reports its commits to it.
+ * prom-client is loaded only then (a stdio daemon, or one with metrics off, never loads it).
+ */
+export async function attachMetrics(daemon: Daemon, host: string): Promise<ToolgateMetrics | undefined> {
   if (!metricsEnabled(daemon.config.metrics.enabled, host)) return undefined;
+  const { ToolgateMetrics } = await import('../telemetry/metrics.js');
   const store = daemon.store;
   const metrics = new ToolgateMetrics({
     sessions: () => daemon.sessions.size,

@@ -166,7 +166,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
   const daemon = await createDaemon(opts, log);
-  if (tracing) traceDaemon(daemon);
+  if (tracing) await traceDaemon(daemon);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
   let accepting = true;
@@ -213,7 +213,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
       allowedHosts: daemon.config.http.allowedHosts,
       allowedOrigins: daemon.config.http.allowedOrigins,
     }, log);
-    attachMetrics(daemon, host);
+    await attachMetrics(daemon, host);
     const http = createHttpServer(daemon, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(daemon), mcpHttp.route]);
     const ws = attachWebSocketRpc(daemon, http, limits, shared);
     await new Promise<void>((resolve, reject) => {

@@ -6,7 +6,6 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CommitListener, PoolUse } from '../store/store.js';
-import { lookupAction } from '../cli-router/registry.js';
 
 /** What the gauges read when scraped (the daemon's registries, the store's pool). */
 export interface MetricSources {
@@ -19,12 +18,6 @@ export interface CallLabels {
   action: string;
   executor: string;
   transport: string;
-}
-
-/** `module.method` when the action table has it, else `unknown`: a client's string never becomes a label. */
-export function actionLabel(module: unknown, method: unknown): string {
-  if (typeof module !== 'string' || typeof method !== 'string') return 'unknown';
-  return lookupAction(module, method) ? `${module}.${method}` : 'unknown';
 }
 
 export class ToolgateMetrics {

@@ -6,7 +6,8 @@
  * transport and status — never an argument value, a result or a token.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { actionLabel, type ToolgateMetrics } from './metrics.js';
+import { actionLabel } from './labels.js';
+import type { ToolgateMetrics } from './metrics.js';
 import { parentContext, tracer } from './spans.js';
 
 export interface ToolCallInfo {
