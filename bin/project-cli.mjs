@@ -36,7 +36,16 @@ function load() {
   return { main: module.exports.main, script };
 }
 
-const { main, script } = load();
+let loaded;
+try {
+  loaded = load();
+} catch (err) {
+  if (err?.code !== 'ENOENT') throw err;
+  // A checkout without dist/ is a mistake to fix, not a crash: one line, exit 2.
+  process.stderr.write(`project-cli: this checkout cannot run yet, it is not built (no ${bundle}): run npm ci && npm run build in ${fileURLToPath(new URL('..', import.meta.url))}\n`);
+  process.exit(2);
+}
+const { main, script } = loaded;
 await main().catch((err) => {
   process.stdout.write(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
   process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String(err?.stack ?? err) })}\n`);

@@ -2,10 +2,19 @@
 // Thin launcher: the daemon lives in src/ (built to dist/; src/app is its entry). The young
 // generation is held small while the daemon's modules load
 // (src/app/start-up-heap.ts), so the daemon itself is imported only after that.
-import { holdYoungGeneration } from '../dist/src/app/start-up-heap.js';
 
+/** A checkout without dist/ (or without node_modules) is a mistake to fix, not a crash: one line, exit 2. */
+function notReady(err) {
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
+  const root = new URL('..', import.meta.url).pathname;
+  const missing = /Cannot find package/.test(String(err.message)) ? ['its dependencies are not installed', 'npm ci'] : ['it is not built (no dist/)', 'npm ci && npm run build'];
+  process.stderr.write(`toolgate: this checkout cannot run yet, ${missing[0]}: run ${missing[1]} in ${root}\n`);
+  process.exit(2);
+}
+
+const { holdYoungGeneration } = await import('../dist/src/app/start-up-heap.js').catch(notReady);
 holdYoungGeneration();
-const { main } = await import('../dist/src/app/cli.js');
+const { main } = await import('../dist/src/app/cli.js').catch(notReady);
 const { redact } = await import('../dist/src/codec/redact.js');
 
 const code = await main().catch((err) => {

@@ -3,9 +3,9 @@
 // - ui-renderer.js: the reference ui_schema renderer alone, for front ends (and tests) that embed it;
 // - index.html, inspector.css, favicon.svg: copied as they are.
 //
-// The inspector imports a few constants from the daemon's own source (the action list of the CLI
-// router's registry, the JSON-RPC error codes) instead of copying them. Those modules also hold
-// Node-only code (handlers, the store, vscode-jsonrpc), so the bundler does not follow them into
+// The inspector imports a few constants from the daemon's own source (the action names and example
+// inputs of the action table, the JSON-RPC error codes) instead of copying them. Those modules also
+// hold code the browser does not need (zod's input schemas, vscode-jsonrpc), so the bundler does not follow them into
 // the browser: it replaces each with a module of the values the real one exports, evaluated here
 // from the compiled build (run after tsc). Types come from the same files, through the compiler.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -17,8 +17,8 @@ const out = `${root}dist/inspector/`;
 
 /** Source modules the browser gets as values: path under src/ → the exports the inspector uses. */
 const SNAPSHOTS = {
-  'cli-router/registry': ['ACTION_NAMES'],
-  'rpc/errors': ['RpcErrorCode'],
+  'protocol/action-table': ['ACTION_NAMES', 'ACTION_EXAMPLES'],
+  'protocol/errors': ['RpcErrorCode'],
 };
 
 const snapshotPlugin = {

@@ -69,7 +69,7 @@ async function printLink(host, port) {
   const { devToken } = await import(`${root}dist/src/daemon/dev-token.js`);
   let token;
   try {
-    token = await devToken({ user: values.user, name: values.user === 'alice' ? 'Alice' : undefined, ttlSeconds: 24 * 3600, db: values.db, env: process.env });
+    token = await devToken({ user: values.user, name: values.user === 'alice' ? 'Alice' : undefined, ttlSeconds: 24 * 3600, env: process.env });
   } catch (err) {
     process.stderr.write(`inspector: no ready link (${err.message}); open http://${hostPart(host)}:${port}/ and paste a token\n`);
     return;

@@ -13,16 +13,17 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ResponseError, ToolgateClient, defaultToolgateCommand, type HistoryGetResult, type Session, type ToolCallArgs, type ToolResponse, type ToolResultNotification } from '../../src/client/index.js';
 import { Printer, clip, inlineJson, redacted, shortPath, summarizeUi } from './output.js';
 
 /** The repository's demo database (`npm start` and `npm run inspector` both pass it), so the inspector shows the demo's threads. */
-const DEMO_DB = 'data/toolgate.db';
+const REPO_DEMO_DB = 'data/toolgate.db';
 const DEMO_USER = 'alice';
-/** The file `toolgate dev-token` and `serve --dev` keep the local dev secret in, beside the database. */
+/** The file `toolgate dev-token` and `serve --dev` keep the local dev secret in, in the data folder. */
 const DEV_SECRET_FILE = 'dev-bearer-secret';
 const REQUEST_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 10_000;
@@ -33,6 +34,19 @@ const PACKAGE_ROOT: string = (() => {
   while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
   return dir;
 })();
+
+/**
+ * The daemon's data folder, as `toolgate serve` finds it (TOOLGATE_HOME, else
+ * $XDG_DATA_HOME/toolgate, else ~/.local/share/toolgate): where the dev
+ * secret lives, and the database when none is named. Only shown here — the
+ * daemon and dev-token resolve it themselves.
+ */
+function dataFolder(env: NodeJS.ProcessEnv): string {
+  if (env.TOOLGATE_HOME) return resolve(env.TOOLGATE_HOME);
+  if (env.XDG_DATA_HOME?.startsWith('/')) return join(env.XDG_DATA_HOME, 'toolgate');
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
+  return join(home, '.local', 'share', 'toolgate');
+}
 
 class DemoFailure extends Error {
   override name = 'DemoFailure';
@@ -55,11 +69,12 @@ export async function runDemo(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { db: { type: 'string' } }, strict: true, allowPositionals: false });
   const p = new Printer();
   const s = p.style;
-  const dbPath = resolve(values.db ?? DEMO_DB);
-
-  // One environment for the token and the daemon, so both resolve the same secret.
+  // One environment for the token and the daemon, so both resolve the same secret (in the data folder).
   const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.TOOLGATE_DB; // --db is passed explicitly to both
+  // --db, else TOOLGATE_DB, else toolgate.db in the data folder — as every toolgate command does.
+  const named = values.db ?? env.TOOLGATE_DB;
+  const dbArgs = values.db === undefined ? [] : ['--db', values.db];
+  const dbPath = named === undefined ? join(dataFolder(env), 'toolgate.db') : /^postgres(ql)?:\/\//i.test(named) ? null : resolve(named);
   const userSecret = Boolean(env.TOOLGATE_BEARER_SECRET);
   if (!userSecret) delete env.TOOLGATE_BEARER_SECRET;
   const notes: string[] = [];
@@ -83,10 +98,10 @@ export async function runDemo(args: string[]): Promise<number> {
 
   try {
     // The token first: with no TOOLGATE_BEARER_SECRET this creates the data folder (0700) and the dev secret the daemon then reads.
-    const token = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', '3600', '--db', dbPath], env);
+    const token = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', '3600'], env);
     p.hide(token);
 
-    const tg = ToolgateClient.spawn({ command, args: ['--dev', '--db', dbPath], env, token });
+    const tg = ToolgateClient.spawn({ command, args: ['--dev', ...dbArgs], env, token });
     client = tg;
     const proc = tg.process!;
     const spawnFailed = new Promise<never>((_, rej) => proc.on('error', (e) => rej(new DemoFailure(`cannot start the daemon: ${e.message}`))));
@@ -97,14 +112,15 @@ export async function runDemo(args: string[]): Promise<number> {
     spawnFailed.catch(() => {});
     diedEarly.catch(() => {});
 
-    const shownDb = shortPath(dbPath);
+    const shownDb = dbPath === null ? 'TOOLGATE_DB (PostgreSQL)' : shortPath(dbPath);
     const shownBin = shortPath(bin);
+    const shownDbArgs = values.db === undefined ? '' : ` --db ${shortPath(resolve(values.db))}`;
     p.line(s.bold('toolgate demo — a scripted host session against the real daemon'));
     p.line(`  database  ${shownDb}`);
-    p.line(`  daemon    node ${shownBin} serve --stdio --dev --db ${shownDb}   (pid ${proc.pid})`);
+    p.line(`  daemon    node ${shownBin} serve --stdio --dev${shownDbArgs}   (pid ${proc.pid})`);
     p.line(
       `  bearer    a dev token for "${DEMO_USER}", signed with ${
-        userSecret ? 'TOOLGATE_BEARER_SECRET from your environment' : `the dev secret ${join(dirname(shownDb), DEV_SECRET_FILE)}`
+        userSecret ? 'TOOLGATE_BEARER_SECRET from your environment' : `the dev secret ${shortPath(join(dataFolder(env), DEV_SECRET_FILE))}`
       } (by \`toolgate dev-token\`)`,
     );
     for (const n of notes) p.line(`  note      ${n}`);
@@ -301,12 +317,14 @@ export async function runDemo(args: string[]): Promise<number> {
 
     p.line();
     p.line(s.bold('Done.') + ` Rerun it any time: a new thread starts each run (the database ${shownDb} is kept).`);
-    p.line(s.dim(`Next: ${shortPath(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER} --db ${shownDb}\` for a token of your own.`));
+    p.line(s.dim(`Next: ${shortPath(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER}\` for a token of your own.`));
     // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
-    const inspectorToken = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', String(24 * 3600), '--db', dbPath], env);
+    const inspectorToken = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', String(24 * 3600)], env);
     p.line();
-    // The link's token is signed with this database's dev secret: the server must use the same folder.
-    const serveCmd = dbPath === resolve(DEMO_DB) ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev --db ${shownDb}\``;
+    // The link's token is signed with the data folder's dev secret, which every serve --dev uses. `npm run
+    // inspector` exists only in the repository, and serves the repository's ./data database.
+    const inRepo = dbPath === join(PACKAGE_ROOT, REPO_DEMO_DB) && existsSync(join(PACKAGE_ROOT, 'scripts', 'inspector.mjs')) && resolve(process.cwd()) === PACKAGE_ROOT;
+    const serveCmd = inRepo ? '`npm run inspector`' : `\`node ${shownBin} serve --ws --port 8787 --dev${shownDbArgs}\``;
     p.line(s.bold('See it in the browser:') + ` ${serveCmd},`);
     p.line('then open this link: it signs in as alice with a dev token (valid 24 h, local dev secret only; the page takes');
     p.line('the token off the address bar, and reloading the page signs out):');

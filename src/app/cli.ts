@@ -3,6 +3,9 @@
  */
 import { ConfigError } from '../daemon/bearer-auth.js';
 import { DatabaseOpenError } from '../store/database.js';
+import { dirname } from 'node:path';
+import { FolderError, ensureFolder, resolveDbPath } from '../daemon/data-dir.js';
+import { isPostgresUrl } from '../store/pg/url.js';
 import { devToken } from '../daemon/dev-token.js';
 import { addAutomationJob } from '../daemon/automation.js';
 import { serve, VERSION } from './serve.js';
@@ -75,8 +78,11 @@ function usageLine(err: unknown, command: string | undefined): string | null {
     const where = err.command ? `toolgate ${err.command}` : 'toolgate';
     return `${where}: ${err.message} (see ${where} --help)`;
   }
-  if (err instanceof ConfigError || err instanceof DatabaseOpenError) return `toolgate: ${oneLine((err as Error).message)}`;
-  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (err instanceof ConfigError || err instanceof DatabaseOpenError || err instanceof FolderError) return `toolgate: ${oneLine((err as Error).message)}`;
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
+  if (command === 'serve' && (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN' || e?.code === 'EAI_FAIL')) {
+    return `toolgate serve: cannot listen on --host ${JSON.stringify(printable(e.hostname ?? '?'))}: no such host name (${e.code}); use an address of this machine such as 127.0.0.1`;
+  }
   if (command === 'serve' && (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL')) {
     const what = { EADDRINUSE: 'is already in use', EACCES: 'is not permitted', EADDRNOTAVAIL: 'is not an address of this machine' }[e.code];
     return `toolgate serve: cannot listen on ${e.address ?? '?'}:${e.port ?? '?'}: the address ${what} (${e.code}); choose another --port (0 picks a free one) or --host`;
@@ -131,7 +137,7 @@ async function devTokenCommand(args: string[]): Promise<number> {
   if (!values.user) throw new UsageError('needs --user ID', 'dev-token');
   const ttl = values.ttl === undefined ? 24 * 3600 : Number(values.ttl);
   if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive whole number of seconds', 'dev-token');
-  const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, db: values.db, env: process.env });
+  const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, env: process.env });
   process.stdout.write(`${token}\n`);
   return 0;
 }
@@ -147,6 +153,8 @@ async function automationCommand(args: string[]): Promise<number> {
   if (values === null) return 0;
   if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
   if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');
+  const db = resolveDbPath(values.db, process.env);
+  if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
   process.stdout.write(`${JSON.stringify(job)}\n`);

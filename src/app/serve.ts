@@ -1,16 +1,18 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { lookup } from 'node:dns/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openStore } from '../store/open-store.js';
 import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { startCheckpointer } from '../store/sqlite/checkpointer.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
-import { ConfigError, resolveBearerKeys } from '../daemon/bearer-auth.js';
+import { ConfigError, DEV_SECRET_FILE, resolveBearerKeys } from '../daemon/bearer-auth.js';
 import { loadConfig } from '../daemon/config.js';
 import { loadSigningKey } from '../daemon/credential-issuer.js';
-import { dataDirOf, describeDb, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
+import { describeDb, ensureFolder, keysDir, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
+import { isPostgresUrl } from '../store/pg/url.js';
 import type { Daemon } from '../daemon/daemon.js';
 import { inprocessExecutor, subprocessExecutor } from '../daemon/executor.js';
 import { createLogger, type Logger } from '../daemon/logger.js';
@@ -19,6 +21,8 @@ import { recoverToolCalls } from '../daemon/recovery.js';
 import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
 import { createHttpServer } from '../rpc/http-server.js';
+import { httpGuard } from '../rpc/http-guard.js';
+import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
 import { agUiStreamRoute } from '../rpc/ag-ui-stream.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
@@ -45,12 +49,9 @@ export interface ServeOptions {
   env: NodeJS.ProcessEnv;
 }
 
-/** Configurable limits (flags win over the config file's `limits`). */
-export interface Limits {
+/** Configurable limits (flags win over the config file's `limits`): the transports' own, and the daemon's. */
+export interface Limits extends TransportLimits {
   callTimeoutMs: number;
-  maxMessageBytes: number;
-  maxInFlight: number;
-  pingIntervalMs: number;
   /**
    * How long shutdown waits for in-flight calls. By default the call timeout
    * plus a margin, so every call that was running finishes and is answered.
@@ -58,10 +59,6 @@ export interface Limits {
   shutdownGraceMs: number;
   /** project-cli processes running at once, daemon-wide (subprocess executor); more calls queue. */
   maxProcesses: number;
-  /** WebSocket: unsent bytes past which a slow peer's requests are no longer read. */
-  highWaterBytes: number;
-  /** WebSocket: unsent bytes past which a slow peer is dropped. */
-  maxBufferedBytes: number;
   /** Sessions one connection may hold open (-32003 past it). */
   maxSessionsPerConnection: number;
   /** Subscriptions one connection may hold (-32003 past it). */
@@ -69,14 +66,10 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = {
+  ...DEFAULT_TRANSPORT_LIMITS,
   callTimeoutMs: 30_000,
-  maxMessageBytes: 1024 * 1024,
-  maxInFlight: 256,
-  pingIntervalMs: 30_000,
   shutdownGraceMs: 35_000,
   maxProcesses: Math.max(2, availableParallelism() * 4),
-  highWaterBytes: 8 * 1024 * 1024,
-  maxBufferedBytes: 64 * 1024 * 1024,
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
   maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
 };
@@ -86,7 +79,16 @@ export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'pack
 /** Builds the runtime: every configuration problem is a ConfigError raised before anything is served. */
 export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Daemon> {
   const dbPath = resolveDbPath(opts.db, opts.env);
-  const dataDir = dataDirOf(dbPath, opts.env);
+  const dataDir = keysDir(opts.env);
+  // serve --mcp acts for one token's user: without it, refuse before anything is created.
+  if (opts.transport === 'mcp' && !opts.env.TOOLGATE_MCP_TOKEN) {
+    throw new ConfigError('serve --mcp acts for the user of a bearer token: set TOOLGATE_MCP_TOKEN (toolgate dev-token --user ID mints one for --dev)');
+  }
+  const devSecretFile = join(dataDir, DEV_SECRET_FILE);
+  if (opts.transport === 'mcp' && opts.dev && !opts.env.TOOLGATE_BEARER_SECRET && !opts.env.TOOLGATE_BEARER_JWKS && !existsSync(devSecretFile)) {
+    // No token can verify against a secret that does not exist yet: creating one now would only hide that.
+    throw new ConfigError(`TOOLGATE_MCP_TOKEN cannot verify: there is no dev secret in ${dataDir} yet; mint the token with toolgate dev-token --user ID (it creates the secret)`);
+  }
   const bearerKeys = resolveBearerKeys(opts.env, dataDir, opts.dev);
   if (!bearerKeys) {
     throw new ConfigError(
@@ -97,7 +99,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
   if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'env' && bearerKeys.secret.length < 32) {
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
+  if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'dev') warnStrayDevSecret(dbPath, dataDir, log);
   const config = loadConfig(opts.config, discoverSkills());
+  if (!isPostgresUrl(dbPath)) {
+    const created = ensureFolder(dirname(dbPath), '--db');
+    // A named folder that did not exist may be a typo: say where the database now is (the data folder is expected).
+    if (created && created !== dataDir) log.log('info', 'created the folder for the database', { folder: created });
+  }
   if (passwordInArgv(opts.db)) {
     log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
   }
@@ -131,6 +139,11 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
+    // A session ends at its token's exp, and its subscriptions with it (contract section 13).
+    daemon.sessions.onExpire((s) => {
+      daemon.subscriptions.dropSession(s.connectionId, s.id);
+      log.log('info', 'session expired', { session_id: s.id, user_id: s.userId, connection: s.connectionId });
+    });
     // PostgreSQL: other daemons' calls of watched threads reach this daemon's bus (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
@@ -142,6 +155,23 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     await store.close();
     throw err;
   }
+}
+
+/**
+ * An older toolgate kept the dev secret beside the database; it now lives in
+ * the data folder whatever --db says. A secret left beside the database is
+ * not used (adopting a file from wherever --db points would let anyone who can
+ * write there choose the secret): say so, so tokens minted with it are
+ * understood to be refused.
+ */
+function warnStrayDevSecret(dbPath: string, dataDir: string, log: Logger): void {
+  if (isPostgresUrl(dbPath) || dirname(dbPath) === dataDir) return;
+  const stray = join(dirname(dbPath), DEV_SECRET_FILE);
+  if (!existsSync(stray)) return;
+  log.log('warn', 'a dev secret beside the database is not used: the dev secret lives in the data folder; mint tokens again with toolgate dev-token (or delete the old file)', {
+    ignored: stray,
+    used: join(dataDir, DEV_SECRET_FILE),
+  });
 }
 
 export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
@@ -164,6 +194,8 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
  */
 export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
+  // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
+  if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
   const daemon = await createDaemon(opts, log);
   if (tracing) await traceDaemon(daemon);
@@ -176,8 +208,16 @@ export async function serve(opts: ServeOptions): Promise<number> {
     work.then(done, done);
     return work;
   };
-  const writes = new PendingWrites();
-  const shared = { track, accepting: () => accepting, writes };
+  // The one context every transport of this serve shares (src/rpc/serve-context.ts).
+  const ctx: ServeContext = {
+    daemon,
+    limits,
+    accepting: () => accepting,
+    track,
+    writes: new PendingWrites(),
+    // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
+    guard: httpGuard(daemon.config.http),
+  };
 
   const signalled = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -191,37 +231,29 @@ export async function serve(opts: ServeOptions): Promise<number> {
   let stop: () => Promise<void>;
   let finished: Promise<number>;
   if (opts.transport === 'stdio') {
-    const stdio = serveStdio(daemon, process.stdin, process.stdout, { ...shared, maxInFlight: limits.maxInFlight, maxMessageBytes: limits.maxMessageBytes });
+    const stdio = serveStdio(ctx, process.stdin, process.stdout);
     finished = stdio.finished;
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {
     const principal = await openMcpStdioPrincipal(daemon, opts.env);
     // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
     const { serveMcpStdio } = await import('../rpc/mcp-stdio.js');
-    const mcp = await serveMcpStdio({ daemon, track, accepting: () => accepting, principal, maxInFlight: limits.maxInFlight, maxMessageBytes: limits.maxMessageBytes });
+    const mcp = await serveMcpStdio(ctx, { principal });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
     const host = opts.host ?? '127.0.0.1';
-    if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    const mcpHttp = lazyMcpHttp({
-      daemon,
-      track,
-      accepting: () => accepting,
-      maxMessageBytes: limits.maxMessageBytes,
-      maxInFlight: limits.maxInFlight,
-      allowedHosts: daemon.config.http.allowedHosts,
-      allowedOrigins: daemon.config.http.allowedOrigins,
-    }, log);
+    const mcpHttp = lazyMcpHttp(ctx);
     await attachMetrics(daemon, host);
-    const http = createHttpServer(daemon, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(daemon), mcpHttp.route]);
-    const ws = attachWebSocketRpc(daemon, http, limits, shared);
+    const http = createHttpServer(ctx, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx), mcpHttp.route]);
+    const ws = attachWebSocketRpc(ctx, http);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
       http.listen(opts.port ?? 0, host, () => resolve());
     });
     const address = http.address();
     const port = typeof address === 'object' && address ? address.port : opts.port;
+    if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
     // The one line a launcher waits for (contract section 1).
     process.stderr.write(`${JSON.stringify({ listening: { host, port } })}\n`);
     finished = new Promise<number>(() => {});
@@ -247,7 +279,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
   await Promise.race([Promise.allSettled([...inflight]), grace]);
   // Let the responses of settled calls leave before the transports close.
-  await writes.drained();
+  await ctx.writes.drained();
   await stop();
   await daemon.store.close();
   await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err }));

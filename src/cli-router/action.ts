@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Tx } from '../store/store.js';
+import type { ActionData, ActionInput, ActionName } from '../protocol/action-table.js';
 
 /** What a handler may use: the call's unit of work, scoped by the credential's user. */
 export interface ActionContext {
@@ -9,9 +10,19 @@ export interface ActionContext {
 }
 
 /**
- * One whitelisted `module.method`: a zod input schema and a handler. The
- * handler runs inside the call's transaction (awaiting only `ctx.tx`, per the
- * store boundary's rules) and returns JSON-native `data`.
+ * The handler of one action of the table (src/protocol/action-table.ts): it
+ * runs inside the call's transaction (awaiting only `ctx.tx`, per the store
+ * boundary's rules), gets the input as the table's schema parsed it and
+ * returns the `data` the table names.
+ */
+export type ActionHandler<K extends ActionName> = (ctx: ActionContext, input: ActionInput<K>) => Promise<ActionData<K>>;
+
+/** One handler per action of the table; a module's file declares those of its actions. */
+export type ActionHandlers = { readonly [K in ActionName]: ActionHandler<K> };
+
+/**
+ * One whitelisted `module.method` as the router runs it: the table's entry
+ * joined with its handler. `input` and `describedBy` are built on first read.
  */
 export interface ActionDefinition<S extends z.ZodType = z.ZodType> {
   module: string;
@@ -23,46 +34,4 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType> {
   /** The schema shown to the model in `error.input_schema`; defaults to `input`. */
   readonly describedBy?: z.ZodType | undefined;
   run(ctx: ActionContext, input: z.output<S>): Promise<unknown>;
-}
-
-/**
- * What a module declares: its schemas as functions (each wrapped in `once`:
- * it is called on every read of `input` / `describedBy`), built on first read. A
- * project-cli process runs one action, and building zod schemas is most of
- * what evaluating a module costs (bench/RESULTS.md, start-up): so it builds
- * only those of the action it runs.
- */
-export interface ActionDeclaration<S extends z.ZodType> {
-  module: string;
-  method: string;
-  summary: string;
-  input: () => S;
-  describedBy?: () => z.ZodType;
-  run(ctx: ActionContext, input: z.output<S>): Promise<unknown>;
-}
-
-export function defineAction<S extends z.ZodType>(decl: ActionDeclaration<S>): ActionDefinition {
-  const { input, describedBy, ...def } = decl;
-  return {
-    ...def,
-    get input() {
-      return input();
-    },
-    get describedBy() {
-      return describedBy?.();
-    },
-  } as unknown as ActionDefinition;
-}
-
-/** A value built on first call and kept: a module's schemas, shared by its actions. */
-export function once<T>(build: () => T): () => T {
-  let value: T | undefined;
-  let done = false;
-  return () => {
-    if (!done) {
-      value = build();
-      done = true;
-    }
-    return value as T;
-  };
 }

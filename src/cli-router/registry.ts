@@ -1,15 +1,37 @@
 import { z } from 'zod';
-import type { ActionDefinition } from './action.js';
-import { calendarActions } from './modules/calendar.js';
-import { contactsActions } from './modules/contacts.js';
-import { memoryActions } from './modules/memory.js';
+import { ACTION_NAMES, actionSpec, type ActionName } from '../protocol/action-table.js';
+import type { ActionDefinition, ActionHandlers } from './action.js';
+import { calendarHandlers } from './modules/calendar.js';
+import { contactsHandlers } from './modules/contacts.js';
+import { memoryHandlers } from './modules/memory.js';
 
-const ALL: readonly ActionDefinition[] = [...calendarActions, ...contactsActions, ...memoryActions];
+/** Every action's handler: the table's names, each implemented once (a missing one fails to compile). */
+const HANDLERS: ActionHandlers = { ...calendarHandlers, ...contactsHandlers, ...memoryHandlers };
 
-/** The registry: the only actions that exist. Keyed `module.method`. */
-export const REGISTRY: ReadonlyMap<string, ActionDefinition> = new Map(ALL.map((a) => [`${a.module}.${a.method}`, a]));
+function definitionOf(name: ActionName): ActionDefinition {
+  const spec = actionSpec(name)!;
+  const dot = name.indexOf('.');
+  return {
+    module: name.slice(0, dot),
+    method: name.slice(dot + 1),
+    summary: spec.description,
+    // Built on first read (the table's `once`): project-cli builds only the schemas of the action it runs.
+    get input() {
+      return spec.input();
+    },
+    get describedBy() {
+      return spec.describedBy?.();
+    },
+    run: HANDLERS[name] as ActionDefinition['run'],
+  };
+}
 
-export const ACTION_NAMES: readonly string[] = [...REGISTRY.keys()].sort();
+/** The registry: the action table's entries with their handlers, keyed `module.method`. */
+export const REGISTRY: ReadonlyMap<string, ActionDefinition> = new Map(ACTION_NAMES.map((name) => [name, definitionOf(name)]));
+
+/** Every action's name, sorted (the table's, typed as plain strings for callers that test any name). */
+const NAMES: readonly string[] = ACTION_NAMES;
+export { NAMES as ACTION_NAMES };
 
 export function lookupAction(module: string, method: string): ActionDefinition | undefined {
   return REGISTRY.get(`${module}.${method}`);

@@ -1,36 +1,8 @@
-import { z } from 'zod';
-import { once } from './action.js';
-
 /**
- * The calendar's time schemas, built on first use (`once`): a project-cli
- * process that runs another module's action never builds them.
+ * Calendar-day arithmetic for the calendar's handlers. The time schemas of
+ * the actions' inputs are the protocol's (src/protocol/action-fields.ts).
  */
-export const timeSchemas = once(() => ({
-  /** A calendar date, `YYYY-MM-DD`, checked for a real day (no Feb 30). */
-  CalendarDate: z.iso.date().describe('calendar date, YYYY-MM-DD'),
-
-  /** An instant: ISO-8601 date-time that states its offset (`Z` or `±hh:mm`). */
-  Instant: z.iso.datetime({ offset: true }).describe('ISO-8601 date-time with an offset, e.g. 2026-04-21T10:00:00+08:00'),
-
-  /** An IANA time zone name the runtime knows (e.g. `Asia/Shanghai`). */
-  TimeZone: z
-    .string()
-    .min(1)
-    .max(100)
-    .refine(isTimeZone, { message: 'unknown IANA time zone' })
-    // The canonical spelling: `asia/shanghai` and `Asia/Shanghai` are one zone (and one cache entry below).
-    .transform((name) => new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone)
-    .describe('IANA time zone, e.g. Europe/Berlin'),
-}));
-
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isTimeZone } from '../protocol/action-fields.js';
 
 /**
  * The UTC instants bounding a calendar day in a time zone: [start, end) in

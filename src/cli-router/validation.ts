@@ -1,16 +1,7 @@
 import type { z } from 'zod';
+import type { InputIssue } from '../protocol/tool.js';
 
-/**
- * One thing wrong with an input, as a model can act on it: where
- * (`items[3].start_at`, `(input)` for the object itself), what is wrong, and
- * what would be accepted.
- */
-export interface InputIssue {
-  path: string;
-  message: string;
-  /** What the field accepts, when zod says: a type, a format, a set of values. */
-  expected?: string;
-}
+export type { InputIssue };
 
 type Issue = z.core.$ZodIssue;
 type Path = ReadonlyArray<PropertyKey>;

@@ -12,7 +12,10 @@
  *
  * Errors are vscode-jsonrpc's `ResponseError` (`code`, `message`, `data`), as
  * the daemon sent them; a tool-level failure is not an error but a result
- * with `status: "failure"`.
+ * with `status: "failure"`. When a daemon this client spawned exits under a
+ * request, the request fails with `DaemonExitedError` instead, whose message
+ * is the daemon's exit code and the last line it wrote on stderr (what to
+ * fix, such as a missing bearer secret).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -21,6 +24,9 @@ import { fileURLToPath } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
 import WebSocket from 'ws';
 import {
+  ConnectionError,
+  ErrorCodes,
+  ResponseError,
   createMessageConnection,
   StreamMessageReader,
   StreamMessageWriter,
@@ -73,6 +79,30 @@ export function defaultToolgateCommand(): string[] {
   return [process.execPath, join(packageRoot(), 'bin', 'toolgate.mjs')];
 }
 
+/**
+ * A request failed because the daemon this client spawned exited: `exitCode`
+ * and the last line of its stderr (`lastStderrLine`, empty when it wrote
+ * none) say why. The message is `daemon exited N: <that line>`.
+ */
+export class DaemonExitedError extends Error {
+  override name = 'DaemonExitedError';
+  constructor(
+    readonly exitCode: number | null,
+    readonly lastStderrLine: string,
+  ) {
+    super(`daemon exited ${exitCode ?? '?'}${lastStderrLine ? `: ${lastStderrLine}` : ''}`);
+  }
+}
+
+/** How long a request that lost its connection waits for the daemon's exit code before failing as it was. */
+const EXIT_REPORT_WAIT_MS = 2_000;
+
+/** The errors vscode-jsonrpc gives pending and later requests once the connection has gone. */
+function lostConnection(err: unknown): boolean {
+  if (err instanceof ConnectionError) return true;
+  return err instanceof ResponseError && (err.code === ErrorCodes.PendingResponseRejected || err.code === ErrorCodes.MessageWriteError || err.code === ErrorCodes.ConnectionInactive);
+}
+
 export class ToolgateClient {
   /** The underlying vscode-jsonrpc connection, for what the typed methods do not cover. */
   readonly connection: MessageConnection;
@@ -84,11 +114,14 @@ export class ToolgateClient {
   private readonly closer: () => Promise<void>;
   private stderrText = '';
   private closed = false;
+  /** `connection.sendRequest`, with a spawned daemon's exit explained (`explained`). */
+  private readonly send: MessageConnection['sendRequest'];
 
   private constructor(reader: MessageReader, writer: MessageWriter, opts: ClientOptions, closer: () => Promise<void>, proc?: ChildProcessWithoutNullStreams) {
     const r = opts.tap ? tapReader(reader, opts.tap) : reader;
     const w = opts.tap ? tapWriter(writer, opts.tap) : writer;
     this.connection = createMessageConnection(r, w);
+    this.send = ((...args: unknown[]) => this.explained(() => (this.connection.sendRequest as (...a: unknown[]) => Promise<unknown>)(...args))) as MessageConnection['sendRequest'];
     this.connection.onError(() => {}); // a broken peer shows up as failed requests and onClose
     this.token = opts.token;
     this.closer = closer;
@@ -161,7 +194,7 @@ export class ToolgateClient {
 
   /** `initialize`; `protocol_version` defaults to the one this client speaks. */
   initialize(params: InitializeOptions = {}): Promise<P.InitializeResult> {
-    return this.connection.sendRequest(P.InitializeRequest, { protocol_version: P.PROTOCOL_VERSION, ...params });
+    return this.send(P.InitializeRequest, { protocol_version: P.PROTOCOL_VERSION, ...params });
   }
 
   /**
@@ -177,44 +210,44 @@ export class ToolgateClient {
             ...(params.agent === undefined ? {} : { agent: params.agent }),
             ...(params.enabled_skills === undefined ? {} : { enabled_skills: params.enabled_skills }),
           };
-    return new Session(this, await this.connection.sendRequest(P.SessionOpenRequest, full));
+    return new Session(this, await this.send(P.SessionOpenRequest, full));
   }
 
   invoke(params: P.ToolInvokeParams, token?: CancellationToken): Promise<ToolResponse> {
-    return this.connection.sendRequest(P.ToolInvokeRequest, params, token);
+    return this.send(P.ToolInvokeRequest, params, token);
   }
 
   appendMessage(params: P.MessageAppendParams): Promise<P.MessageAppendResult> {
-    return this.connection.sendRequest(P.MessageAppendRequest, params);
+    return this.send(P.MessageAppendRequest, params);
   }
 
   getHistory(params: P.HistoryGetParams): Promise<P.HistoryGetResult> {
-    return this.connection.sendRequest(P.HistoryGetRequest, params);
+    return this.send(P.HistoryGetRequest, params);
   }
 
   listThreads(params: P.ThreadListParams): Promise<P.ThreadListResult> {
-    return this.connection.sendRequest(P.ThreadListRequest, params);
+    return this.send(P.ThreadListRequest, params);
   }
 
   subscribe(params: P.ThreadSubscribeParams): Promise<P.ThreadSubscribeResult> {
-    return this.connection.sendRequest(P.ThreadSubscribeRequest, params);
+    return this.send(P.ThreadSubscribeRequest, params);
   }
 
   unsubscribe(params: P.ThreadSubscribeParams): Promise<P.ThreadSubscribeResult> {
-    return this.connection.sendRequest(P.ThreadUnsubscribeRequest, params);
+    return this.send(P.ThreadUnsubscribeRequest, params);
   }
 
   listSkills(params: P.SkillsListParams): Promise<P.SkillsListResult> {
-    return this.connection.sendRequest(P.SkillsListRequest, params);
+    return this.send(P.SkillsListRequest, params);
   }
 
   readSkill(params: P.SkillsReadParams): Promise<P.SkillsReadResult> {
-    return this.connection.sendRequest(P.SkillsReadRequest, params);
+    return this.send(P.SkillsReadRequest, params);
   }
 
   /** LSP's `shutdown`: the daemon finishes what it is doing; later requests on this connection fail. */
   async shutdown(): Promise<void> {
-    await this.connection.sendRequest(P.ShutdownRequest);
+    await this.send(P.ShutdownRequest);
   }
 
   /** LSP's `exit` notification: on stdio the daemon exits (0 after `shutdown`), on WebSocket the connection closes. */
@@ -224,8 +257,8 @@ export class ToolgateClient {
 
   /** Any request by name, untyped: for methods this client does not know (or tests of bad input). */
   request<R = unknown>(method: string, params?: unknown, token?: CancellationToken): Promise<R> {
-    if (params === undefined) return token ? this.connection.sendRequest<R>(method, token) : this.connection.sendRequest<R>(method);
-    return token ? this.connection.sendRequest<R>(method, params, token) : this.connection.sendRequest<R>(method, params);
+    if (params === undefined) return token ? this.send<R>(method, token) : this.send<R>(method);
+    return token ? this.send<R>(method, params, token) : this.send<R>(method, params);
   }
 
   // ───────────────────────────── notifications ─────────────────────────────
@@ -246,6 +279,25 @@ export class ToolgateClient {
   }
 
   // ───────────────────────────── ending ─────────────────────────────
+
+  /**
+   * Runs a request; when it fails because a daemon this client spawned went
+   * away (and not because `close()` was called), fails instead with
+   * `DaemonExitedError` — the exit code and the daemon's own last stderr line,
+   * rather than vscode-jsonrpc's "connection got disposed".
+   */
+  private async explained<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (err) {
+      if (!this.process || this.closed || !lostConnection(err)) throw err;
+      let timer: NodeJS.Timeout | undefined;
+      const code = await Promise.race([this.exited, new Promise<'running'>((r) => (timer = setTimeout(() => r('running'), EXIT_REPORT_WAIT_MS)))]);
+      clearTimeout(timer);
+      if (code === 'running') throw err;
+      throw new DaemonExitedError(code, lastLine(this.stderrText));
+    }
+  }
 
   /** The daemon's stderr so far (its JSON log lines), when this client spawned it. */
   stderr(): string {
@@ -279,6 +331,12 @@ export class ToolgateClient {
     await this.closer();
     this.connection.dispose();
   }
+}
+
+/** The last non-empty line of a process's stderr. */
+function lastLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return lines.at(-1) ?? '';
 }
 
 /** A session opened on one client: the calls that take a `session_id`, with it filled in. */

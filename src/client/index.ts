@@ -3,7 +3,7 @@
  * stdio or WebSocket. The wire types come from `toolgate/protocol`'s source
  * (src/protocol), re-exported here so a host needs one import.
  */
-export { ToolgateClient, Session, defaultToolgateCommand, type ClientOptions, type SpawnOptions, type InitializeOptions } from './client.js';
+export { ToolgateClient, Session, DaemonExitedError, defaultToolgateCommand, type ClientOptions, type SpawnOptions, type InitializeOptions } from './client.js';
 export type { Direction, MessageTap } from './tap.js';
 export { ResponseError, CancellationTokenSource, type CancellationToken, type Disposable, type Message } from 'vscode-jsonrpc/node';
 export type * from '../protocol/methods.js';

@@ -34,6 +34,7 @@ import {
   type ToolCallStartEvent,
 } from '@ag-ui/core';
 import type { ToolAgentOutput } from './tool-output.js';
+import type { MessageAppendParams } from '../protocol/methods.js';
 
 /** TOOL_CALL_RESULT plus toolgate's `ui_schema`, top-level and in `metadata` (both absent when the action has no stable UI). */
 export type AgUiToolCallResultEvent = ToolCallResultEvent & { ui_schema?: unknown };
@@ -46,7 +47,7 @@ export type AgUiEvent = RunStartedEvent | RunFinishedEvent | AgUiTextMessageEven
 
 /** A stored message as the codec needs it; the daemon reads it from the row. */
 export type AgUiMessage =
-  | { kind: 'text'; id: string; role: 'user' | 'assistant'; content: string }
+  | { kind: 'text'; id: string; role: MessageAppendParams['role']; content: string }
   | { kind: 'tool'; id: string; output: ToolAgentOutput; text: string; uiSchema: unknown };
 
 /**

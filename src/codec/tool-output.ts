@@ -3,9 +3,12 @@
  * ToolAgentOutput the system stores, and from that to the text the model
  * reads and the notifications a host receives. No I/O here.
  */
-import type { CliDocument } from '../cli-router/run-cli.js';
+import type { CliDocument } from '../protocol/cli-output.js';
+import { TOOL_NAME } from '../protocol/limits.js';
+import { isBatchCall } from '../protocol/action-table.js';
+import type { CalendarBatchData } from '../protocol/actions.js';
 
-export const TOOL_NAME = 'project_cli';
+export { TOOL_NAME, isBatchCall };
 
 // The wire shapes are declared once, in src/protocol (schemas/tool-call.json is generated from it).
 export type {
@@ -24,20 +27,10 @@ type JsonObject = { [k: string]: unknown };
 
 export type DeriveUiHints = (module: string, method: string, data: unknown, status: ToolStatus) => unknown;
 
-interface BatchData {
-  items: Array<{ index: number; ok: boolean }>;
-  created: number;
-  failed: number;
-}
-
-function isBatchData(data: unknown): data is BatchData {
-  const d = data as Partial<BatchData> | null;
+/** A batch's result as far as the status needs it (the shape itself is the protocol's). */
+function isBatchData(data: unknown): data is CalendarBatchData {
+  const d = data as Partial<CalendarBatchData> | null;
   return !!d && Array.isArray(d.items) && typeof d.created === 'number' && typeof d.failed === 'number';
-}
-
-/** Only `calendar.create` has a batch form (`input.items`). */
-export function isBatchCall(args: ToolCallArgs): boolean {
-  return args.module === 'calendar' && args.method === 'create' && Array.isArray(args.input.items);
 }
 
 /**
@@ -101,7 +94,7 @@ export function notificationsFor(
   const list: ToolResultNotification[] = [];
   if (isBatchCall(out.tool_call_args)) {
     const { module, method } = out.tool_call_args;
-    const items = (out.result?.data as BatchData | undefined)?.items ?? (out.error?.items as BatchData['items'] | undefined) ?? [];
+    const items = (out.result?.data as CalendarBatchData | undefined)?.items ?? (out.error?.items as CalendarBatchData['items'] | undefined) ?? [];
     for (const item of items) {
       const n: ToolResultNotification = { ...base, status: 'partial', result: { module, method, data: item }, final: false };
       const ui = compileUi(deriveUiHints(module, method, item, 'partial'));

@@ -7,56 +7,40 @@
  *
  * Pure: no I/O, never throws.
  */
-import { z } from 'zod';
+import { actionSpec, type UiDeriverRef } from '../protocol/action-table.js';
+import {
+  CalendarBatchData,
+  CalendarBatchItem,
+  CalendarDeleteData,
+  CalendarEventData,
+  CalendarInviteData,
+  CalendarReadData,
+  CalendarShareData,
+  ContactsReadData,
+  MemoryUpdateData,
+  type Contact,
+  type InviteStatus,
+  type Event,
+  type Memory,
+} from '../protocol/actions.js';
 
 /** Tool outcome status as on the wire (declared once, in src/protocol). */
 export type { ToolStatus } from '../protocol/tool.js';
 import type { ToolStatus } from '../protocol/tool.js';
 
 // ---------------------------------------------------------------------------------------------
-// Input shapes (contract §10). Parsing strips every field a template does not show.
-
-const NullableText = z
-  .string()
-  .nullable()
-  .optional()
-  .transform((v) => v ?? null);
-
-const EventData = z.object({
-  id: z.string(),
-  owner_id: z.string(),
-  title: z.string(),
-  start_at: z.string(),
-  end_at: z.string(),
-  location: NullableText,
-  description: NullableText,
-});
-
-const Count = z.number().int().nonnegative();
-
-const ErrorData = z.object({ code: z.string(), message: z.string() });
-
-const BatchItemData = z.union([
-  z.object({ index: Count, ok: z.literal(true), event: EventData }),
-  z.object({ index: Count, ok: z.literal(false), error: ErrorData }),
-]);
-
-const InviteStatus = z.enum(['pending', 'accepted', 'rejected']);
-
-const ContactData = z.object({ user_id: z.string(), name: NullableText, phone: NullableText });
-
-const MemoryData = z.object({ key: z.string(), content: z.string(), updated_at: z.string() });
-
-// ---------------------------------------------------------------------------------------------
-// Hint shapes.
+// Hint shapes. The data they come from is parsed by the protocol's own schemas (src/protocol/actions.ts);
+// a hint keeps only the fields its template shows.
 
 /** The fields of an `Event` a UI shows (timestamps of the record itself are left out). */
-export type EventHint = z.output<typeof EventData>;
+export type EventHint = Omit<Event, 'created_at' | 'updated_at'>;
 
 /** One item of a `calendar.create` batch: its event, or its structured error (code + message). */
-export type BatchItemHint = z.output<typeof BatchItemData>;
+export type BatchItemHint =
+  | { index: number; ok: true; event: EventHint }
+  | { index: number; ok: false; error: Pick<NonNullable<CalendarBatchItem['error']>, 'code' | 'message'> };
 
-export type InviteStatusValue = z.output<typeof InviteStatus>;
+export type InviteStatusValue = InviteStatus;
 
 /** `calendar.read`: the events found. */
 export interface EventListHints {
@@ -96,26 +80,26 @@ export interface EventDeletedHints {
 export interface EventSharedHints {
   template: 'event_shared';
   event_id: string;
-  invites: { invite_id: string; user_id: string; status: InviteStatusValue }[];
+  invites: CalendarShareData['invites'];
 }
 
 /** `calendar.accept_invite` / `calendar.reject_invite`: the invite's new state. */
 export interface InviteStatusHints {
   template: 'invite_status';
-  invite: { invite_id: string; event_id: string; status: InviteStatusValue };
+  invite: CalendarInviteData['invite'];
 }
 
 /** `contacts.read`: the people found. */
 export interface ContactListHints {
   template: 'contact_list';
   count: number;
-  contacts: { user_id: string; name: string | null; phone: string | null }[];
+  contacts: Contact[];
 }
 
 /** `memory.update`: the memory as stored. */
 export interface MemorySavedHints {
   template: 'memory_saved';
-  memory: { key: string; content: string; updated_at: string };
+  memory: Memory;
 }
 
 /** Descriptive UI hints, discriminated by `template`. JSON-native (no `undefined`, no classes). */
@@ -133,74 +117,70 @@ export type UiHints =
 export type UiTemplate = UiHints['template'];
 
 // ---------------------------------------------------------------------------------------------
-// data → hints, one parser per action.
-
-const EventListData = z.object({ items: z.array(EventData), count: Count });
-const SingleEventData = z.object({ event: EventData });
-const BatchData = z.object({ items: z.array(BatchItemData), created: Count, failed: Count });
-const DeletedData = z.object({ event_id: z.string(), deleted: z.literal(true) });
-const SharedData = z.object({
-  event_id: z.string(),
-  invites: z.array(z.object({ invite_id: z.string(), user_id: z.string(), status: InviteStatus })),
-});
-const InviteData = z.object({
-  invite: z.object({ invite_id: z.string(), event_id: z.string(), status: InviteStatus }),
-});
-const ContactListData = z.object({ items: z.array(ContactData), count: Count });
-const MemoryUpdateData = z.object({ memory: MemoryData });
+// data → hints: the derivers the action table names (its `ui` field), each parsing with the protocol's shape.
 
 type Deriver = (data: unknown) => UiHints | null;
 
-function calendarCreate(data: unknown): UiHints | null {
+function eventHint(e: Event): EventHint {
+  return { id: e.id, owner_id: e.owner_id, title: e.title, start_at: e.start_at, end_at: e.end_at, location: e.location, description: e.description };
+}
+
+/** An item's outcome, or null when `ok` and what it carries disagree. */
+function batchItemHint(item: CalendarBatchItem): BatchItemHint | null {
+  if (item.ok) return item.event ? { index: item.index, ok: true, event: eventHint(item.event) } : null;
+  return item.error ? { index: item.index, ok: false, error: { code: item.error.code, message: item.error.message } } : null;
+}
+
+function eventCreated(data: unknown): UiHints | null {
   // One action, three shapes: a batch result carries `items`, a single result `event`, and a
   // batch's per-item notification carries that item's `{index, ok, …}`.
   if (isRecord(data) && 'items' in data) {
-    const batch = BatchData.safeParse(data);
+    const batch = CalendarBatchData.safeParse(data);
     if (!batch.success) return null;
-    return { template: 'event_batch', created: batch.data.created, failed: batch.data.failed, items: batch.data.items };
+    const items = batch.data.items.map(batchItemHint);
+    if (items.some((i) => i === null)) return null;
+    return { template: 'event_batch', created: batch.data.created, failed: batch.data.failed, items: items as BatchItemHint[] };
   }
   if (isRecord(data) && 'event' in data && !('index' in data)) {
-    const single = SingleEventData.safeParse(data);
-    return single.success ? { template: 'event', change: 'created', event: single.data.event } : null;
+    const single = CalendarEventData.safeParse(data);
+    return single.success ? { template: 'event', change: 'created', event: eventHint(single.data.event) } : null;
   }
-  const item = BatchItemData.safeParse(data);
-  return item.success ? { template: 'event_batch_item', item: item.data } : null;
+  const parsed = CalendarBatchItem.safeParse(data);
+  const item = parsed.success ? batchItemHint(parsed.data) : null;
+  return item ? { template: 'event_batch_item', item } : null;
 }
 
-const DERIVERS: Readonly<Record<string, Deriver>> = {
-  'calendar.read': (data) => {
-    const r = EventListData.safeParse(data);
-    return r.success ? { template: 'event_list', count: r.data.count, events: r.data.items } : null;
+const DERIVERS: Readonly<Record<UiDeriverRef, Deriver>> = {
+  event_list: (data) => {
+    const r = CalendarReadData.safeParse(data);
+    return r.success ? { template: 'event_list', count: r.data.count, events: r.data.items.map(eventHint) } : null;
   },
-  'calendar.create': calendarCreate,
-  'calendar.update': (data) => {
-    const r = SingleEventData.safeParse(data);
-    return r.success ? { template: 'event', change: 'updated', event: r.data.event } : null;
+  event_created: eventCreated,
+  event_updated: (data) => {
+    const r = CalendarEventData.safeParse(data);
+    return r.success ? { template: 'event', change: 'updated', event: eventHint(r.data.event) } : null;
   },
-  'calendar.delete': (data) => {
-    const r = DeletedData.safeParse(data);
+  event_deleted: (data) => {
+    const r = CalendarDeleteData.safeParse(data);
     return r.success ? { template: 'event_deleted', event_id: r.data.event_id } : null;
   },
-  'calendar.share': (data) => {
-    const r = SharedData.safeParse(data);
+  event_shared: (data) => {
+    const r = CalendarShareData.safeParse(data);
     return r.success ? { template: 'event_shared', event_id: r.data.event_id, invites: r.data.invites } : null;
   },
-  'calendar.accept_invite': invite,
-  'calendar.reject_invite': invite,
-  'contacts.read': (data) => {
-    const r = ContactListData.safeParse(data);
+  invite_status: (data) => {
+    const r = CalendarInviteData.safeParse(data);
+    return r.success ? { template: 'invite_status', invite: r.data.invite } : null;
+  },
+  contact_list: (data) => {
+    const r = ContactsReadData.safeParse(data);
     return r.success ? { template: 'contact_list', count: r.data.count, contacts: r.data.items } : null;
   },
-  'memory.update': (data) => {
+  memory_saved: (data) => {
     const r = MemoryUpdateData.safeParse(data);
     return r.success ? { template: 'memory_saved', memory: r.data.memory } : null;
   },
 };
-
-function invite(data: unknown): UiHints | null {
-  const r = InviteData.safeParse(data);
-  return r.success ? { template: 'invite_status', invite: r.data.invite } : null;
-}
 
 /**
  * Derives the UI hints for one tool result.
@@ -211,9 +191,8 @@ function invite(data: unknown): UiHints | null {
  * Never throws. The result holds only plain JSON values, copied out of `data`.
  */
 export function deriveUiHints(module: string, method: string, data: unknown, status: ToolStatus): UiHints | null {
-  const key = `${module}.${method}`;
-  const derive = Object.hasOwn(DERIVERS, key) ? DERIVERS[key] : undefined;
-  const hints = derive ? derive(data) : null;
+  const ref = actionSpec(`${module}.${method}`)?.ui;
+  const hints = ref ? DERIVERS[ref](data) : null;
   if (status === 'failure' && hints?.template !== 'event_batch') return null;
   return hints;
 }

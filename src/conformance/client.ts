@@ -7,6 +7,7 @@
  */
 import type { RequestType, RequestType0 } from 'vscode-jsonrpc';
 import { REQUESTS, NOTIFICATIONS } from '../protocol/methods.js';
+import type { RpcError } from '../protocol/errors.js';
 import type { RawTransport } from './transport.js';
 import type { WireValidator } from './wire-validator.js';
 
@@ -16,11 +17,8 @@ export interface Received {
   message: Record<string, unknown>;
 }
 
-export interface WireError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
+/** A JSON-RPC error as the protocol declares it. */
+export type WireError = RpcError;
 
 export type Outcome<R> =
   | { ok: true; result: R; seq: number }

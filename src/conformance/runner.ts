@@ -9,6 +9,9 @@ import { CHECKS, newRunIds, type Context } from './checks.js';
 import type { RawTransport } from './transport.js';
 import { WireValidator } from './wire-validator.js';
 
+/** The check that ends connection A on purpose; before it, a closed connection stops the run. */
+const SHUTDOWN_CHECK = CHECKS.findIndex((c) => c.name.startsWith('shutdown:'));
+
 export interface RunOptions {
   /** Opens a connection; called once for stdio, and again for extra connections on WebSocket. */
   open: () => Promise<RawTransport>;
@@ -72,8 +75,18 @@ export async function runConformance(opts: RunOptions): Promise<RunReport> {
           continue;
         }
         report.failed++;
-        const reason = err instanceof CheckFailure ? err.message : `the check crashed: ${(err as Error).stack ?? String(err)}`;
         opts.write(`FAIL ${n} ${check.name}`);
+        // The implementation went away before the shutdown check asked it to: every later check
+        // would fail for the same reason, so the reason is said once and the run stops.
+        const gone = i < SHUTDOWN_CHECK ? a.closedReason() : undefined;
+        if (gone !== undefined) {
+          const left = CHECKS.length - i - 1;
+          report.failed += left;
+          opts.write(`        the connection is gone: ${gone}`);
+          if (left > 0) opts.write(`stopped: the other ${left} checks cannot run without it (counted as failed)`);
+          break;
+        }
+        const reason = err instanceof CheckFailure ? err.message : `the check crashed: ${(err as Error).stack ?? String(err)}`;
         for (const line of reason.split('\n')) opts.write(`        ${line}`);
       }
     }

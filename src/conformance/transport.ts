@@ -43,7 +43,9 @@ export function stdioTransport(argv: readonly string[], env: NodeJS.ProcessEnv =
   child.on('error', (err) => fireClose(`cannot start ${program}: ${err.message}`));
   child.on('exit', (code, signal) => {
     exit = code;
-    fireClose(`process exited (${signal ?? code})${stderr ? `; stderr ends: ${stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`);
+    // The implementation's own last word (a toolgate daemon says what to fix on its last stderr line).
+    const last = stderr.trim().split('\n').at(-1)?.trim() ?? '';
+    fireClose(`daemon exited ${signal ?? code}${last ? `: ${last}` : ''}`);
   });
   writer.onError(() => {});
   reader.onError(() => {});

@@ -7,6 +7,8 @@ import { readOrCreateSecretFile } from './data-dir.js';
 /** Verified identity of a user bearer token. */
 export interface BearerIdentity {
   userId: string;
+  /** The token's `exp`, in milliseconds since the epoch: nothing opened with it outlives it. */
+  expiresAt: number;
   name?: string;
   phone?: string;
   role?: string;
@@ -105,7 +107,7 @@ export async function verifyBearer(
   }
   if (!isUsableSub(payload.sub)) throw new Unauthorized('bearer token has no usable sub claim');
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 ? v : undefined);
-  const identity: BearerIdentity = { userId: payload.sub };
+  const identity: BearerIdentity = { userId: payload.sub, expiresAt: payload.exp! * 1000 };
   const name = str(payload.name), phone = str(payload.phone), role = str(payload.role);
   if (name) identity.name = name;
   if (phone) identity.phone = phone;

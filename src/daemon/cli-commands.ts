@@ -69,14 +69,15 @@ export const DEV_TOKEN = {
   usage: ['dev-token --user ID [--phone P] [--name N] [--role R] [--ttl SECONDS] [--db FILE]'],
   description:
     'Signs a JWT for user ID with TOOLGATE_BEARER_SECRET, or with the development secret in the data folder ' +
-    '(created when missing, as serve --dev does), and prints it on stdout. It cannot sign for a JWKS issuer.',
+    '(created when missing, as serve --dev does; the data folder whatever --db says, so the token works with every ' +
+    'serve --dev), and prints it on stdout. It cannot sign for a JWKS issuer.',
   flags: {
     user: { type: 'string', value: 'ID', description: 'the user id (`sub`); required' },
     phone: { type: 'string', value: 'P', description: '`phone` claim, used when the user is first provisioned' },
     name: { type: 'string', value: 'N', description: '`name` claim' },
     role: { type: 'string', value: 'R', description: '`role` claim' },
     ttl: { type: 'string', value: 'SECONDS', description: 'lifetime of the token', default: '86400' },
-    db: { ...DB_FLAG, description: 'the database whose data folder holds the dev secret' },
+    db: { type: 'string', value: 'FILE|URL', description: 'accepted and ignored: the dev secret is in the data folder whatever --db says' },
   },
   env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_BEARER_ISSUER', 'TOOLGATE_BEARER_AUDIENCE', 'TOOLGATE_DB', 'TOOLGATE_HOME'],
   examples: ['TOKEN=$(toolgate dev-token --user alice --name Alice --phone +6590000001)'],
@@ -118,10 +119,10 @@ export const DEMO = {
     'Starts the real daemon (serve --stdio --dev) as a child, mints a dev token for alice as dev-token does, and ' +
     'plays a scripted host session, printing every request, response and notification a host sees. The token itself is never printed.',
   flags: {
-    db: { type: 'string', value: 'FILE', description: 'database the demo writes to', default: 'data/toolgate.db' },
+    db: { type: 'string', value: 'FILE', description: 'database the demo writes to', default: '$TOOLGATE_DB, else toolgate.db in the data folder' },
   },
-  env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_LOG_LEVEL'],
-  examples: ['toolgate demo     # then: npm run inspector, to browse what it stored'],
+  env: ['TOOLGATE_BEARER_SECRET', 'TOOLGATE_DB', 'TOOLGATE_HOME', 'TOOLGATE_LOG_LEVEL'],
+  examples: ['toolgate demo     # then the serve --ws command it prints last, to browse what it stored in the inspector'],
 } satisfies CommandSpec;
 
 export const CONFORMANCE = {
@@ -149,9 +150,9 @@ export const CONFORMANCE = {
   },
   env: ['TOOLGATE_BEARER_SECRET'],
   examples: [
-    'T=$(toolgate dev-token --user alice --db /tmp/c.db); T2=$(toolgate dev-token --user bob --db /tmp/c.db)',
-    'toolgate conformance --stdio "toolgate serve --stdio --db /tmp/c.db" --token "$T" --token-b "$T2"',
-    'toolgate conformance --ws ws://127.0.0.1:8787/rpc --token "$T"',
+    'T=$(toolgate dev-token --user alice); T2=$(toolgate dev-token --user bob)',
+    'toolgate conformance --stdio "toolgate serve --stdio --dev --db /tmp/c.db" --token "$T" --token-b "$T2"',
+    'toolgate conformance --ws ws://127.0.0.1:8787/rpc --token "$T"     # against: toolgate serve --ws --port 8787 --dev',
   ],
 } satisfies CommandSpec;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ConfigFile } from '../protocol/config.js';
-import { ACTION_NAMES } from '../cli-router/registry.js';
+import { ConfigFile, type SynchronousMode } from '../protocol/config.js';
+import { ACTION_NAMES } from '../protocol/action-table.js';
 import { ConfigError } from './bearer-auth.js';
 import { describeConfigIssue, parseConfigText } from './config-file.js';
 
@@ -27,7 +27,7 @@ export interface DaemonConfig {
   }>;
   store: {
     /** `FULL` (default): an acknowledged call survives a power loss. `NORMAL` is the documented opt-in. */
-    synchronous: 'FULL' | 'NORMAL';
+    synchronous: SynchronousMode;
     /** PostgreSQL connections per daemon; each runs one call's transaction at a time. */
     poolSize?: number;
   };

@@ -1,6 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { describePgUrl, isPostgresUrl, pgUrlHasPassword } from '../store/pg/url.js';
 
 export const DEFAULT_DB_FILE = 'toolgate.db';
@@ -16,7 +16,20 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
   // XDG: a relative XDG_DATA_HOME is invalid and ignored.
   const xdg = env.XDG_DATA_HOME;
   if (xdg && xdg.startsWith('/')) return join(xdg, 'toolgate');
-  return join(env.HOME || homedir(), '.local', 'share', 'toolgate');
+  return join(homeFolder(env), '.local', 'share', 'toolgate');
+}
+
+/** The user's home: $HOME when absolute, else the account's. An empty or relative HOME never makes the data folder relative. */
+function homeFolder(env: NodeJS.ProcessEnv): string {
+  const account = () => {
+    try {
+      return userInfo().homedir;
+    } catch {
+      return '';
+    }
+  };
+  for (const candidate of [env.HOME, homedir(), account()]) if (candidate && isAbsolute(candidate)) return candidate;
+  throw new FolderError('no home folder to keep the data folder in: set TOOLGATE_HOME (or HOME)');
 }
 
 /**
@@ -55,11 +68,42 @@ export function passwordInArgv(flag: string | undefined): boolean {
 }
 
 /**
- * Keys and dev secrets live beside the database they belong to; with
- * PostgreSQL (no file) in the default data folder.
+ * The folder that holds the dev secret and the credential signing key: always
+ * the data folder, whatever `--db` names — a `dev-token` minted once works with
+ * every `serve --dev`, and a database moved elsewhere keeps the same keys.
  */
-export function dataDirOf(dbPath: string, env: NodeJS.ProcessEnv = process.env): string {
-  return isPostgresUrl(dbPath) ? defaultDataDir(env) : dirname(dbPath);
+export function keysDir(env: NodeJS.ProcessEnv = process.env): string {
+  return defaultDataDir(env);
+}
+
+/** A path's first ancestor that exists (the path itself when it does). */
+function existingAncestor(path: string): string {
+  let dir = path;
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+/**
+ * Makes sure `dir` can hold files, before anything is written: a regular file
+ * in the way is a mistake the person must fix (`what` names the setting that
+ * chose the folder). Returns the folder it had to create, if any, so the caller
+ * can say so — a mistyped path must not go unnoticed.
+ */
+export function ensureFolder(dir: string, what: string): string | null {
+  const found = existingAncestor(dir);
+  if (!statSync(found).isDirectory()) throw new FolderError(`${what}: ${found} is a file, not a folder — choose another path`);
+  if (found === dir) return null;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new FolderError(`${what}: cannot create the folder ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}) — choose another path`);
+  }
+  return dir;
+}
+
+/** A folder for the database or the keys cannot be used (a file in the way, no permission). */
+export class FolderError extends Error {
+  override name = 'FolderError';
 }
 
 /** The database as it may be shown in logs and messages: a URL without its password. */
@@ -73,13 +117,17 @@ export function describeDb(dbPath: string): string {
  */
 export function readOrCreateSecretFile(path: string, make: () => string): string {
   if (!existsSync(path)) {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    ensureFolder(dirname(path), 'the data folder (TOOLGATE_HOME)');
     try {
       writeFileSync(path, make(), { mode: 0o600, flag: 'wx' });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new FolderError(`cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check the data folder's permissions or set TOOLGATE_HOME`);
     }
   }
-  chmodSync(path, 0o600);
-  return readFileSync(path, 'utf8');
+  try {
+    chmodSync(path, 0o600);
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new FolderError(`cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): check its permissions or set TOOLGATE_HOME`);
+  }
 }

@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { resolveBearerKeys, ConfigError } from './bearer-auth.js';
-import { dataDirOf, resolveDbPath } from './data-dir.js';
+import { keysDir } from './data-dir.js';
 
 export interface DevTokenOptions {
   user: string;
@@ -8,17 +8,17 @@ export interface DevTokenOptions {
   name?: string | undefined;
   role?: string | undefined;
   ttlSeconds: number;
-  db?: string | undefined;
   env: NodeJS.ProcessEnv;
 }
 
 /**
  * Signs a user bearer token with the configured HS256 secret, or with the
- * data folder's development secret (created when missing). It cannot sign
+ * data folder's development secret (created when missing; the data folder
+ * whatever database is used, so the token works with every `serve --dev`). It cannot sign
  * for a JWKS issuer: those tokens come from the issuer.
  */
 export async function devToken(opts: DevTokenOptions): Promise<string> {
-  const keys = resolveBearerKeys(opts.env, dataDirOf(resolveDbPath(opts.db, opts.env), opts.env), true);
+  const keys = resolveBearerKeys(opts.env, keysDir(opts.env), true);
   if (!keys || keys.kind !== 'secret') throw new ConfigError('dev-token needs an HS256 secret (TOOLGATE_BEARER_SECRET or the dev secret); a JWKS issuer signs its own tokens');
   const claims: Record<string, string> = {};
   if (opts.phone) claims.phone = opts.phone;

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigError, Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
+import { AuthError, authenticate, type Principal } from './auth.js';
+import { ConfigError } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
-import type { Session } from './sessions.js';
+import type { Session, SessionSlot } from './sessions.js';
+
+/** MCP sessions one user may hold open at once over HTTP; past it a new one is refused (no eviction). */
+export const MAX_MCP_SESSIONS_PER_USER = 32;
 
 /**
  * The agent profile MCP sessions use: `mcp.agent` of the config (stdio:
@@ -11,28 +15,46 @@ export function mcpAgentName(daemon: Daemon, env?: NodeJS.ProcessEnv): string {
   return env?.TOOLGATE_MCP_AGENT ?? daemon.config.mcp.agent ?? 'default';
 }
 
-/**
- * The daemon-side session of an MCP principal: the user, the profile's
- * skills and whitelist. It is never registered for `tool/invoke` — MCP
- * clients cannot name it — and lives as long as its MCP server instance.
- */
-export function mcpSession(daemon: Daemon, userId: string, agent: string, connectionId: string): Session {
+/** What an MCP session of `agent` may see and run, for the principal's user, until its token's exp. */
+function mcpSessionFields(daemon: Daemon, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string): Omit<Session, 'id' | 'connectionId'> {
   const profile = daemon.config.agents.get(agent);
   if (!profile) throw new ConfigError(`unknown agent profile "${agent}" for MCP`);
   return {
-    id: `ses_${randomUUID()}`,
-    userId,
-    connectionId,
+    userId: principal.userId,
     source: 'session',
     jobId: null,
     enabledSkills: profile.enabledSkills,
     allowedActions: profile.allowedActions,
+    expiresAt: principal.expiresAt,
   };
 }
 
-/** A user seen for the first time is provisioned from the token's claims, as on `session/open`. */
-export async function provisionMcpUser(daemon: Daemon, identity: BearerIdentity): Promise<string> {
-  return (await daemon.store.transaction((tx) => tx.users.provision(identity.userId, identity))).id;
+/**
+ * The session of one sessionless (2026-07-28) MCP request: it lives for that
+ * request only, so it is not registered — MCP clients cannot name it.
+ */
+export function mcpRequestSession(daemon: Daemon, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string): Session {
+  return { id: `ses_${randomUUID()}`, connectionId: 'mcp-http', ...mcpSessionFields(daemon, principal, agent) };
+}
+
+/**
+ * A place for a sessionful MCP session of this user, reserved in the session
+ * registry (at most MAX_MCP_SESSIONS_PER_USER per user, OVERLOADED past it).
+ * Synchronous: reserve before awaiting anything, then `openMcpSession`.
+ */
+export function reserveMcpSession(daemon: Daemon, userId: string): { slot: SessionSlot; connectionId: string } {
+  const connectionId = `mcp_${randomUUID().slice(0, 8)}`;
+  const slot = daemon.sessions.reserve(connectionId, {
+    name: 'MCP sessions',
+    userId,
+    max: MAX_MCP_SESSIONS_PER_USER,
+    hint: '; DELETE one first',
+  });
+  return { slot, connectionId };
+}
+
+export function openMcpSession(daemon: Daemon, slot: SessionSlot, principal: Principal, agent: string): Session {
+  return slot.open(mcpSessionFields(daemon, principal, agent));
 }
 
 export interface StdioPrincipal {
@@ -43,31 +65,35 @@ export interface StdioPrincipal {
 
 /**
  * The one principal of `serve --mcp`: the user of the bearer token in
- * TOOLGATE_MCP_TOKEN. A missing or bad token stops the server before it
- * speaks MCP; one that expires later fails each call with UNAUTHENTICATED
- * instead. The token is never echoed.
+ * TOOLGATE_MCP_TOKEN, its session registered like any other. A missing or
+ * bad token stops the server before it speaks MCP; one that expires later
+ * fails each call with UNAUTHENTICATED instead. The token is never echoed.
  */
 export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessEnv): Promise<StdioPrincipal> {
   const token = env.TOOLGATE_MCP_TOKEN;
   if (!token) throw new ConfigError('serve --mcp acts for the user of a bearer token: set TOOLGATE_MCP_TOKEN');
-  let identity: BearerIdentity;
+  const agent = mcpAgentName(daemon, env);
+  const slot = daemon.sessions.reserve('mcp-stdio');
+  let principal: Principal;
   try {
-    identity = await verifyBearer(token, daemon.bearerKeys, env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
+    principal = await authenticate(daemon, { token }, { env });
   } catch (err) {
-    if (err instanceof Unauthorized) throw new ConfigError(`TOOLGATE_MCP_TOKEN: ${err.message}`);
+    slot.release();
+    if (err instanceof AuthError) throw new ConfigError(`TOOLGATE_MCP_TOKEN: ${err.message}`);
     throw err;
   }
-  const agent = mcpAgentName(daemon, env);
-  if (!daemon.config.agents.has(agent)) throw new ConfigError(`TOOLGATE_MCP_AGENT: unknown agent profile "${agent}"`);
-  const userId = await provisionMcpUser(daemon, identity);
+  if (!daemon.config.agents.has(agent)) {
+    slot.release();
+    throw new ConfigError(`TOOLGATE_MCP_AGENT: unknown agent profile "${agent}"`);
+  }
   return {
-    session: mcpSession(daemon, userId, agent, 'mcp-stdio'),
+    session: openMcpSession(daemon, slot, principal, agent),
     async checkAuth() {
       try {
-        await verifyBearer(token, daemon.bearerKeys, env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
+        await authenticate(daemon, { token }, { env });
         return null;
       } catch (err) {
-        if (err instanceof Unauthorized) return `TOOLGATE_MCP_TOKEN: ${err.message}; start the server with a fresh token`;
+        if (err instanceof AuthError) return `TOOLGATE_MCP_TOKEN: ${err.message}; start the server with a fresh token`;
         throw err;
       }
     },

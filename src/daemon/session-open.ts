@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { SessionOpenParams } from '../protocol/methods.js';
 import { DaemonError } from './errors.js';
-import { Unauthorized, verifyBearer } from './bearer-auth.js';
+import { AuthError, authenticate } from './auth.js';
 import type { Daemon } from './daemon.js';
 import type { Peer } from './peer.js';
 import type { SessionOpenResult } from '../protocol/methods.js';
@@ -11,7 +11,9 @@ export type { SessionOpenResult };
 /**
  * `session/open`. The agent profile decides what the session may see and
  * run; the host may narrow the skills, never widen them. Automation
- * sessions are for trusted connections only.
+ * sessions are for trusted connections only. The connection's session cap
+ * is reserved before anything is awaited, so concurrent opens cannot pass
+ * it together; a bearer session ends at its token's `exp`.
  */
 export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
   if (p.auth.type === 'automation') {
@@ -28,6 +30,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
       jobId: job.id,
       enabledSkills: skills,
       allowedActions: job.allowedActions,
+      expiresAt: null,
     });
     daemon.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
     return { session_id: session.id, user_id: job.ownerId, enabled_skills: skills, allowed_actions: job.allowedActions };
@@ -37,26 +40,26 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
   const profile = daemon.config.agents.get(profileName);
   if (!profile) throw new DaemonError('UNKNOWN_AGENT', `unknown agent profile "${profileName}"`);
 
-  let identity;
+  const slot = daemon.sessions.reserve(conn.id);
+  let session, skills;
   try {
-    identity = await verifyBearer(p.auth.token, daemon.bearerKeys, daemon.env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
+    const principal = await authenticate(daemon, { token: p.auth.token }, { provision: 'always' });
+    skills = narrowSkills(profile.enabledSkills, p.enabled_skills, `agent "${profileName}"`);
+    session = slot.open({
+      userId: principal.userId,
+      source: 'session',
+      jobId: null,
+      enabledSkills: skills,
+      allowedActions: profile.allowedActions,
+      expiresAt: principal.expiresAt,
+    });
   } catch (err) {
-    if (err instanceof Unauthorized) throw new DaemonError('UNAUTHORIZED', err.message);
+    slot.release();
+    if (err instanceof AuthError) throw new DaemonError('UNAUTHORIZED', err.message);
     throw err;
   }
-  const user = await daemon.store.transaction((tx) => tx.users.provision(identity.userId, identity));
-
-  const skills = narrowSkills(profile.enabledSkills, p.enabled_skills, `agent "${profileName}"`);
-  const session = daemon.sessions.open({
-    userId: user.id,
-    connectionId: conn.id,
-    source: 'session',
-    jobId: null,
-    enabledSkills: skills,
-    allowedActions: profile.allowedActions,
-  });
-  daemon.log.log('info', 'session opened', { session_id: session.id, user_id: user.id, agent: profileName, connection: conn.id });
-  return { session_id: session.id, user_id: user.id, enabled_skills: skills, allowed_actions: session.allowedActions };
+  daemon.log.log('info', 'session opened', { session_id: session.id, user_id: session.userId, agent: profileName, connection: conn.id });
+  return { session_id: session.id, user_id: session.userId, enabled_skills: skills, allowed_actions: session.allowedActions };
 }
 
 /** A host may narrow the visible skills, never widen them. */

@@ -9,46 +9,168 @@ export interface Session {
   jobId: string | null;
   enabledSkills: string[];
   allowedActions: string[];
+  /** When the bearer token it was opened with expires (ms since the epoch); absent or null: no token (automation). */
+  expiresAt?: number | null | undefined;
 }
 
 /** Contract section 13: sessions per connection are capped (`limits.max_sessions_per_connection`). */
 export const DEFAULT_MAX_SESSIONS_PER_CONNECTION = 64;
 
+/** A cap shared by one user's sessions of one kind, whatever connection holds them (MCP sessions, AG-UI streams). */
+export interface UserPool {
+  /** The pool's name, as the refusal says it. */
+  name: string;
+  userId: string;
+  max: number;
+  /** Said after the limit when the cap is hit, e.g. "; DELETE one first". */
+  hint?: string;
+}
+
 /**
- * Open sessions, each bound to the connection that opened it: a session id
- * presented on another connection is unknown there. At most
- * `maxPerConnection` per connection (OVERLOADED past it); a connection's
- * sessions are forgotten when it closes.
+ * A place held under the caps before anything is awaited: `open` fills it
+ * with the session, `release` gives it back. Exactly one of the two counts;
+ * a second call does nothing.
+ */
+export interface SessionSlot {
+  open(fields: Omit<Session, 'id' | 'connectionId'>): Session;
+  release(): void;
+}
+
+/** Why `require` refuses a session id: it never existed here, or it lived past its token. */
+export const UNKNOWN_SESSION = 'unknown session';
+export const EXPIRED_SESSION = 'session expired: its bearer token has passed its exp; open a new session with a fresh token';
+
+/** Longest delay a Node timer takes (a longer one fires at once): later expiries are re-armed in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
+/** Expired session ids remembered, so their requests say "expired" rather than "unknown". */
+const REMEMBERED_EXPIRED = 4096;
+
+interface Entry {
+  session: Session | null;
+  connectionId: string;
+  pool: string | null;
+  timer: NodeJS.Timeout | null;
+  ends: Array<() => void>;
+}
+
+/**
+ * Every session the daemon holds — `session/open`'s, MCP's and the AG-UI
+ * streams' — with one mechanism for their caps and their end:
+ *
+ * - caps are counted by reservation (`reserve`, synchronous), so concurrent
+ *   opens that await the store in between cannot pass a cap together: at
+ *   most `maxPerConnection` per connection, and at most `pool.max` per
+ *   (pool, user) — OVERLOADED past either;
+ * - a session bound to a token ends at the token's `exp`: its end callbacks
+ *   run (streams close, subscriptions drop), its place is freed, and its id
+ *   answers EXPIRED_SESSION from then on;
+ * - a session is bound to the connection that opened it: its id presented
+ *   on another connection is unknown there. Closing a connection ends its
+ *   sessions.
  */
 export class SessionRegistry {
-  private readonly sessions = new Map<string, Session>();
+  private readonly entries = new Map<string, Entry>();
   private readonly byConnection = new Map<string, Set<string>>();
+  private readonly byPool = new Map<string, Set<string>>();
+  /** Expired session id → its connection. */
+  private readonly expired = new Map<string, string>();
+  private readonly expiryListeners: Array<(s: Session) => void> = [];
 
   constructor(private readonly maxPerConnection = DEFAULT_MAX_SESSIONS_PER_CONNECTION) {}
 
-  open(fields: Omit<Session, 'id'>): Session {
-    let ids = this.byConnection.get(fields.connectionId);
+  /** Holds a place for a session on `connectionId` (and in `pool`), or throws OVERLOADED. Never awaits. */
+  reserve(connectionId: string, pool?: UserPool): SessionSlot {
+    const ids = this.byConnection.get(connectionId);
     if (ids && ids.size >= this.maxPerConnection) {
-      throw new DaemonError(
-        'OVERLOADED',
-        `too many sessions on this connection (limit ${this.maxPerConnection}, limits.max_sessions_per_connection)`,
-      );
+      throw new DaemonError('OVERLOADED', `too many sessions on this connection (limit ${this.maxPerConnection}, limits.max_sessions_per_connection)`);
     }
-    const session = { id: `ses_${randomUUID()}`, ...fields };
-    this.sessions.set(session.id, session);
-    if (!ids) this.byConnection.set(fields.connectionId, (ids = new Set()));
-    ids.add(session.id);
-    return session;
+    const poolKey = pool ? `${pool.name}\u0000${pool.userId}` : null;
+    const pooled = poolKey ? this.byPool.get(poolKey) : undefined;
+    if (pool && pooled && pooled.size >= pool.max) {
+      throw new DaemonError('OVERLOADED', `too many open ${pool.name} (at most ${pool.max} per user)${pool.hint ?? ''}`);
+    }
+    const id = `ses_${randomUUID()}`;
+    this.entries.set(id, { session: null, connectionId, pool: poolKey, timer: null, ends: [] });
+    addTo(this.byConnection, connectionId, id);
+    if (poolKey) addTo(this.byPool, poolKey, id);
+    let settled = false;
+    return {
+      open: (fields) => {
+        if (settled) throw new Error('a session slot is opened once, before it is released');
+        const entry = this.entries.get(id);
+        // Its connection closed while the open awaited: nobody is left to use the session.
+        if (!entry) throw new DaemonError('UNAUTHORIZED', 'the connection closed before the session opened');
+        settled = true;
+        entry.session = { id, connectionId, ...fields };
+        if (typeof fields.expiresAt === 'number') this.arm(id, entry, fields.expiresAt);
+        return entry.session;
+      },
+      release: () => {
+        if (settled) return;
+        settled = true;
+        this.forget(id);
+      },
+    };
+  }
+
+  /** Reserves and opens at once (nothing to await in between). */
+  open(fields: Omit<Session, 'id'>): Session {
+    const { connectionId, ...rest } = fields;
+    return this.reserve(connectionId).open(rest);
   }
 
   get(id: string, connectionId: string): Session | undefined {
-    const s = this.sessions.get(id);
-    return s && s.connectionId === connectionId ? s : undefined;
+    const entry = this.entries.get(id);
+    const s = entry?.session;
+    if (!s || s.connectionId !== connectionId) return undefined;
+    // The timer may run late (a busy event loop): a request never gets past `exp`.
+    if (typeof s.expiresAt === 'number' && s.expiresAt <= Date.now()) {
+      this.expire(id);
+      return undefined;
+    }
+    return s;
+  }
+
+  /** The session, or DaemonError UNAUTHORIZED saying whether it is unknown here or expired. */
+  require(id: string | undefined, connectionId: string): Session {
+    const s = id === undefined ? undefined : this.get(id, connectionId);
+    if (s) return s;
+    const expired = id !== undefined && this.expired.get(id) === connectionId;
+    throw new DaemonError('UNAUTHORIZED', expired ? EXPIRED_SESSION : UNKNOWN_SESSION);
+  }
+
+  /**
+   * Moves a session's end to a later `exp` (MCP over HTTP: each request
+   * brings its own token, and the session lives as long as the latest).
+   */
+  extend(id: string, expiresAt: number): void {
+    const entry = this.entries.get(id);
+    const s = entry?.session;
+    if (!entry || !s || typeof s.expiresAt !== 'number' || expiresAt <= s.expiresAt) return;
+    s.expiresAt = expiresAt;
+    this.arm(id, entry, expiresAt);
+  }
+
+  /** Runs `fn` when the session ends (expiry, close, its connection closing); at once if it already has. */
+  onEnd(id: string, fn: () => void): void {
+    const entry = this.entries.get(id);
+    if (entry) entry.ends.push(fn);
+    else fn();
+  }
+
+  /** Called with every session that reaches its token's `exp` (after its own end callbacks). */
+  onExpire(fn: (s: Session) => void): void {
+    this.expiryListeners.push(fn);
+  }
+
+  /** Ends one session now (MCP DELETE, a stream that closed). */
+  close(id: string): void {
+    this.forget(id);
   }
 
   /** Sessions open now, all connections together (metrics). */
   get size(): number {
-    return this.sessions.size;
+    return this.entries.size;
   }
 
   /** Sessions open on a connection. */
@@ -56,8 +178,60 @@ export class SessionRegistry {
     return this.byConnection.get(connectionId)?.size ?? 0;
   }
 
-  closeConnection(connectionId: string): void {
-    for (const id of this.byConnection.get(connectionId) ?? []) this.sessions.delete(id);
-    this.byConnection.delete(connectionId);
+  /** Open sessions in a pool for one user. */
+  countInPool(name: string, userId: string): number {
+    return this.byPool.get(`${name}\u0000${userId}`)?.size ?? 0;
   }
+
+  closeConnection(connectionId: string): void {
+    for (const id of [...(this.byConnection.get(connectionId) ?? [])]) this.forget(id);
+    this.byConnection.delete(connectionId);
+    for (const [id, conn] of this.expired) if (conn === connectionId) this.expired.delete(id);
+  }
+
+  private arm(id: string, entry: Entry, expiresAt: number): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    const delay = expiresAt - Date.now();
+    const step = () => {
+      entry.timer = null;
+      if (this.entries.get(id) !== entry) return;
+      if (expiresAt - Date.now() > 0) this.arm(id, entry, expiresAt);
+      else this.expire(id);
+    };
+    entry.timer = setTimeout(step, Math.max(0, Math.min(delay, MAX_TIMER_MS)));
+    entry.timer.unref();
+  }
+
+  private expire(id: string): void {
+    const entry = this.entries.get(id);
+    const s = entry?.session;
+    if (!entry || !s) return;
+    this.expired.set(id, entry.connectionId);
+    if (this.expired.size > REMEMBERED_EXPIRED) this.expired.delete(this.expired.keys().next().value!);
+    this.forget(id);
+    for (const fn of this.expiryListeners) fn(s);
+  }
+
+  private forget(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    if (entry.timer) clearTimeout(entry.timer);
+    removeFrom(this.byConnection, entry.connectionId, id);
+    if (entry.pool) removeFrom(this.byPool, entry.pool, id);
+    for (const fn of entry.ends) fn();
+  }
+}
+
+function addTo(index: Map<string, Set<string>>, key: string, id: string): void {
+  let ids = index.get(key);
+  if (!ids) index.set(key, (ids = new Set()));
+  ids.add(id);
+}
+
+function removeFrom(index: Map<string, Set<string>>, key: string, id: string): void {
+  const ids = index.get(key);
+  if (!ids) return;
+  ids.delete(id);
+  if (ids.size === 0) index.delete(key);
 }

@@ -11,6 +11,8 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 
 interface Watch {
   conn: Peer;
+  userId: string;
+  threadId: string;
   sessions: Set<string>;
   stop: () => void;
 }
@@ -66,7 +68,7 @@ export class SubscriptionRegistry {
       const stop = this.bus.listen(userId, threadId, (event) => {
         if (notifyOf(conn, event)) this.remember(conn.id, event.row.id);
       });
-      watches.set(key, (watch = { conn, sessions: new Set(), stop }));
+      watches.set(key, (watch = { conn, userId, threadId, sessions: new Set(), stop }));
     }
     watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
@@ -105,6 +107,13 @@ export class SubscriptionRegistry {
     if (!ids) this.sent.set(connId, (ids = new Set()));
     ids.add(messageId);
     if (ids.size > REMEMBERED_SENT) ids.delete(ids.values().next().value!);
+  }
+
+  /** Drops every subscription one session holds on a connection (the session ended: its token expired). */
+  dropSession(connId: string, sessionId: string): void {
+    for (const watch of [...(this.byConnection.get(connId)?.values() ?? [])]) {
+      if (watch.sessions.has(sessionId)) this.unsubscribe(watch.userId, watch.threadId, connId, sessionId);
+    }
   }
 
   dropConnection(connId: string): void {

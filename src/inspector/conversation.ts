@@ -8,12 +8,10 @@ import { byId, el, placeholder, str, timeElement, type Announcer } from './dom.j
 import { RpcError, describeError, type RpcClient } from './rpc-client.js';
 import { ToolCard } from './tool-card.js';
 import type { Selection } from './threads.js';
-import type { HistoryMessage, SessionOpenResult, ToolResultNotification } from './wire.js';
+import type { HistoryGetResult, HistoryMessage, SessionOpenResult, ToolResultNotification } from './wire.js';
 
-interface HistoryPage {
-  messages?: HistoryMessage[];
-  next_before?: string | null;
-}
+/** A `history/get` page, read defensively (a reply is not trusted to have every field). */
+type HistoryPage = Partial<HistoryGetResult>;
 
 export class Conversation {
   private selected: string | null = null;

@@ -10,7 +10,7 @@
  * `message` and `data`. Nothing here logs params or results: they can carry
  * credentials (session/open) or user data.
  */
-import { RpcErrorCode } from '../rpc/errors.js';
+import { RpcErrorCode } from '../protocol/errors.js';
 
 /** Client-side failures, kept apart from the codes a server sends. */
 export const CONNECTION_CLOSED = -32099;

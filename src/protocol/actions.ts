@@ -1,28 +1,17 @@
 /**
  * What each action returns as `data` (contract §10), on the wire in
- * snake_case. Inputs are declared with their handlers in the CLI router
- * (they carry refinements a JSON Schema cannot say); these are the outputs a
- * host chains calls on.
+ * snake_case: the outputs a host chains calls on, each a `$defs` entry of
+ * schemas/actions.json. Which action returns which is the action table's
+ * (action-table.ts), as are the inputs (they carry refinements a JSON Schema
+ * cannot say).
  */
 import { z } from 'zod';
 import { named } from './registry.js';
+import { ACTIONS, ACTION_NAMES, type ActionDataId, type ActionName } from './action-table.js';
 
 const a = <T extends z.ZodType>(id: string, schema: T, description?: string): T => named('actions', id, schema, description);
 
 export { BATCH_MAX_ITEMS } from './limits.js';
-
-/** Actions whose result has a stable UI: their `tool/result` and `ui` history carry a `ui_schema`. */
-export const ACTIONS_WITH_UI = [
-  'calendar.read',
-  'calendar.create',
-  'calendar.update',
-  'calendar.delete',
-  'calendar.share',
-  'calendar.accept_invite',
-  'calendar.reject_invite',
-  'contacts.read',
-  'memory.update',
-] as const;
 
 const Count = z.number().int().nonnegative();
 
@@ -81,20 +70,24 @@ export const MemoryUpdateData = a('MemoryUpdateData', z.strictObject({ memory: M
 export const MemoryForgetData = a('MemoryForgetData', z.strictObject({ key: z.string(), forgotten: z.literal(true) }));
 export const MemoryReadData = a('MemoryReadData', z.strictObject({ items: z.array(Memory), count: Count }));
 
-/** `module.method` → the shape of its `data` (its `$defs` id). */
-export const ACTION_DATA = {
-  'calendar.read': 'CalendarReadData',
-  'calendar.create': 'CalendarEventData',
-  'calendar.update': 'CalendarEventData',
-  'calendar.delete': 'CalendarDeleteData',
-  'calendar.share': 'CalendarShareData',
-  'calendar.accept_invite': 'CalendarInviteData',
-  'calendar.reject_invite': 'CalendarInviteData',
-  'contacts.read': 'ContactsReadData',
-  'memory.update': 'MemoryUpdateData',
-  'memory.forget': 'MemoryForgetData',
-  'memory.read': 'MemoryReadData',
-} as const;
+/** The zod schema of each data shape the action table names (a missing one fails to compile). */
+export const ACTION_DATA_SHAPES: Readonly<Record<ActionDataId, z.ZodType>> = {
+  CalendarReadData,
+  CalendarEventData,
+  CalendarBatchData,
+  CalendarDeleteData,
+  CalendarShareData,
+  CalendarInviteData,
+  ContactsReadData,
+  MemoryUpdateData,
+  MemoryForgetData,
+  MemoryReadData,
+};
+
+/** `module.method` → the shape of its `data` (its `$defs` id), from the action table. */
+export const ACTION_DATA = Object.fromEntries(ACTION_NAMES.map((name) => [name, ACTIONS[name].data])) as {
+  readonly [K in ActionName]: (typeof ACTIONS)[K]['data'];
+};
 
 export type Event = z.infer<typeof Event>;
 export type InviteStatus = z.infer<typeof InviteStatus>;
@@ -102,3 +95,12 @@ export type Contact = z.infer<typeof Contact>;
 export type Memory = z.infer<typeof Memory>;
 export type CalendarBatchItem = z.infer<typeof CalendarBatchItem>;
 export type CalendarBatchData = z.infer<typeof CalendarBatchData>;
+export type CalendarReadData = z.infer<typeof CalendarReadData>;
+export type CalendarEventData = z.infer<typeof CalendarEventData>;
+export type CalendarDeleteData = z.infer<typeof CalendarDeleteData>;
+export type CalendarShareData = z.infer<typeof CalendarShareData>;
+export type CalendarInviteData = z.infer<typeof CalendarInviteData>;
+export type ContactsReadData = z.infer<typeof ContactsReadData>;
+export type MemoryUpdateData = z.infer<typeof MemoryUpdateData>;
+export type MemoryForgetData = z.infer<typeof MemoryForgetData>;
+export type MemoryReadData = z.infer<typeof MemoryReadData>;

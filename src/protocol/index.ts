@@ -10,6 +10,8 @@ export * from './tool.js';
 export * from './methods.js';
 export * from './errors.js';
 export * from './actions.js';
+export * from './action-table.js';
+export { MAX_BEARER_TOKEN_LENGTH } from './limits.js';
 export * from './cli-output.js';
 export * from './config.js';
 export { protocolRegistry, schemaFileOf, type SchemaFile } from './registry.js';

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { NotificationType, NotificationType0, ParameterStructures, RequestType, RequestType0 } from 'vscode-jsonrpc';
 import { named } from './registry.js';
 import { DEPTH_MESSAGE, Id, JsonObject, shallow } from './json.js';
+import { MAX_BEARER_TOKEN_LENGTH } from './limits.js';
 import { ToolCallArgs, ToolDescriptor, ToolResponse, ToolResultNotification, ToolStatus } from './tool.js';
 import { UiSchema } from './ui-schema.js';
 
@@ -54,7 +55,7 @@ export const InitializeResult = p(
 export const SessionAuth = p(
   'SessionAuth',
   z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('bearer'), token: z.string().min(1).max(16384) }),
+    z.strictObject({ type: z.literal('bearer'), token: z.string().min(1).max(MAX_BEARER_TOKEN_LENGTH) }),
     z.strictObject({ type: z.literal('automation'), job_id: Id }),
   ]),
 );

@@ -7,9 +7,10 @@ import { z } from 'zod';
 import { named } from './registry.js';
 import { DEPTH_MESSAGE, JsonObject, shallow } from './json.js';
 import { UiSchema } from './ui-schema.js';
+import { TOOL_NAME } from './limits.js';
 
-/** The one tool the daemon offers. */
-export const TOOL_NAME = 'project_cli';
+/** The one tool the daemon offers (declared in limits.ts, which project-cli loads without schemas). */
+export { TOOL_NAME };
 
 export const ToolStatus = named('tool-call', 'ToolStatus', z.enum(['success', 'failure', 'partial']));
 
@@ -169,3 +170,16 @@ export type ToolProjection = z.infer<typeof ToolProjection>;
 export type ToolResultNotification = z.infer<typeof ToolResultNotification>;
 export type ToolAgentOutput = z.infer<typeof ToolAgentOutput>;
 export type ToolDescriptor = z.infer<typeof ToolDescriptor>;
+
+/**
+ * One thing wrong with an input, inside an `INVALID_ACTION_INPUT` error
+ * (`error.issues`), as a model can act on it: where (`items[3].start_at`,
+ * `(input)` for the object itself), what is wrong, and what would be accepted.
+ * A TypeScript type only: `ToolError` keeps extra fields open on the wire.
+ */
+export interface InputIssue {
+  path: string;
+  message: string;
+  /** What the field accepts, when zod says: a type, a format, a set of values. */
+  expected?: string;
+}

@@ -10,41 +10,46 @@
  * on a run's RUN_FINISHED frame: a client's Last-Event-ID is therefore always
  * the last whole run it received, and a resume restarts at the next run.
  *
- * Auth is the user's bearer token in `Authorization`; a thread of another
- * user answers exactly as one that never existed.
+ * Auth is the user's bearer token in `Authorization` (auth.ts); a thread of
+ * another user answers exactly as one that never existed. Each stream holds
+ * a place in the session registry (at most 16 per user) and ends at its
+ * token's `exp`: the client reconnects with a fresh token and resumes by
+ * Last-Event-ID.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import type { MessageRow } from '../store/store.js';
-import { Unauthorized, verifyBearer } from '../daemon/bearer-auth.js';
+import { AuthError, authenticate } from '../daemon/auth.js';
+import { DaemonError } from '../daemon/errors.js';
+import type { SessionSlot } from '../daemon/sessions.js';
 import type { Daemon } from '../daemon/daemon.js';
 import { threadSeqOf } from '../daemon/thread-events.js';
 import { compileStoredUi } from '../daemon/ui.js';
 import { requestTarget } from './request-target.js';
+import type { ServeContext } from './serve-context.js';
 
 export interface AgUiStreamOptions {
   /** Interval of `: ping` comments that keep proxies from closing an idle stream. */
   pingIntervalMs?: number;
-  /** A client that has this many unsent bytes is dropped (it may resume with Last-Event-ID). */
-  maxBufferedBytes?: number;
 }
 
 const PATH = /^\/threads\/([^/]+)\/events$/;
 const MAX_THREAD_ID = 200;
-const MAX_TOKEN = 16384;
 const PAGE = 500;
 /** Open streams per user: each holds a socket and a listener. */
 const MAX_STREAMS_PER_USER = 16;
-const openStreams = new Map<string, number>();
 
 /**
  * The route for `createHttpServer`: claims `/threads/{id}/events` and
  * answers it; any other path is left to the next route.
  */
-export function agUiStreamRoute(daemon: Daemon, opts: AgUiStreamOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { daemon } = ctx;
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
-  const maxBufferedBytes = opts.maxBufferedBytes ?? 64 * 1024 * 1024;
+  // A client that has this many unsent bytes is dropped (it may resume with Last-Event-ID).
+  const maxBufferedBytes = ctx.limits.maxBufferedBytes;
   return (req, res) => {
     const url = requestTarget(req.url);
     const match = url && PATH.exec(url.pathname);
@@ -71,36 +76,47 @@ async function stream(
   pingIntervalMs: number,
   maxBufferedBytes: number,
 ): Promise<void> {
-  const token = bearerOf(req.headers.authorization);
-  if (!token) {
-    sendJson(res, 401, { error: 'missing or malformed bearer token' }, { 'www-authenticate': 'Bearer' });
-    return;
-  }
   let userId: string;
+  let slot: SessionSlot;
+  let expiresAt: number;
   try {
-    userId = (await verifyBearer(token, daemon.bearerKeys, daemon.env, { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS })).userId;
+    ({ userId, expiresAt } = await authenticate(daemon, { header: req.headers.authorization }));
+    // The user's place is held from here (before anything else is awaited), so the cap holds under concurrency.
+    slot = daemon.sessions.reserve(`ag-ui_${randomUUID().slice(0, 8)}`, { name: 'event streams', userId, max: MAX_STREAMS_PER_USER });
   } catch (err) {
-    if (!(err instanceof Unauthorized)) throw err;
-    sendJson(res, 401, { error: err.message }, { 'www-authenticate': 'Bearer error="invalid_token"' });
-    return;
+    if (err instanceof AuthError) {
+      const missing = err.reason === 'missing';
+      const challenge = missing ? 'Bearer' : 'Bearer error="invalid_token"';
+      sendJson(res, 401, { error: missing ? 'missing or malformed bearer token' : err.message }, { 'www-authenticate': challenge });
+      return;
+    }
+    if (err instanceof DaemonError && err.code === 'OVERLOADED') {
+      sendJson(res, 429, { error: err.message });
+      return;
+    }
+    throw err;
   }
   const threadId = decodeThreadId(rawThreadId);
-  if (threadId === null || !(await daemon.store.read((tx) => tx.threads.exists(userId, threadId)))) {
+  let exists = false;
+  try {
+    exists = threadId !== null && (await daemon.store.read((tx) => tx.threads.exists(userId, threadId)));
+  } finally {
+    if (!exists) slot.release();
+  }
+  if (!exists || threadId === null) {
     sendJson(res, 404, { error: 'thread not found' });
     return;
   }
-  if (res.destroyed || req.socket.destroyed) return;
-  const open = openStreams.get(userId) ?? 0;
-  if (open >= MAX_STREAMS_PER_USER) {
-    sendJson(res, 429, { error: `too many open event streams (limit ${MAX_STREAMS_PER_USER} per user)` });
+  if (res.destroyed || req.socket.destroyed) {
+    slot.release();
     return;
   }
-  openStreams.set(userId, open + 1);
-  res.once('close', () => {
-    const n = (openStreams.get(userId) ?? 1) - 1;
-    if (n > 0) openStreams.set(userId, n);
-    else openStreams.delete(userId);
+  const session = slot.open({ userId, source: 'session', jobId: null, enabledSkills: [], allowedActions: [], expiresAt });
+  // Contract section 13: the stream lives no longer than its token; the client resumes with a fresh one.
+  daemon.sessions.onEnd(session.id, () => {
+    if (!res.writableEnded) res.end();
   });
+  res.once('close', () => daemon.sessions.close(session.id));
 
   const resumeAfter = parseEventId(header(req.headers['last-event-id']));
   const replay = resumeAfter !== null || url.searchParams.get('replay') !== '0';
@@ -125,6 +141,7 @@ async function stream(
   let live = false;
   let lastSeq = resumeAfter ?? (replay ? 0 : Number.NEGATIVE_INFINITY);
   const send = (row: MessageRow): boolean => {
+    if (res.writableEnded) return true; // ended at its token's exp
     const seq = threadSeqOf(row);
     if (seq <= lastSeq) return true;
     lastSeq = seq;
@@ -138,7 +155,7 @@ async function stream(
       res.destroy();
     }
   });
-  const ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
+  const ping = setInterval(() => res.writableEnded || res.write(': ping\n\n'), pingIntervalMs);
   res.once('close', () => {
     clearInterval(ping);
     stop();
@@ -153,7 +170,7 @@ async function stream(
     for (;;) {
       const after = lastSeq;
       const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE));
-      if (rows.length === 0 || res.destroyed) break;
+      if (rows.length === 0 || res.destroyed || res.writableEnded) break;
       let drained = true;
       for (const row of rows) drained = send(row) && drained;
       replayed += rows.length;
@@ -206,11 +223,6 @@ function decodeThreadId(raw: string): string | null {
     return null;
   }
   return id.length > 0 && id.length <= MAX_THREAD_ID ? id : null;
-}
-
-function bearerOf(authorization: string | undefined): string | null {
-  const m = authorization === undefined ? null : /^Bearer +([^\s]+) *$/i.exec(authorization);
-  return m && m[1]!.length <= MAX_TOKEN ? m[1]! : null;
 }
 
 function header(v: string | string[] | undefined): string | undefined {

@@ -115,11 +115,8 @@ export async function dispatch(
   }
   refuseSecretsInParams(name, parsed.data, daemon.secrets);
   const params = parsed.data as { session_id?: string };
-  const session = () => {
-    const s = params.session_id === undefined ? undefined : daemon.sessions.get(params.session_id, conn.id);
-    if (!s) throw unauthorized('unknown session');
-    return s;
-  };
+  // Unknown here, or past its token's exp: -32001 either way, the message says which.
+  const session = () => daemon.sessions.require(params.session_id, conn.id);
   try {
     return await spec.handler({ daemon, conn, state, params, token, session, log });
   } catch (err) {

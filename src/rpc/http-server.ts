@@ -1,16 +1,23 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Daemon } from '../daemon/daemon.js';
+import type { ServeContext } from './serve-context.js';
 import { serveInspectorFile } from './inspector-files.js';
 import { requestTarget } from './request-target.js';
 
 /**
  * The HTTP side of `serve --ws`: the inspector's static files at `/`, the
  * AG-UI event stream per thread, and the `/rpc` upgrade (attached by the
- * WebSocket transport). Everything else is 404.
+ * WebSocket transport). Every request passes the Host/Origin guard first
+ * (403 otherwise, whatever its path); everything unrouted is 404.
  */
-export function createHttpServer(daemon: Daemon, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
+export function createHttpServer(ctx: ServeContext, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
+  const { daemon, guard } = ctx;
   return createServer((req, res) => {
     try {
+      const refused = guard(req);
+      if (refused) {
+        forbidden(req, res, refused);
+        return;
+      }
       const target = requestTarget(req.url);
       if (!target) {
         res.writeHead(400, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ error: 'bad request target' }));
@@ -27,4 +34,12 @@ export function createHttpServer(daemon: Daemon, routes: Array<(req: IncomingMes
       res.end(JSON.stringify({ error: 'internal error' }));
     }
   });
+}
+
+/** 403: a JSON-RPC error body on `/mcp` (as MCP clients read one), `{error}` elsewhere. */
+function forbidden(req: IncomingMessage, res: ServerResponse, reason: string): void {
+  const mcp = (req.url ?? '').split('?')[0] === '/mcp';
+  const body = mcp ? { jsonrpc: '2.0', error: { code: -32000, message: reason }, id: null } : { error: reason };
+  req.resume();
+  res.writeHead(403, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(body));
 }

@@ -6,16 +6,17 @@
  * straight to the real endpoint.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../daemon/logger.js';
 import type { McpHttpOptions, McpHttpServer } from './mcp-http.js';
+import type { ServeContext } from './serve-context.js';
 
 /** The same path as mcp-http.ts's MCP_PATH (a test keeps them equal): importing it would load the SDK. */
 export const LAZY_MCP_PATH = '/mcp';
 
-export function lazyMcpHttp(opts: McpHttpOptions, log: Logger): McpHttpServer {
+export function lazyMcpHttp(ctx: ServeContext, opts: McpHttpOptions = {}): McpHttpServer {
+  const log = ctx.daemon.log;
   let server: McpHttpServer | undefined;
   let loading: Promise<McpHttpServer> | undefined;
-  const load = () => (loading ??= import('./mcp-http.js').then((m) => (server = m.createMcpHttp(opts))));
+  const load = () => (loading ??= import('./mcp-http.js').then((m) => (server = m.createMcpHttp(ctx, opts))));
   return {
     route(req: IncomingMessage, res: ServerResponse): boolean {
       if (server) return server.route(req, res);

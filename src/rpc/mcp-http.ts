@@ -16,7 +16,6 @@
  * The token is never echoed or logged; the handlers see only the user id.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import {
   createMcpHandler,
   isInitializeRequest,
@@ -24,36 +23,24 @@ import {
   type AuthInfo,
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
-import {
-  hostHeaderValidation,
-  localhostHostValidation,
-  localhostOriginValidation,
-  NodeStreamableHTTPServerTransport,
-  originValidation,
-  toNodeHandler,
-  toWebRequest,
-} from '@modelcontextprotocol/node';
-import { Unauthorized, verifyBearer } from '../daemon/bearer-auth.js';
-import { mcpAgentName, mcpSession, provisionMcpUser } from '../daemon/mcp-session.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
+import { DaemonError } from '../daemon/errors.js';
+import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from '../daemon/mcp-session.js';
 import { RpcErrorCode } from './errors.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
-import type { McpCallDeps, McpPrincipal } from './mcp-tool.js';
+import type { McpPrincipal } from './mcp-tool.js';
+import type { ServeContext } from './serve-context.js';
+
+export { hostnameOf } from './http-guard.js';
 
 export const MCP_PATH = '/mcp';
-const MAX_TOKEN = 16384;
-/** MCP sessions one user may hold open at once; past it, the oldest idle one is not evicted — the new one is refused. */
-const MAX_SESSIONS_PER_USER = 32;
 /** An MCP session nobody used for this long is closed (its client re-initializes). */
 const DEFAULT_IDLE_MS = 30 * 60_000;
 
-export interface McpHttpOptions extends McpCallDeps {
-  maxMessageBytes: number;
-  maxInFlight: number;
-  /** Host header names accepted (port-agnostic); unset → loopback only. */
-  allowedHosts?: string[] | undefined;
-  /** Origins accepted (hostnames, full origins, or `scheme://*`); unset → loopback only. A request without Origin passes. */
-  allowedOrigins?: string[] | undefined;
+/** What only `/mcp` adds to the serve context. */
+export interface McpHttpOptions {
   idleMs?: number;
   catalogs?: SkillCatalogs;
 }
@@ -64,23 +51,13 @@ export interface McpHttpServer {
   closeAll(): Promise<void>;
 }
 
+/** The transport of a sessionful MCP session; the session itself (caps, expiry) lives in the session registry. */
 interface SessionEntry {
   transport: NodeStreamableHTTPServerTransport;
   userId: string;
+  connectionId: string;
   lastSeen: number;
   busy: number;
-}
-
-/** A config entry as the SDK's guards take it: a bare hostname (IPv6 in brackets), without scheme or port. */
-export function hostnameOf(entry: string): string {
-  if (/^[a-z][a-z0-9+.-]*:\/\/\*$/i.test(entry)) return entry; // `https://*`: any host with that scheme
-  if (!entry.includes('://') && !entry.startsWith('[') && entry.split(':').length > 2) return `[${entry}]`; // a bare IPv6 address
-  try {
-    if (entry.includes('://')) return new URL(entry).hostname;
-    return new URL(`http://${entry}`).hostname;
-  } catch {
-    return entry;
-  }
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -90,11 +67,6 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
   }
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-function bearerOf(header: string | undefined): string | null {
-  const m = /^Bearer ([^\s]+)$/i.exec(header ?? '');
-  return m && m[1]!.length <= MAX_TOKEN ? m[1]! : null;
 }
 
 /** Reads a POST body up to `max` bytes; `null` when it is longer (the rest is discarded, not buffered). */
@@ -117,16 +89,14 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | nul
   return Buffer.concat(chunks);
 }
 
-export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
-  const { daemon } = opts;
+export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): McpHttpServer {
+  const { daemon } = ctx;
+  const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const log = daemon.log.child({ transport: 'mcp-http' });
   const catalogs = opts.catalogs ?? new SkillCatalogs(daemon.log);
   const agent = mcpAgentName(daemon);
-  const validateHost = opts.allowedHosts ? hostHeaderValidation(opts.allowedHosts.map(hostnameOf)) : localhostHostValidation();
-  const validateOrigin = opts.allowedOrigins ? originValidation(opts.allowedOrigins.map(hostnameOf)) : localhostOriginValidation();
+  /** Mcp-Session-Id (= the registry's session id) → its transport. */
   const sessions = new Map<string, SessionEntry>();
-  /** Users (with their claims) provisioned by this server: provisioning is a write, not something to repeat on every request. */
-  const provisioned = new Set<string>();
   /** Sessionless (2026-07-28) calls in flight, per user. */
   const sessionlessInFlight = new Map<string, { count: number; max: number }>();
 
@@ -139,10 +109,10 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
   // 2026-07-28: a fresh server per request, for the user the route verified.
   const modern = createMcpHandler(
     async (ctx: McpRequestContext) => {
-      const userId = (ctx.authInfo?.extra as { userId?: string } | undefined)?.userId;
-      if (!userId) throw new Error('mcp request without a verified user');
-      const session = mcpSession(daemon, userId, agent, 'mcp-http');
-      const principal: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: inFlightOf(userId) };
+      const verified = (ctx.authInfo?.extra as { principal?: Principal } | undefined)?.principal;
+      if (!verified) throw new Error('mcp request without a verified user');
+      const session = mcpRequestSession(daemon, verified, agent);
+      const principal: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: inFlightOf(verified.userId) };
       return buildMcpServer(opts, principal, await catalogs.for(session.enabledSkills));
     },
     { legacy: 'reject', maxRequestBodySize: opts.maxMessageBytes, onerror: (err) => log.log('warn', 'mcp request failed', { err: err.message }) },
@@ -157,72 +127,81 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
     for (const [id, entry] of sessions) {
       if (entry.busy === 0 && entry.lastSeen < cutoff) {
         log.log('info', 'closing an idle mcp session', { mcp_session: id });
-        sessions.delete(id);
-        void entry.transport.close().catch(() => {});
+        daemon.sessions.close(id);
       }
     }
   }, 60_000);
   idle.unref();
 
-  async function openSession(req: IncomingMessage, res: ServerResponse, userId: string, body: unknown): Promise<void> {
-    const open = [...sessions.values()].filter((s) => s.userId === userId).length;
-    if (open >= MAX_SESSIONS_PER_USER) {
-      jsonRpcError(res, 429, RpcErrorCode.Overloaded, `too many open MCP sessions (at most ${MAX_SESSIONS_PER_USER}); DELETE one first`);
+  /**
+   * `initialize` without a session: the user's place is reserved in the
+   * session registry before anything is awaited (at most 32 per user, so
+   * concurrent initializes cannot pass the cap together), and the MCP
+   * session id is the registry's. The session ends — its transport and SSE
+   * stream closed — on DELETE, when idle, when the daemon stops, or at the
+   * `exp` of the latest token used on it.
+   */
+  async function openSession(req: IncomingMessage, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
+    let reserved;
+    try {
+      reserved = reserveMcpSession(daemon, principal.userId);
+    } catch (err) {
+      if (!(err instanceof DaemonError) || err.code !== 'OVERLOADED') throw err;
+      jsonRpcError(res, 429, RpcErrorCode.Overloaded, err.message);
       return;
     }
-    const session = mcpSession(daemon, userId, agent, 'mcp-http');
-    const principal: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: { count: 0, max: opts.maxInFlight } };
+    const session = openMcpSession(daemon, reserved.slot, principal, agent);
+    const mcp: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: { count: 0, max: opts.maxInFlight } };
     const entry: SessionEntry = {
       transport: new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
+        sessionIdGenerator: () => session.id,
         onsessioninitialized: (id) => {
           sessions.set(id, entry);
-          log.log('info', 'mcp session opened', { mcp_session: id, user_id: userId, agent });
+          log.log('info', 'mcp session opened', { mcp_session: id, user_id: principal.userId, agent });
         },
         onsessionclosed: (id) => {
-          sessions.delete(id);
+          daemon.sessions.close(id);
           log.log('info', 'mcp session closed', { mcp_session: id });
         },
       }),
-      userId,
+      userId: principal.userId,
+      connectionId: reserved.connectionId,
       lastSeen: Date.now(),
       busy: 0,
     };
-    entry.transport.onclose = () => {
-      const id = entry.transport.sessionId;
-      if (id) sessions.delete(id);
-    };
-    const server = buildMcpServer(opts, principal, await catalogs.for(session.enabledSkills));
-    await server.connect(entry.transport);
-    await entry.transport.handleRequest(req, res, body);
+    daemon.sessions.onEnd(session.id, () => {
+      sessions.delete(session.id);
+      void entry.transport.close().catch(() => {});
+    });
+    entry.transport.onclose = () => daemon.sessions.close(session.id);
+    try {
+      const server = buildMcpServer(opts, mcp, await catalogs.for(session.enabledSkills));
+      await server.connect(entry.transport);
+      await entry.transport.handleRequest(req, res, body);
+    } finally {
+      // An initialize the SDK refused opened nothing: its place is free again.
+      if (entry.transport.sessionId === undefined) daemon.sessions.close(session.id);
+    }
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!validateHost(req, res) || !validateOrigin(req, res)) return;
+    // Host and Origin are checked for every route by the HTTP server (http-guard.ts).
     if (!opts.accepting()) {
       jsonRpcError(res, 503, RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
       return;
     }
-    const token = bearerOf(req.headers.authorization);
-    if (!token) {
-      jsonRpcError(res, 401, RpcErrorCode.Unauthorized, 'a user bearer token is required: Authorization: Bearer <token>', { 'www-authenticate': 'Bearer' });
-      return;
-    }
-    let userId: string;
+    let principal: Principal;
     try {
-      const identity = await verifyBearer(token, daemon.bearerKeys, daemon.env, { maxLifetimeS: daemon.config.auth?.maxTokenLifetimeS });
-      // Provision again only when the claims changed (name, phone, role), as `session/open` would record them.
-      const claims = JSON.stringify([identity.userId, identity.name, identity.phone, identity.role]);
-      userId = provisioned.has(claims) ? identity.userId : await provisionMcpUser(daemon, identity);
-      if (provisioned.size >= 10_000) provisioned.clear(); // a bound, not an eviction policy: forgetting only costs a write
-      provisioned.add(claims);
+      principal = await authenticate(daemon, { header: req.headers.authorization });
     } catch (err) {
-      if (!(err instanceof Unauthorized)) throw err;
-      jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': 'Bearer error="invalid_token"' });
+      if (!(err instanceof AuthError)) throw err;
+      const challenge = err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"';
+      jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': challenge });
       return;
     }
+    const userId = principal.userId;
     // Only what the handlers need: never the token itself.
-    const auth: AuthInfo = { token: '', clientId: userId, scopes: [], extra: { userId } };
+    const auth: AuthInfo = { token: '', clientId: userId, scopes: [], extra: { userId, principal } };
     (req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
 
     let body: unknown;
@@ -247,11 +226,12 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string' && sid.length > 0) {
       const entry = sessions.get(sid);
-      // Another user's session answers exactly as one that does not exist.
-      if (!entry || entry.userId !== userId) {
+      // Another user's session answers exactly as one that does not exist; so does one past its token's exp.
+      if (!entry || entry.userId !== userId || !daemon.sessions.get(sid, entry.connectionId)) {
         jsonRpcError(res, 404, RpcErrorCode.InvalidRequest, 'MCP session not found');
         return;
       }
+      daemon.sessions.extend(sid, principal.expiresAt);
       entry.lastSeen = Date.now();
       entry.busy += 1;
       try {
@@ -263,7 +243,7 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
       return;
     }
     if (req.method === 'POST' && isInitializeRequest(body)) {
-      await openSession(req, res, userId, body);
+      await openSession(req, res, principal, body);
       return;
     }
     jsonRpcError(res, 400, RpcErrorCode.InvalidRequest, 'Mcp-Session-Id header is required (send initialize first)');
@@ -282,9 +262,9 @@ export function createMcpHttp(opts: McpHttpOptions): McpHttpServer {
     sessionCount: () => sessions.size,
     async closeAll() {
       clearInterval(idle);
-      const all = [...sessions.values()];
-      sessions.clear();
-      await Promise.allSettled([...all.map((s) => s.transport.close()), modern.close()]);
+      const all = [...sessions.entries()];
+      for (const [id] of all) daemon.sessions.close(id);
+      await Promise.allSettled([...all.map(([, s]) => s.transport.close()), modern.close()]);
     },
   };
 }

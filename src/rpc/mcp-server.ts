@@ -15,16 +15,16 @@
 import { McpServer, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
+import { actionSpec } from '../protocol/action-table.js';
 import { selfContainedJsonSchema } from '../protocol/self-contained.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
 import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
 import { skillUri } from './mcp-skills.js';
 
-/** Actions that change nothing; a whitelist of only these makes the tool read-only. */
-const READ_ONLY_ACTIONS = new Set(['calendar.read', 'contacts.read', 'memory.read']);
-/** Actions that delete or overwrite what the user had. */
-const DESTRUCTIVE_ACTIONS = new Set(['calendar.delete', 'calendar.update', 'memory.forget', 'memory.update', 'calendar.reject_invite']);
+/** An action's own hints (the action table's); an unknown name claims nothing safe. */
+const UNKNOWN_ACTION_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
+const hintsOf = (action: string) => actionSpec(action)?.annotations ?? UNKNOWN_ACTION_HINTS;
 
 /**
  * A JSON Schema as the SDK's tools/list advertises it, validated by `validate`.
@@ -61,12 +61,19 @@ export function toolDescription(enabledSkills: readonly string[]): string {
   return `${TOOL_DESCRIPTOR.description} ${skills}The result text is the JSON of structuredContent.`;
 }
 
+/**
+ * The one tool's hints, from those of the session's actions (the action
+ * table): read-only when every action is, destructive when one is,
+ * idempotent when every action is and the tool is not read-only (MCP gives
+ * `idempotentHint` meaning only then).
+ */
 export function toolAnnotations(allowedActions: readonly string[]) {
+  const readOnlyHint = allowedActions.every((a) => hintsOf(a).readOnlyHint);
   return {
     title: 'Project actions',
-    readOnlyHint: allowedActions.every((a) => READ_ONLY_ACTIONS.has(a)),
-    destructiveHint: allowedActions.some((a) => DESTRUCTIVE_ACTIONS.has(a)),
-    idempotentHint: false,
+    readOnlyHint,
+    destructiveHint: allowedActions.some((a) => hintsOf(a).destructiveHint),
+    idempotentHint: !readOnlyHint && allowedActions.every((a) => hintsOf(a).idempotentHint),
     openWorldHint: false,
   };
 }

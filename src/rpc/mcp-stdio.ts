@@ -11,9 +11,10 @@ import { deserializeMessage } from '@modelcontextprotocol/server';
 import type { StdioPrincipal } from '../daemon/mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
-import type { McpCallDeps } from './mcp-tool.js';
+import type { ServeContext } from './serve-context.js';
 import { McpLineGuard } from './mcp-line-guard.js';
 import { RpcErrorCode } from './errors.js';
+import { envelopeProblem, type EnvelopeProblem } from './message-shape.js';
 
 export interface McpHandle {
   /** Resolves when the client closes stdin (or the streams fail). */
@@ -21,18 +22,18 @@ export interface McpHandle {
   close(): Promise<void>;
 }
 
-export interface McpStdioOptions extends McpCallDeps {
+/** What only `serve --mcp` adds to the serve context (`limits.max_message_bytes` is the longest line read). */
+export interface McpStdioOptions {
   principal: StdioPrincipal;
-  maxInFlight: number;
-  /** `limits.max_message_bytes`: the longest line read (one JSON-RPC message). */
-  maxMessageBytes: number;
   stdin?: Readable;
   stdout?: Writable;
   catalogs?: SkillCatalogs;
 }
 
-export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
-  const { daemon, principal } = opts;
+export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): Promise<McpHandle> {
+  const { daemon } = ctx;
+  const { principal } = extra;
+  const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const stdin = opts.stdin ?? process.stdin;
   const stdout = opts.stdout ?? process.stdout;
   const catalog = await (opts.catalogs ?? new SkillCatalogs(daemon.log)).for(principal.session.enabledSkills);
@@ -51,21 +52,26 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
       reply(RpcErrorCode.InvalidRequest, `message too large: over ${opts.maxMessageBytes} bytes (limits.max_message_bytes)`);
     },
     // The SDK skips a line it cannot parse, and one that is no JSON-RPC message, without an answer: a host would
-    // wait forever. Answered here as on the daemon's own stdio (-32700 / -32600, id null); a blank line is nothing.
+    // wait forever. Answered here as on the daemon's own stdio (-32700 / -32600, id null), by the one envelope
+    // check (message-shape.ts), then MCP's own message schema (the SDK's, stricter: e.g. integer or string ids);
+    // a blank line is nothing.
     admit: (line) => {
       const text = line.toString('utf8');
       if (text.trim() === '') return false;
+      let value: unknown;
       try {
-        deserializeMessage(text);
-        return true;
-      } catch (err) {
-        const parse = err instanceof SyntaxError;
-        daemon.log.log('warn', parse ? 'mcp stdio line is not JSON' : 'mcp stdio line is not a JSON-RPC message', {});
-        // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
-        if (!parse && looksLikeResponse(text)) return false;
-        reply(parse ? RpcErrorCode.ParseError : RpcErrorCode.InvalidRequest, parse ? 'parse error: the line is not JSON' : 'invalid request: not a JSON-RPC 2.0 message');
+        value = JSON.parse(text);
+      } catch {
+        daemon.log.log('warn', 'mcp stdio line is not JSON', {});
+        reply(RpcErrorCode.ParseError, 'parse error: the line is not JSON');
         return false;
       }
+      const problem = envelopeProblem(value) ?? (mcpAccepts(text) ? null : mcpProblem(value));
+      if (!problem) return true;
+      daemon.log.log('warn', 'mcp stdio line is not a JSON-RPC message', {});
+      // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
+      if (!problem.response) reply(RpcErrorCode.InvalidRequest, 'invalid request: not a JSON-RPC 2.0 message');
+      return false;
     },
   });
   // `pipe` forwards no errors: a stdin read error reaches the SDK (which logs it and closes) through the guard.
@@ -85,7 +91,18 @@ export async function serveMcpStdio(opts: McpStdioOptions): Promise<McpHandle> {
   return { closed, close: () => handle.close() };
 }
 
-function looksLikeResponse(text: string): boolean {
-  const v = JSON.parse(text) as unknown;
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && !('method' in v) && ('result' in v || 'error' in v);
+/** Whether MCP's own message schema (the SDK's `deserializeMessage`) takes the line. */
+function mcpAccepts(text: string): boolean {
+  try {
+    deserializeMessage(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A valid JSON-RPC envelope that MCP's schema still refuses; a response-shaped one is never answered. */
+function mcpProblem(value: unknown): EnvelopeProblem {
+  const o = value as Record<string, unknown>;
+  return { reason: 'not an MCP message', id: null, response: !('method' in o) && ('result' in o || 'error' in o) };
 }

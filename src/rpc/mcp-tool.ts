@@ -14,7 +14,6 @@
 import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { CancellationToken } from 'vscode-jsonrpc';
-import { z } from 'zod';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import { redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
@@ -28,6 +27,7 @@ import { observeToolCall } from '../telemetry/tool-call.js';
 import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from './errors.js';
 import { ToolArgs } from './methods.js';
+import { Id } from '../protocol/json.js';
 
 export const THREAD_META_KEY = 'toolgate/thread_id';
 export const TOOL_CALL_META_KEY = 'toolgate/tool_call_id';
@@ -48,8 +48,6 @@ export interface McpCallDeps {
   track: <T>(work: Promise<T>) => Promise<T>;
   accepting: () => boolean;
 }
-
-const Id = z.string().min(1).max(200);
 
 /** The projection of a failure the daemon decides before any action runs. */
 function failure(error: ToolError): CallToolResult {

@@ -1,9 +1,11 @@
 /**
- * What counts as a JSON-RPC 2.0 message the daemon will act on: a request
- * or notification (`method` a string, `id` absent, a string, a finite number
- * or null) or a response. Anything else that parsed as JSON — a batch array,
- * `[]`, `null`, an object or boolean id, a numeric method — is answered
- * -32600 with `id: null` (contract section 13), as on WebSocket.
+ * The one JSON-RPC 2.0 envelope check, for every transport the daemon reads
+ * itself (stdio, WebSocket, `serve --mcp` stdio; `/mcp` over HTTP is the MCP
+ * SDK's, which answers a bad body itself). A message the daemon acts on is a
+ * request or notification (`method` a string, `id` absent, a string, a
+ * finite number or null) or a response. Anything else that parsed as JSON —
+ * a batch array, `[]`, `null`, an object or boolean id, a numeric method —
+ * is answered -32600 (contract section 13).
  */
 import {
   AbstractMessageReader,
@@ -15,16 +17,37 @@ import {
 
 export type Rejection = { code: -32600 | -32700; message: string };
 
-export function invalidReason(m: unknown): string | null {
-  if (Array.isArray(m)) return 'batch requests are not supported';
-  if (m === null || typeof m !== 'object') return 'not a JSON-RPC message';
+export type RawId = string | number | null;
+
+/** Why a parsed value is not a JSON-RPC message the daemon acts on. */
+export interface EnvelopeProblem {
+  reason: string;
+  /** The message's own id when it is a valid one (WebSocket answers with it), else null. */
+  id: RawId;
+  /** It has no `method` but a `result` or `error`: a malformed response, which JSON-RPC forbids answering. */
+  response: boolean;
+}
+
+export const isValidId = (id: unknown): id is RawId => id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+
+/** Null when `m` is a JSON-RPC 2.0 request, notification or response; else what is wrong with it. */
+export function envelopeProblem(m: unknown): EnvelopeProblem | null {
+  if (Array.isArray(m)) return { reason: 'batch requests are not supported', id: null, response: false };
+  if (m === null || typeof m !== 'object') return { reason: 'not a JSON-RPC message', id: null, response: false };
   const o = m as Record<string, unknown>;
-  const validId = (id: unknown) => id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
-  if (o.jsonrpc !== '2.0') return 'invalid JSON-RPC 2.0 message: jsonrpc must be "2.0"';
-  if ('id' in o && !validId(o.id)) return 'invalid JSON-RPC 2.0 message: id must be a string, a number or null';
+  const id = isValidId(o.id) ? o.id : null;
+  const response = !('method' in o) && ('result' in o || 'error' in o);
+  const problem = (reason: string): EnvelopeProblem => ({ reason: `invalid JSON-RPC 2.0 message: ${reason}`, id, response });
+  if (o.jsonrpc !== '2.0') return problem('jsonrpc must be "2.0"');
+  if ('id' in o && !isValidId(o.id)) return problem('id must be a string, a number or null');
   if (typeof o.method === 'string') return null;
-  if (!('method' in o) && 'id' in o && ('result' in o || 'error' in o)) return null;
-  return 'invalid JSON-RPC 2.0 message: method must be a string';
+  if (response && 'id' in o) return null;
+  return problem('method must be a string');
+}
+
+/** The reason only (stdio answers `id: null` whatever the message held). */
+export function invalidReason(m: unknown): string | null {
+  return envelopeProblem(m)?.reason ?? null;
 }
 
 /**

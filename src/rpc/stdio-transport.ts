@@ -1,7 +1,7 @@
 import { createMessageConnection, StreamMessageReader, type ResponseMessage } from 'vscode-jsonrpc/node';
-import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
-import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
+import { TrackedWriter } from './tracked-writer.js';
+import type { ServeContext } from './serve-context.js';
 import { CoalescingMessageWriter } from './coalescing-writer.js';
 import { StdioFrameGuard } from './stdio-frame-guard.js';
 import { ShapeCheckingReader } from './message-shape.js';
@@ -18,12 +18,9 @@ export interface StdioHandle {
  * streams. stdout carries protocol only. `exit` after `shutdown` ends with
  * 0, `exit` without it with 1, and stdin end counts as a clean goodbye.
  */
-export function serveStdio(
-  daemon: Daemon,
-  input: NodeJS.ReadableStream,
-  output: NodeJS.WritableStream,
-  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; maxInFlight: number; writes: PendingWrites; maxMessageBytes: number },
-): StdioHandle {
+export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): StdioHandle {
+  const { daemon } = ctx;
+  const opts = { ...ctx, maxInFlight: ctx.limits.maxInFlight, maxMessageBytes: ctx.limits.maxMessageBytes };
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
   const writer = new TrackedWriter(new CoalescingMessageWriter(output), opts.writes);

@@ -14,13 +14,12 @@ import {
 } from 'vscode-jsonrpc/node';
 import type WebSocket from 'ws';
 import { RpcErrorCode } from './errors.js';
+import { envelopeProblem, type RawId } from './message-shape.js';
 
 export interface ReaderLimits {
   /** A frame larger than this is answered with -32600 and dropped; the connection stays. */
   maxMessageBytes: number;
 }
-
-type RawId = string | number | null;
 
 /** Best effort: the id of a request we refuse to parse in full, for the error reply. */
 function guessId(text: string): RawId {
@@ -31,10 +30,6 @@ function guessId(text: string): RawId {
   } catch {
     return null;
   }
-}
-
-function isValidId(id: unknown): id is RawId {
-  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 }
 
 export class WebSocketMessageReader extends AbstractMessageReader implements MessageReader {
@@ -78,20 +73,14 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
       this.onRejected('parse');
       return this.replyError(null, RpcErrorCode.ParseError, 'parse error: invalid JSON');
     }
-    if (message === null || typeof message !== 'object' || Array.isArray(message)) {
+    const problem = envelopeProblem(message);
+    if (problem) {
       this.onRejected('invalid');
-      return this.replyError(null, RpcErrorCode.InvalidRequest, Array.isArray(message) ? 'batch requests are not supported' : 'not a JSON-RPC message');
+      return this.replyError(problem.id, RpcErrorCode.InvalidRequest, problem.reason);
     }
-    const m = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; result?: unknown; error?: unknown };
-    const id = isValidId(m.id) ? m.id : null;
-    const isRequestOrNotification = typeof m.method === 'string';
-    const isResponse = !('method' in m) && 'id' in m && ('result' in m || 'error' in m);
-    if (m.jsonrpc !== '2.0' || (!isRequestOrNotification && !isResponse) || ('id' in m && !isValidId(m.id))) {
-      this.onRejected('invalid');
-      return this.replyError(id, RpcErrorCode.InvalidRequest, 'invalid JSON-RPC 2.0 message');
-    }
-    if (this.callback) this.callback(m as Message);
-    else this.pending.push(m as Message);
+    const m = message as Message;
+    if (this.callback) this.callback(m);
+    else this.pending.push(m);
   }
 
   private replyError(id: RawId, code: number, message: string): void {

@@ -8,23 +8,12 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { createMessageConnection } from 'vscode-jsonrpc/node';
-import type { Daemon } from '../daemon/daemon.js';
 import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
 import { Backpressure } from './backpressure.js';
-import { TrackedWriter, type PendingWrites } from './tracked-writer.js';
+import { TrackedWriter } from './tracked-writer.js';
+import type { ServeContext } from './serve-context.js';
 
-export interface WsLimits {
-  /** Larger frames get a JSON-RPC error; the connection is kept. */
-  maxMessageBytes: number;
-  maxInFlight: number;
-  /** Interval of pings; a peer that misses one pong is dropped. */
-  pingIntervalMs: number;
-  /** Above this many unsent bytes the socket stops reading new requests... */
-  highWaterBytes: number;
-  /** ...and above this one the slow reader is disconnected. */
-  maxBufferedBytes: number;
-}
 
 export interface WsRpcServer {
   connectionCount(): number;
@@ -36,12 +25,9 @@ export const RPC_PATH = '/rpc';
 /** Paths an upgrade is served at: `/rpc`, and `/` for clients that connect to the bare address (pygls' start_ws). */
 const RPC_PATHS = new Set([RPC_PATH, '/']);
 
-export function attachWebSocketRpc(
-  daemon: Daemon,
-  http: Server,
-  limits: WsLimits,
-  opts: { track: <T>(work: Promise<T>) => Promise<T>; accepting: () => boolean; writes: PendingWrites },
-): WsRpcServer {
+export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer {
+  const { daemon, limits, guard } = ctx;
+  const opts = { track: ctx.track, accepting: ctx.accepting, writes: ctx.writes };
   // ws closes a connection past maxPayload; keep that hard cap well above our
   // soft limit so an oversized message gets an error instead of a hang-up.
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(limits.maxMessageBytes * 4, 1024 * 1024) });
@@ -50,6 +36,12 @@ export function attachWebSocketRpc(
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Raw request line: never parse it as a URL (a malformed one must not throw here).
     const path = (req.url ?? '/').split('?')[0];
+    // DNS rebinding / cross-site WebSocket: refused before the handshake completes (http-guard.ts).
+    const refused = guard(req);
+    if (refused) {
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${JSON.stringify({ error: refused })}`);
+      return;
+    }
     if (!RPC_PATHS.has(path ?? '') || !opts.accepting()) {
       socket.end(`HTTP/1.1 ${opts.accepting() ? '404 Not Found' : '503 Service Unavailable'}\r\nConnection: close\r\n\r\n`);
       return;

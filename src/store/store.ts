@@ -30,7 +30,9 @@
  * chosen by the engine at write time. Rows are JSON-native objects in the
  * wire's snake_case where they reach the wire unchanged.
  */
-import type { Event } from '../protocol/actions.js';
+import type { Contact, Event, InviteStatus, Memory } from '../protocol/actions.js';
+import type { HistoryMessage, ThreadSummary } from '../protocol/methods.js';
+import type { SynchronousMode } from '../protocol/config.js';
 import type { StoredRowCheck } from './row-check.js';
 
 export type { StoredRowCheck };
@@ -96,7 +98,7 @@ export interface StoreDescription {
 
 export interface StoreOptions {
   /** Contract §8 `store.synchronous`; `FULL` unless configured. Ignored by PostgreSQL. */
-  synchronous?: 'FULL' | 'NORMAL';
+  synchronous?: SynchronousMode;
   /** Contract §8 `store.pool_size` (PostgreSQL only). */
   poolSize?: number;
   /**
@@ -177,12 +179,8 @@ export interface UsersRepo {
  * `(user_id, thread_id)`. Every method takes both; another user's thread id
  * is indistinguishable from an unused one.
  */
-export interface ThreadSummary {
-  thread_id: string;
-  created_at: string;
-  updated_at: string;
-  message_count: number;
-}
+/** The wire shape of `thread/list`, declared once in src/protocol. */
+export type { ThreadSummary };
 
 export interface ThreadsRepo {
   /** Creates the user's thread if it does not exist yet (idempotent). */
@@ -194,7 +192,8 @@ export interface ThreadsRepo {
 
 // ---------------------------------------------------------------- messages
 
-export type MessageRole = 'user' | 'assistant' | 'tool';
+/** A stored message's role, as `history/get` shows it. */
+export type MessageRole = HistoryMessage['role'];
 
 export interface MessageRow {
   id: string;
@@ -340,8 +339,8 @@ export interface AutomationJobsRepo {
 
 // ---------------------------------------------------------------- calendar
 
-/** The wire shape of contract §10, declared once in src/protocol. */
-export type { Event };
+/** The wire shapes of contract §10, declared once in src/protocol. */
+export type { Contact, Event, InviteStatus, Memory };
 
 export interface EventFields {
   title: string;
@@ -363,8 +362,6 @@ export interface EventsRepo {
   deleteOwned(ownerId: string, eventId: string): Promise<boolean>;
 }
 
-export type InviteStatus = 'pending' | 'accepted' | 'rejected';
-
 export interface InviteRow {
   invite_id: string;
   event_id: string;
@@ -383,23 +380,11 @@ export interface InvitesRepo {
 
 // ---------------------------------------------------------------- memories and contacts
 
-export interface Memory {
-  key: string;
-  content: string;
-  updated_at: string;
-}
-
 export interface MemoriesRepo {
   upsert(userId: string, key: string, content: string): Promise<Memory>;
   forget(userId: string, key: string): Promise<boolean>;
   /** One key, or all of the user's memories by key. */
   read(userId: string, key?: string): Promise<Memory[]>;
-}
-
-export interface Contact {
-  user_id: string;
-  name: string | null;
-  phone: string | null;
 }
 
 export interface ContactsRepo {

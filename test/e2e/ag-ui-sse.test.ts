@@ -17,6 +17,8 @@ import { tempDir } from '../helpers/repo.js';
 import { follow, ThreadFollower, verifySse } from '../helpers/ag-ui-client.js';
 import { createHttpServer } from '../../src/rpc/http-server.js';
 import { agUiStreamRoute } from '../../src/rpc/ag-ui-stream.js';
+import { SessionRegistry } from '../../src/daemon/sessions.js';
+import { serveContext } from '../../src/rpc/serve-context.js';
 import { ThreadEventBus } from '../../src/daemon/thread-events.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
@@ -508,11 +510,12 @@ describe('AG-UI event stream, in process', () => {
       env: {},
       bearerKeys: { kind: 'secret', secret: new TextEncoder().encode(TEST_BEARER_SECRET), origin: 'env' },
       threadEvents: new ThreadEventBus(),
+      sessions: new SessionRegistry(),
     } as unknown as Daemon;
     await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
     const output = buildToolAgentOutput(
-      { ok: true, module: 'calendar', method: 'create', data: { event: { id: 'evt_1', owner_id: 'erin', title: 'Stored', start_at: args.input.start_at, end_at: args.input.end_at } } },
+      { ok: true, module: 'calendar', method: 'create', data: { event: { id: 'evt_1', owner_id: 'erin', title: 'Stored', start_at: args.input.start_at, end_at: args.input.end_at, location: null, description: null, created_at: '2026-04-20T09:00:00.000Z', updated_at: '2026-04-20T09:00:00.000Z' } } },
       args,
       'k1',
       deriveUiHints,
@@ -521,7 +524,8 @@ describe('AG-UI event stream, in process', () => {
       tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'tool', content: projectText(output), metadataJson: JSON.stringify({ tool_agent_output: output }), toolCallId: 'k1', status: output.status }),
     );
     token = await mintBearer('erin');
-    server = createHttpServer(daemon, [agUiStreamRoute(daemon, { pingIntervalMs: 50 })]);
+    const ctx = serveContext(daemon);
+    server = createHttpServer(ctx, [agUiStreamRoute(ctx, { pingIntervalMs: 50 })]);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

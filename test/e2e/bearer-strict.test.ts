@@ -58,7 +58,7 @@ test('auth.max_token_lifetime_s bounds exp - iat (or exp - now without iat)', as
 test('dev-token mints a token with exp that opens a session', async () => {
   const dir = tempDir('toolgate-devtok-');
   const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'dev-token', '--user', 'dana', '--db', join(dir, 'toolgate.db')], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, encoding: 'utf8',
   });
   assert.equal(r.status, 0, r.stderr);
   const token = r.stdout.trim();

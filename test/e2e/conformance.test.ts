@@ -16,7 +16,7 @@ const FAKE = join(REPO_ROOT, 'dist', 'test', 'fixtures', 'broken-daemon.js');
 function conformance(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   const child = spawn(process.execPath, [TOOLGATE_BIN, 'conformance', ...args], {
     // No NODE_EXTRA_CA_CERTS: every child would spend its start loading certificates.
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env },
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -6,13 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 
 test('toolgate demo plays the scripted session, checks the history byte for byte, and can run again', () => {
   const db = join(tempDir(), 'data', 'toolgate.db');
   for (let run = 0; run < 2; run++) {
-    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'demo', '--db', db], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'demo', '--db', db], { env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dirname(db) }, encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     for (const step of ['1. initialize', '2. session/open', '4. tool/invoke calendar.create', '9. history/get', '10. shutdown + exit']) {
       assert.ok(r.stdout.includes(step), `shows step "${step}"`);

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 
 test('examples/stdio-host: one call, its notification before the response, the history byte for byte, exit 0', () => {
-  const db = join(tempDir(), 'toolgate.db');
-  const env = { PATH: process.env.PATH ?? '' };
-  const token = execFileSync(process.execPath, [TOOLGATE_BIN, 'dev-token', '--user', 'alice', '--db', db], { env, encoding: 'utf8' }).trim();
-  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'examples', 'stdio-host', 'main.js'), '--db', db, '--dev'], {
+  // As examples/README.md prints it: dev-token, then the host with --dev, in a fresh data folder.
+  const env = { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-') };
+  const token = execFileSync(process.execPath, [TOOLGATE_BIN, 'dev-token', '--user', 'alice'], { env, encoding: 'utf8' }).trim();
+  const r = spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'examples', 'stdio-host', 'main.js'), '--dev'], {
     env: { ...env, TOOLGATE_TOKEN: token },
     encoding: 'utf8',
     timeout: 60_000,

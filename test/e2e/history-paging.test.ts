@@ -7,11 +7,9 @@ import assert from 'node:assert/strict';
 import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, TRANSPORTS } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import type { HistoryGetResult } from '../../src/protocol/index.js';
 
-interface Page {
-  messages: Array<{ id: string; role: string; content: string; created_at: string }>;
-  next_before: string | null;
-}
+type Page = HistoryGetResult;
 
 for (const transport of TRANSPORTS) {
   describe(`over ${transport}`, () => {

@@ -176,7 +176,7 @@ test('serve --mcp without a token, or with a bad one, stops with a clear message
   const dir = tempDir();
   const run = (env: Record<string, string>) =>
     spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(dir, 'x.db')], {
-      env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env }, input: '', encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env }, input: '', encoding: 'utf8',
     });
   const none = run({});
   assert.equal(none.status, 2);

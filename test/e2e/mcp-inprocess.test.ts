@@ -14,6 +14,7 @@ import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { openMcpStdioPrincipal } from '../../src/daemon/mcp-session.js';
 import { serveMcpStdio } from '../../src/rpc/mcp-stdio.js';
+import { serveContext } from '../../src/rpc/serve-context.js';
 import { tempDir } from '../helpers/repo.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
@@ -28,7 +29,7 @@ test('in process: a token that expires mid-session fails each call with UNAUTHEN
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, maxMessageBytes: 1024 * 1024, stdin: toServer, stdout: fromServer });
+  const handle = await serveMcpStdio(serveContext(daemon, { limits: { maxInFlight: 8 } }), { principal, stdin: toServer, stdout: fromServer });
   // The server's newline-delimited JSON transport is symmetric: the client uses it the other way round.
   const client = new Client({ name: 'in-process', version: '1' });
   await client.connect(new StdioServerTransport(fromServer, toServer));
@@ -95,7 +96,7 @@ test('in process: notifications/cancelled reaches a running call — no response
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio({ daemon, principal, track: (w) => w, accepting: () => true, maxInFlight: 8, maxMessageBytes: 1024 * 1024, stdin: toServer, stdout: fromServer });
+  const handle = await serveMcpStdio(serveContext(daemon, { limits: { maxInFlight: 8 } }), { principal, stdin: toServer, stdout: fromServer });
   const client = new Client({ name: 'in-process', version: '1' });
   // Both directions as they pass: which id the cancelled call had, and what was answered.
   const lines = (into: Array<{ id?: unknown; method?: string; params?: { arguments?: { method?: string } } }>) => (c: Buffer) => {

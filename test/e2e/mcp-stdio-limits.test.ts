@@ -22,7 +22,7 @@ test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is 
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'] } }, limits: { max_message_bytes: 4096 } }));
   const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(dir, 'toolgate.db'), '--config', config], {
-    env: { PATH: process.env.PATH, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: await mintBearer('lena') },
+    env: { PATH: process.env.PATH, TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: await mintBearer('lena') },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

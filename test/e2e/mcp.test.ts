@@ -16,7 +16,7 @@ import { connectMcp, MCP_KINDS, type McpHost, type McpKind } from '../helpers/mc
 import { openSession, startHost, type Client, type Host } from '../helpers/host.js';
 import { REPO_ROOT } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
-import type { HistoryMessage } from '../../src/protocol/index.js';
+import type { HistoryMessage, ToolResponse } from '../../src/protocol/index.js';
 import { ToolProjection } from '../../src/protocol/tool.js';
 import { selfContainedJsonSchema } from '../../src/protocol/self-contained.js';
 import { assertWireShape } from '../helpers/wire-validator.js';
@@ -29,7 +29,7 @@ interface Structured {
   error?: { code: string; input_schema?: unknown; module: string | null; method: string | null };
 }
 interface CallResult {
-  content: Array<{ type: string; text: string }>;
+  content: ToolResponse['content'];
   structuredContent?: Structured;
   isError?: boolean;
 }

@@ -12,17 +12,15 @@ import { join } from 'node:path';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
-import type { ToolResponse } from '../../src/protocol/index.js';
+import type { ToolProjection, ToolResponse } from '../../src/protocol/index.js';
 
 interface Issue {
   path: string;
   message: string;
   expected?: string;
 }
-interface Failure {
-  status: 'failure';
-  error: { code: string; message: string; issues?: Issue[]; input_schema?: unknown; allowed_actions?: string[] };
-}
+/** The failure projection, with the fields these errors carry. */
+type Failure = Extract<ToolProjection, { status: 'failure' }> & { error: { issues?: Issue[]; input_schema?: unknown; allowed_actions?: string[] } };
 
 const at = (day: number, hour: number) => `2026-04-${String(day).padStart(2, '0')}T${String(hour).padStart(2, '0')}:00:00+08:00`;
 const event = (day: number) => ({ title: `Gym ${day}`, start_at: at(day, 7), end_at: at(day, 8) });

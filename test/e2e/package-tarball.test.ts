@@ -76,7 +76,8 @@ function wanted(pkg: string, rel: string): boolean {
 
 before(() => {
   const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--offline', '--pack-destination', work], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }),
+    // --ignore-scripts: the suite runs after `npm run build`; prepack (the build again) would only slow it down.
+    execFileSync('npm', ['pack', '--json', '--offline', '--ignore-scripts', '--pack-destination', work], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }),
   ) as Array<{ filename: string; files: Array<{ path: string }> }>;
   files = packed[0]!.files.map((f) => f.path);
   const target = join(app, 'node_modules', 'toolgate');
@@ -165,6 +166,14 @@ test('toolgate/client from the installed package spawns the installed daemon and
   const demo = spawnSync(join(app, 'node_modules', '.bin', 'toolgate'), ['demo', '--db', join(work, 'data', 'demo.db')], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
   assert.equal(demo.status, 0, demo.stdout + demo.stderr);
   assert.match(demo.stdout, /history content === the text tool\/invoke returned/);
+  // Outside the repository there is no `npm run inspector`: the hint is a command that works here.
+  assert.doesNotMatch(demo.stdout, /npm run inspector/);
+  assert.match(demo.stdout, /serve --ws --port 8787 --dev --db /);
+});
+
+test('npm pack in a fresh clone packs dist/: prepack is the build', () => {
+  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  assert.equal(manifest.scripts.prepack, 'npm run build');
 });
 
 test('the conformance runner ships with its dependencies: it passes against the installed daemon', () => {

@@ -96,7 +96,7 @@ test('a bad config file or a missing bearer secret stops serve with a clear mess
     const path = join(dir, name);
     writeFileSync(path, typeof body === 'string' ? body : JSON.stringify(body));
     const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dir, 'x.db'), '--config', path], {
-      env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, input: '', encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, input: '', encoding: 'utf8',
     });
     assert.equal(r.status, 2, `${name}: ${r.stderr}`);
     assert.match(r.stderr, message);
@@ -114,7 +114,7 @@ test('serve --dev creates a local secret that dev-token signs with', async () =>
   const dir = tempDir();
   const db = join(dir, 'toolgate.db');
   const token = spawnSync(process.execPath, [TOOLGATE_BIN, 'dev-token', '--user', 'zoe', '--phone', '+15559999', '--db', db], {
-    env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir }, encoding: 'utf8',
   });
   assert.equal(token.status, 0, token.stderr);
   const host = await startHost({ dataDir: dir, args: ['--dev'], env: { TOOLGATE_BEARER_SECRET: '' } });

@@ -11,7 +11,7 @@ import { createMessageConnection, StreamMessageReader, StreamMessageWriter } fro
 import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
-import { PendingWrites } from '../../src/rpc/tracked-writer.js';
+import { serveContext } from '../../src/rpc/serve-context.js';
 import { tempDir } from '../helpers/repo.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
@@ -30,9 +30,7 @@ test('stdio: a tool call’s notifications and its response leave in one write',
     },
   });
   const stdin = new PassThrough();
-  // A variable, not a literal: other transports' options may be added here.
-  const opts = { track: <T>(w: Promise<T>) => w, accepting: () => true, maxInFlight: 16, writes: new PendingWrites(), maxMessageBytes: 1 << 20 };
-  const handle = serveStdio(daemon, stdin, stdout, opts);
+  const handle = serveStdio(serveContext(daemon, { limits: { maxInFlight: 16, maxMessageBytes: 1 << 20 } }), stdin, stdout);
   const host = createMessageConnection(new StreamMessageReader(toHost), new StreamMessageWriter(stdin));
   host.listen();
   try {

@@ -12,12 +12,9 @@ import Database from 'better-sqlite3';
 import { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, TRANSPORTS, type Client, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
-import type { ToolResponse } from '../../src/protocol/index.js';
+import type { HistoryGetResult, ToolResponse } from '../../src/protocol/index.js';
 
-interface History {
-  messages: Array<{ id: string; role: string; content: string; tool_call_id?: string }>;
-  next_before: string | null;
-}
+type History = HistoryGetResult;
 
 const memoryUpdate = (key: string, content: string) => ({ module: 'memory', method: 'update', input: { key, content } });
 const memoryRead = { module: 'memory', method: 'read', input: {} };

@@ -61,7 +61,7 @@ class Recorder {
   }
 }
 
-const env = () => ({ PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET });
+const env = () => ({ PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET });
 
 function stdio(rec: Recorder, args: string[] = []): ToolgateClient {
   return ToolgateClient.spawn({ command: [process.execPath, TOOLGATE_BIN], args: ['--db', join(tempDir(), 'toolgate.db'), ...args], env: env(), tap: rec.tap() });

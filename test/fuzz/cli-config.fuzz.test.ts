@@ -155,7 +155,7 @@ test(`config files: loaded or refused with a ConfigError, never a crash (seed ${
     for (const [i, text] of refusedTexts.entries()) {
       const file = join(dir, `serve-${i}.json`);
       writeFileSync(file, text);
-      const out = await run(TOOLGATE_BIN, ['serve', '--stdio', '--db', join(dir, 'toolgate.db'), '--config', file], { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, '');
+      const out = await run(TOOLGATE_BIN, ['serve', '--stdio', '--db', join(dir, 'toolgate.db'), '--config', file], { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, '');
       assert.notEqual(out.code, 0, `serve refuses ${text.slice(0, 200)}`);
       assert.equal(out.stdout, '', 'nothing on the protocol stream');
       assert.match(out.stderr, /config /);

@@ -6,6 +6,7 @@
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { randomUUID } from 'node:crypto';
+import { ACTIONS } from '../../src/protocol/action-table.js';
 
 export interface TestKeyPair {
   alg: 'EdDSA' | 'ES256';
@@ -90,17 +91,5 @@ export async function mintCredential(opts: MintOptions): Promise<string> {
     .sign(key.privateKey);
 }
 
-/** Every action the registry knows, for credentials that should not be the limiting factor. */
-export const ALL_ACTIONS: readonly string[] = [
-  'calendar.read',
-  'calendar.create',
-  'calendar.update',
-  'calendar.delete',
-  'calendar.share',
-  'calendar.accept_invite',
-  'calendar.reject_invite',
-  'contacts.read',
-  'memory.update',
-  'memory.forget',
-  'memory.read',
-];
+/** Every action of the table, in its order, for credentials that should not be the limiting factor. */
+export const ALL_ACTIONS: readonly string[] = Object.keys(ACTIONS);

@@ -110,7 +110,8 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
   const env = {
     PATH: process.env.PATH ?? '',
     TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET,
-    ...(TEST_PG_URL ? { TOOLGATE_HOME: dataDir } : {}),
+    // The data folder holds the signing key (and a dev secret): the test's own folder, never the real home.
+    TOOLGATE_HOME: dataDir,
     ...(viaEnv ? { TOOLGATE_DB: dbPath } : {}),
     ...opts.env,
   };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { TOOLGATE_BIN } from './repo.js';
+import { TOOLGATE_BIN, tempDir } from './repo.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
 
 export type McpKind = 'stdio' | 'http' | 'http-2026';
@@ -48,7 +48,7 @@ export async function connectMcp(kind: McpKind, opts: McpConnectOptions): Promis
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [TOOLGATE_BIN, 'serve', '--mcp', '--db', opts.dbPath ?? join('/nonexistent', 'x.db'), ...(opts.args ?? [])],
-      env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: opts.token, ...opts.env },
+      env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir('toolgate-mcp-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: opts.token, ...opts.env },
       stderr: 'pipe',
     });
     let stderr = '';

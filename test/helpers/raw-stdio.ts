@@ -30,7 +30,7 @@ export function frameOf(body: unknown): Buffer {
 export function startRaw(args: string[] = [], env: Record<string, string> = {}): RawDaemon {
   const dataDir = tempDir('toolgate-raw-');
   const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dataDir, 'toolgate.db'), ...args], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env },
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dataDir, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

@@ -33,6 +33,8 @@ const EVENT = {
   end_at: '2026-04-21T11:00:00+08:00',
   location: null,
   description: null,
+  created_at: '2026-04-20T09:00:00.000Z',
+  updated_at: '2026-04-20T09:00:00.000Z',
 };
 
 const success: ToolAgentOutput = buildToolAgentOutput(

@@ -81,7 +81,7 @@ test('serve with a bad YAML config: one line, exit 2', () => {
   const y = file('serve.yaml', 'agents:\n  default: {enabled_skills: [calendar], allowed_actions: [calendar.read]}\nlimit: {}\n');
   const dir = tempDir();
   const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--config', y, '--db', join(dir, 't.db')], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET },
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET },
     encoding: 'utf8',
     input: '',
   });

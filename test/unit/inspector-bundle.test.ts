@@ -28,3 +28,11 @@ test('the inspector is TypeScript only, and its bundle pulls in nothing of Node'
   for (const needle of ['better-sqlite3', 'node:', 'vscode-jsonrpc', 'require(']) assert.ok(!bundle.includes(needle), needle);
   assert.deepEqual(readdirSync(join(REPO_ROOT, 'dist', 'inspector')).sort(), ['favicon.svg', 'index.html', 'inspector.css', 'inspector.js', 'ui-renderer.js']);
 });
+
+test('the empty token box says how to get a token (toolgate dev-token), next to the field it describes', () => {
+  const html = readFileSync(join(REPO_ROOT, 'dist', 'inspector', 'index.html'), 'utf8');
+  const hint = /<p id="token-hint"[^>]*>([\s\S]*?)<\/p>/.exec(html);
+  assert.ok(hint, 'a token hint');
+  assert.match(hint[1]!.replace(/\s+/g, ' '), /toolgate dev-token --user alice/);
+  assert.match(html, /aria-describedby="token-help token-hint"/);
+});

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
-import { PendingWrites } from '../../src/rpc/tracked-writer.js';
+import { serveContext } from '../../src/rpc/serve-context.js';
 import { ToolgateClient } from '../../src/client/index.js';
 import type { ToolResultNotification } from '../../src/protocol/index.js';
 import type { StoredMessageEvent } from '../../src/daemon/thread-events.js';
@@ -30,7 +30,7 @@ async function inProcess() {
   );
   const toDaemon = new PassThrough();
   const fromDaemon = new PassThrough();
-  const served = serveStdio(daemon, toDaemon, fromDaemon, { track: (w) => w, accepting: () => true, maxInFlight: 64, writes: new PendingWrites(), maxMessageBytes: 1024 * 1024 });
+  const served = serveStdio(serveContext(daemon, { limits: { maxInFlight: 64 } }), toDaemon, fromDaemon);
   const client = ToolgateClient.fromStreams(fromDaemon, toDaemon);
   const heard: ToolResultNotification[] = [];
   client.onToolResult((n) => heard.push(n));

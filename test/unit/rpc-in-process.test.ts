@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createDaemon } from '../../src/app/serve.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
-import { PendingWrites } from '../../src/rpc/tracked-writer.js';
+import { serveContext } from '../../src/rpc/serve-context.js';
 import { runConformance } from '../../src/conformance/runner.js';
 import { streamTransport } from '../../src/conformance/transport.js';
 import { REPO_ROOT, tempDir } from '../helpers/repo.js';
@@ -24,7 +24,7 @@ test('the conformance runner passes against the daemon in process, over an in-me
   );
   const toDaemon = new PassThrough();
   const fromDaemon = new PassThrough();
-  const served = serveStdio(daemon, toDaemon, fromDaemon, { track: (w) => w, accepting: () => true, maxInFlight: 64, writes: new PendingWrites(), maxMessageBytes: 1024 * 1024 });
+  const served = serveStdio(serveContext(daemon, { limits: { maxInFlight: 64 } }), toDaemon, fromDaemon);
   // The exit notification ends the served connection; the runner then sees the stream close.
   void served.finished.then(() => fromDaemon.end());
   const lines: string[] = [];

@@ -166,8 +166,16 @@ test('an event card shows location and description only when set', () => {
   assert.ok(hints);
   const text = JSON.stringify(compileUiSchema(hints));
   assert.ok(!text.includes('"Location"') && !text.includes('"Description"'));
+});
+
+test('hints come only from data of the protocol’s shape (src/protocol/actions.ts), strict as it is', () => {
+  // The protocol's Event always carries location and description (null when unset), and no other field.
   const { location: _l, description: _d, ...bare } = EVENT_B;
-  assert.deepEqual(deriveUiHints('calendar', 'create', { event: bare }, 'success'), hints, 'absent = null');
+  assert.equal(deriveUiHints('calendar', 'create', { event: bare }, 'success'), null, 'absent is not null');
+  assert.equal(deriveUiHints('calendar', 'create', { event: { ...EVENT_B, colour: 'red' } }, 'success'), null, 'an unknown field');
+  // A share's invites are pending by definition.
+  const share = { event_id: 'evt_01', invites: [{ invite_id: 'inv_01', user_id: 'user_bob', status: 'accepted' }] };
+  assert.equal(deriveUiHints('calendar', 'share', share, 'success'), null);
 });
 
 test('actions without a stable UI, unknown actions and failures give no hints', () => {

@@ -12,10 +12,11 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import type { SynchronousMode } from '../../protocol/config.js';
 
 interface Params {
   file: string;
-  synchronous: 'FULL' | 'NORMAL';
+  synchronous: SynchronousMode;
 }
 
 const { file, synchronous } = workerData as Params;

@@ -1,0 +1,160 @@
+/**
+ * A newcomer's mistakes, each made once as a person would make it: every one
+ * is one line on stderr naming what to fix, exit 2, no stack — and nothing
+ * is created before the refusal. Also: the dev secret and signing key stay in
+ * the data folder whatever --db says, and a host built on toolgate/client
+ * (or the conformance runner) shows the daemon's own last line when it
+ * refuses to start.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ToolgateClient } from '../../src/client/index.js';
+import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A person's shell: a fresh HOME, nothing of this process's environment. */
+function freshEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-'), ...extra };
+}
+
+function run(program: string, args: string[], env: Record<string, string>, opts: { cwd?: string } = {}): Run {
+  const r = spawnSync(process.execPath, [program, ...args], { env, cwd: opts.cwd, input: '', encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function assertOneLine(r: Run, message: RegExp, label: string): void {
+  assert.equal(r.code, 2, `${label}: exit 2\n${r.stderr}`);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `${label}: one line on stderr, got:\n${r.stderr}`);
+  assert.match(lines[0]!, message, label);
+  assert.doesNotMatch(r.stderr, /\n\s+at |crashed|ERR_MODULE_NOT_FOUND|EEXIST|ENOTDIR/, label);
+}
+
+test('--db under a regular file: one line naming the file, exit 2', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'notes.txt'), 'x');
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', join(dir, 'notes.txt', 'x.db')], freshEnv());
+  assertOneLine(r, new RegExp(`^toolgate: --db: ${join(dir, 'notes.txt')} is a file, not a folder`), 'serve --db');
+  const job = run(TOOLGATE_BIN, ['automation', 'add', '--owner', 'a', '--allow', 'memory.read', '--db', join(dir, 'notes.txt', 'x.db')], freshEnv());
+  assertOneLine(job, /^toolgate: --db: .*notes\.txt is a file, not a folder/, 'automation add --db');
+});
+
+test('a data folder under a regular file: one line, exit 2 (dev-token and serve --dev)', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'f'), 'x');
+  const env = freshEnv({ TOOLGATE_HOME: join(dir, 'f', 'home') });
+  assertOneLine(run(TOOLGATE_BIN, ['dev-token', '--user', 'a'], env), /^toolgate: the data folder .*f is a file, not a folder/, 'dev-token');
+  assertOneLine(run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', join(dir, 'x.db')], env), /f is a file, not a folder/, 'serve --dev');
+});
+
+test('an unresolvable --host: one line naming it, exit 2, before anything is created', () => {
+  const env = freshEnv({ TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET });
+  const r = run(TOOLGATE_BIN, ['serve', '--ws', '--port', '0', '--host', 'no-such-host.invalid'], env);
+  assertOneLine(r, /^toolgate serve: cannot listen on --host "no-such-host\.invalid": no such host name \((ENOTFOUND|EAI_AGAIN|EAI_FAIL)\)/, '--host');
+  assert.deepEqual(readdirSync(env.HOME!), [], 'no data folder, key or database was created');
+});
+
+test('the bins in a checkout that was never built: one line naming npm run build, exit 2', () => {
+  const clone = tempDir('toolgate-clone-');
+  mkdirSync(join(clone, 'bin'));
+  for (const bin of [TOOLGATE_BIN, PROJECT_CLI_BIN]) copyFileSync(bin, join(clone, 'bin', bin.split('/').at(-1)!));
+  assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['--help'], freshEnv()), /^toolgate: this checkout cannot run yet, it is not built .*: run npm ci && npm run build in /, 'toolgate');
+  assertOneLine(run(join(clone, 'bin', 'project-cli.mjs'), ['memory', 'read'], freshEnv()), /^project-cli: this checkout cannot run yet, it is not built .*npm run build/, 'project-cli');
+});
+
+test('serve --mcp --dev without a usable token refuses before creating the database, secret or key', () => {
+  const env = freshEnv();
+  const home = join(env.HOME!, 'data');
+  const noToken = run(TOOLGATE_BIN, ['serve', '--mcp', '--dev'], { ...env, TOOLGATE_HOME: home });
+  assertOneLine(noToken, /^toolgate: serve --mcp acts for the user of a bearer token: set TOOLGATE_MCP_TOKEN/, 'no token');
+  assert.equal(existsSync(home), false, 'nothing was created');
+  // A token given before any dev secret exists cannot verify: said plainly, and still nothing is created.
+  const early = run(TOOLGATE_BIN, ['serve', '--mcp', '--dev'], { ...env, TOOLGATE_HOME: home, TOOLGATE_MCP_TOKEN: 'a.b.c' });
+  assertOneLine(early, /^toolgate: TOOLGATE_MCP_TOKEN cannot verify: there is no dev secret in .* yet; mint the token with toolgate dev-token/, 'no dev secret');
+  assert.equal(existsSync(home), false, 'nothing was created');
+});
+
+test('--db in folders that do not exist: they are created, and the log says where', () => {
+  const dir = tempDir();
+  const db = join(dir, 'no', 'such', 'x.db');
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--db', db], freshEnv({ TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }));
+  assert.equal(r.code, 0, r.stderr);
+  const created = r.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg?: string; folder?: string }).find((l) => l.msg === 'created the folder for the database');
+  assert.equal(created?.folder, join(dir, 'no', 'such'));
+  assert.ok(existsSync(db));
+});
+
+test('the dev secret and signing key stay in the data folder: a dev-token minted once works with serve --dev --db elsewhere', async () => {
+  const env = freshEnv();
+  const home = join(env.HOME!, 'tg');
+  const elsewhere = tempDir('toolgate-elsewhere-');
+  const token = run(TOOLGATE_BIN, ['dev-token', '--user', 'you'], { ...env, TOOLGATE_HOME: home });
+  assert.equal(token.code, 0, token.stderr);
+  const client = ToolgateClient.spawn({ command: [process.execPath, TOOLGATE_BIN], args: ['--dev', '--db', join(elsewhere, 'mine.db')], env: { ...env, TOOLGATE_HOME: home }, token: token.stdout.trim() });
+  try {
+    await client.initialize();
+    const session = await client.openSession();
+    assert.equal(session.info.user_id, 'you');
+    const call = await session.invoke('t', 'c1', { module: 'memory', method: 'read', input: {} });
+    assert.equal(call.status, 'success', call.content[0]!.text);
+  } finally {
+    await client.stop();
+  }
+  assert.deepEqual(readdirSync(elsewhere).filter((f) => !f.startsWith('mine.db')), [], 'no secret or key beside the database');
+  assert.ok(existsSync(join(home, 'dev-bearer-secret')) && existsSync(join(home, 'credential-signing-key.jwk')));
+});
+
+test('a dev secret an older toolgate left beside the database is not used, and the log says so', () => {
+  const env = freshEnv();
+  const home = join(env.HOME!, 'tg');
+  const old = tempDir('toolgate-old-');
+  writeFileSync(join(old, 'dev-bearer-secret'), 'an-old-secret-from-before-the-move', { mode: 0o600 });
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', join(old, 'toolgate.db')], { ...env, TOOLGATE_HOME: home });
+  assert.equal(r.code, 0, r.stderr);
+  const warn = r.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { level?: string; ignored?: string; used?: string }).find((l) => l.ignored);
+  assert.equal(warn?.level, 'warn');
+  assert.equal(warn?.ignored, join(old, 'dev-bearer-secret'));
+  assert.equal(warn?.used, join(home, 'dev-bearer-secret'));
+  assert.doesNotMatch(r.stderr, /an-old-secret/, 'the secret itself is never logged');
+});
+
+test('examples/stdio-host without --dev: the daemon\'s own "no bearer secret" line, once, no -32097 and no stack', () => {
+  const env = freshEnv();
+  const token = run(TOOLGATE_BIN, ['dev-token', '--user', 'alice'], env);
+  const r = run(join(REPO_ROOT, 'dist', 'examples', 'stdio-host', 'main.js'), [], { ...env, TOOLGATE_TOKEN: token.stdout.trim() });
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+  assert.match(r.stderr, /^stdio-host: daemon exited 2: toolgate: no bearer secret configured: set TOOLGATE_BEARER_SECRET .* or pass --dev/);
+  assert.doesNotMatch(r.stderr, /32097|disposed|\n\s+at /);
+});
+
+test('the conformance runner against a daemon that refuses to start says why once, then stops', () => {
+  const env = freshEnv();
+  const token = run(TOOLGATE_BIN, ['dev-token', '--user', 'alice'], env).stdout.trim();
+  const r = run(TOOLGATE_BIN, ['conformance', '--stdio', `${process.execPath} ${TOOLGATE_BIN} serve --stdio --db ${join(tempDir(), 'c.db')}`, '--token', token], env);
+  assert.equal(r.code, 1, r.stdout + r.stderr);
+  assert.equal((r.stdout.match(/daemon exited 2: toolgate: no bearer secret configured/g) ?? []).length, 1, r.stdout);
+  assert.equal((r.stdout.match(/^FAIL/gm) ?? []).length, 1, r.stdout);
+  assert.match(r.stdout.trimEnd().split('\n').at(-1)!, /^0 passed, \d+ failed$/);
+});
+
+test('toolgate demo without --db uses the data folder, never the current folder', () => {
+  const env = freshEnv();
+  const home = join(env.HOME!, 'tg');
+  const cwd = tempDir('toolgate-cwd-');
+  const r = run(TOOLGATE_BIN, ['demo'], { ...env, TOOLGATE_HOME: home }, { cwd });
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.deepEqual(readdirSync(cwd), [], 'nothing written where it ran');
+  assert.ok(existsSync(join(home, 'toolgate.db')));
+  assert.doesNotMatch(r.stdout, /npm run inspector/, 'no npm script outside the repository');
+  assert.match(r.stdout, /serve --ws --port 8787 --dev`/);
+});
