@@ -52,6 +52,21 @@ const attr = (span: OtlpSpan, key: string): unknown => {
   return v === undefined ? undefined : Object.values(v)[0];
 };
 
+/** One MCP request over Streamable HTTP; the answer may come as JSON or as one SSE event. */
+async function mcpPost(port: number, token: string, body: unknown, headers: Record<string, string> = {}): Promise<{ session?: string; message: any }> {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const messages = text.trimStart().startsWith('{')
+    ? [JSON.parse(text)]
+    : text.split('\n').filter((l) => l.startsWith('data:') && l.length > 5).map((l) => JSON.parse(l.slice(5)));
+  const answer = messages.find((m: { id?: unknown }) => m.id !== undefined) ?? messages[0] ?? null;
+  return { session: res.headers.get('mcp-session-id') ?? undefined, message: answer };
+}
+
 async function until(what: string, check: () => boolean, rounds = 1000): Promise<void> {
   for (let i = 0; i < rounds; i++) {
     if (check()) return;
@@ -114,6 +129,28 @@ test('each tool call is an execute_tool span with store and subprocess children;
 
     const resource = JSON.stringify(receiver.resources);
     assert.match(resource, /toolgate-under-test/, 'OTEL_SERVICE_NAME names the service');
+
+    // MCP over Streamable HTTP: the traceparent header of the request becomes the parent.
+    const mcpTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const mcpParent = '00f067aa0ba902b7';
+    const init = await mcpPost(host.port!, token, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'trace-test', version: '0' } } });
+    assert.ok(init.session, `an MCP session (${JSON.stringify(init.message)})`);
+    const sid = { 'mcp-session-id': init.session! };
+    await fetch(`http://127.0.0.1:${host.port}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...sid },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    }).then((r) => r.text());
+    const called = await mcpPost(host.port!, token, {
+      jsonrpc: '2.0', id: 2, method: 'tools/call',
+      params: { name: 'project_cli', arguments: { module: 'calendar', method: 'read', input: {} } },
+    }, { ...sid, traceparent: `00-${mcpTrace}-${mcpParent}-01` });
+    assert.ok(called.message.result, `tools/call answered (${JSON.stringify(called.message)})`);
+    await until('the MCP call span exported', () => toolSpans().some((sp) => sp.traceId === mcpTrace));
+    const mcpSpan = toolSpans().find((sp) => sp.traceId === mcpTrace)!;
+    assert.equal(mcpSpan.parentSpanId, mcpParent, 'the traceparent header is the parent on /mcp');
+    assert.equal(attr(mcpSpan, 'toolgate.transport'), 'mcp');
+    assert.equal(attr(mcpSpan, 'toolgate.action'), 'calendar.read');
 
     const bytes = receiver.raw.join('\n');
     for (const secret of [token, secretTitle, 'Second', eventId, '2026-03-03T09:00:00Z', 'trace-user', s.session_id]) {
