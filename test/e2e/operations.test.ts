@@ -6,7 +6,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc/node';
@@ -16,6 +17,8 @@ import { tempDir } from '../helpers/repo.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
 const PROMTOOL = process.env.TOOLGATE_PROMTOOL ?? '/usr/bin/promtool';
+const PROMETHEUS = process.env.TOOLGATE_PROMETHEUS ?? '/usr/bin/prometheus';
+const prometheusSkip = existsSync(PROMETHEUS) ? {} : { skip: `prometheus is not installed at ${PROMETHEUS} (apt-get install prometheus)` };
 const promtoolSkip = existsSync(PROMTOOL) ? {} : { skip: `promtool is not installed at ${PROMTOOL} (apt-get install prometheus)` };
 
 const createArgs = (title: string) => ({
@@ -175,4 +178,55 @@ describe('metrics', () => {
       await host.stop();
     }
   });
+});
+
+/** A loopback port free right now (Prometheus takes a fixed listen address). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+test('a real Prometheus scrapes the daemon and its query API returns toolgate_tool_calls_total', prometheusSkip, async () => {
+  const host = await startHost({ transport: 'ws' });
+  const dir = tempDir();
+  const promPort = await freePort();
+  writeFileSync(join(dir, 'prometheus.yml'), [
+    'global: { scrape_interval: 1s, scrape_timeout: 1s }',
+    'scrape_configs:',
+    `  - { job_name: toolgate, static_configs: [{ targets: ["127.0.0.1:${host.port}"] }] }`,
+    '',
+  ].join('\n'));
+  const prom = spawn(PROMETHEUS, [
+    `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+    `--web.listen-address=127.0.0.1:${promPort}`,
+  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let promLog = '';
+  prom.stderr.on('data', (c: Buffer) => (promLog = (promLog + c.toString('utf8')).slice(-4000)));
+  try {
+    const s = await openSession(host, await mintBearer('scraped'));
+    const r = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'p', tool_call_id: 'p0', args: createArgs('Scraped') });
+    assert.equal(r.status, 'success');
+    const query = `http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent('toolgate_tool_calls_total{action="calendar.create",status="success"}')}`;
+    type Answer = { status: string; data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+    const answer = await until('Prometheus has the series', async () => {
+      try {
+        return (await (await fetch(query)).json()) as Answer;
+      } catch {
+        return undefined;
+      }
+    }, (a) => (a?.data.result.length ?? 0) > 0, 3000).catch((err: Error) => {
+      throw new Error(`${err.message}\nprometheus:\n${promLog}`);
+    });
+    const series = answer!.data.result[0]!;
+    assert.equal(series.metric.job, 'toolgate');
+    assert.equal(series.metric.transport, 'ws');
+    assert.equal(series.value[1], '1');
+  } finally {
+    prom.kill('SIGTERM');
+    await new Promise((r) => (prom.exitCode !== null ? r(null) : prom.once('exit', r)));
+    await host.stop();
+  }
 });
