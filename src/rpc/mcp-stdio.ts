@@ -44,6 +44,10 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
     checkAuth: principal.checkAuth,
     inFlight: { count: 0, max: opts.maxInFlight },
   };
+  // A host may pipe its requests and close stdin at once: the server ends only when every request it read
+  // has been answered (contract: in-flight calls finish), bounded by the call timeout for one never answered
+  // (a request the host cancelled gets no response).
+  const answers = new PendingAnswers();
   const reply = (code: number, message: string) => stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`);
   const guard = new McpLineGuard({
     maxMessageBytes: opts.maxMessageBytes,
@@ -67,7 +71,10 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
         return false;
       }
       const problem = envelopeProblem(value) ?? (mcpAccepts(text) ? null : mcpProblem(value));
-      if (!problem) return true;
+      if (!problem) {
+        if (isRequest(value)) answers.expect();
+        return true;
+      }
       daemon.log.log('warn', 'mcp stdio line is not a JSON-RPC message', {});
       // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
       if (!problem.response) reply(RpcErrorCode.InvalidRequest, 'invalid request: not a JSON-RPC 2.0 message');
@@ -76,19 +83,73 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
   });
   // `pipe` forwards no errors: a stdin read error reaches the SDK (which logs it and closes) through the guard.
   stdin.once('error', (err) => guard.destroy(err));
-  stdin.pipe(guard);
+  // The SDK's transport aborts what is in flight when its input ends; so the guard (its input) ends only once
+  // every request read before stdin's end has been answered.
+  stdin.pipe(guard, { end: false });
   const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog), {
     // The SDK's own cap (10 MB by default, which closes the connection) stays above the guard's: lines reach it capped.
-    transport: new StdioServerTransport(guard, stdout, { maxBufferSize: opts.maxMessageBytes + 1024 * 1024 }),
+    transport: new CountingStdioTransport(answers, guard, stdout, { maxBufferSize: opts.maxMessageBytes + 1024 * 1024 }),
     onerror: (err) => daemon.log.log('warn', 'mcp stdio error', { err: err.message }),
   });
-  const closed = new Promise<void>((resolve) => {
+  const inputEnded = new Promise<void>((resolve) => {
     stdin.once('end', () => resolve());
     stdin.once('close', () => resolve());
+  });
+  const closed = new Promise<void>((resolve) => {
     stdout.once('error', () => resolve());
+    void inputEnded
+      .then(() => answers.settled(daemon.callTimeoutMs + 5000))
+      .then(() => {
+        guard.end();
+        resolve();
+      });
   });
   daemon.log.log('info', 'mcp server ready', { transport: 'stdio', user_id: principal.session.userId, thread_id: mcp.fallbackThread });
   return { closed, close: () => handle.close() };
+}
+
+/** A request (a method and an id) is answered exactly once; a notification never is. */
+function isRequest(value: unknown): boolean {
+  const o = value as Record<string, unknown>;
+  return typeof o.method === 'string' && 'id' in o;
+}
+
+/** How many requests read from stdin have not been answered yet. */
+class PendingAnswers {
+  private count = 0;
+  private waiters: Array<() => void> = [];
+  expect(): void {
+    this.count += 1;
+  }
+  answered(): void {
+    if (this.count > 0) this.count -= 1;
+    if (this.count === 0) for (const w of this.waiters.splice(0)) w();
+  }
+  /** Resolves when every request has been answered, or after `capMs` (the timer holds the process meanwhile). */
+  settled(capMs: number): Promise<void> {
+    if (this.count === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, capMs);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+/** The SDK's stdio transport, counting the responses it writes (a message with an id and no method). */
+class CountingStdioTransport extends StdioServerTransport {
+  constructor(
+    private readonly answers: PendingAnswers,
+    ...args: ConstructorParameters<typeof StdioServerTransport>
+  ) {
+    super(...args);
+  }
+  override async send(message: Parameters<StdioServerTransport['send']>[0]): Promise<void> {
+    await super.send(message);
+    if ('id' in message && !('method' in message)) this.answers.answered();
+  }
 }
 
 /** Whether MCP's own message schema (the SDK's `deserializeMessage`) takes the line. */
