@@ -5,6 +5,7 @@
  */
 import type { Daemon } from '../daemon/daemon.js';
 import type { Logger } from '../daemon/logger.js';
+import { ConfigError } from '../daemon/bearer-auth.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import { startTracing, type Tracing } from '../telemetry/tracing.js';
 import { storeAnswers } from '../telemetry/health.js';
@@ -19,10 +20,16 @@ export function metricsEnabled(configured: boolean | undefined, host: string): b
 
 /** Starts tracing when `OTEL_TRACES_EXPORTER` asks for it (before the daemon is built, so its first call is traced). */
 export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log: Logger): Promise<Tracing | null> {
-  return startTracing(env, version).then((tracing) => {
-    if (tracing) log.log('info', 'tracing on', { exporter: env.OTEL_TRACES_EXPORTER });
-    return tracing;
-  });
+  return startTracing(env, version).then(
+    (tracing) => {
+      if (tracing) log.log('info', 'tracing on', { exporter: env.OTEL_TRACES_EXPORTER });
+      return tracing;
+    },
+    // An exporter name it does not know is a configuration mistake: one line, exit 2.
+    (err: unknown) => {
+      throw new ConfigError((err as Error).message);
+    },
+  );
 }
 
 /** Child spans of each call's span: installed only when tracing is on, so a daemon without it keeps its own objects. */

@@ -15,8 +15,11 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/** Exporters this build knows; `none` (or unset) turns tracing off. */
-const EXPORTERS = new Set(['otlp', 'console']);
+/**
+ * Exporters this build knows; `none` (or unset) turns tracing off. No `console`: it writes to stdout, which
+ * is the protocol stream of `--stdio` and `--mcp`.
+ */
+const EXPORTERS = new Set(['otlp']);
 
 /** Whether `OTEL_TRACES_EXPORTER` asks for spans at all (`none` or unset: no). */
 export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
@@ -25,28 +28,21 @@ export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * Registers a tracer provider with the exporters `OTEL_TRACES_EXPORTER` lists
- * (`otlp`: OTLP over HTTP, JSON body; `console`: stderr), or returns null
+ * Registers a tracer provider with the exporter `OTEL_TRACES_EXPORTER` names
+ * (`otlp`: OTLP over HTTP, JSON body), or returns null
  * when tracing is off. An exporter name it does not know is an error naming it.
  */
 export async function startTracing(env: NodeJS.ProcessEnv, version: string): Promise<Tracing | null> {
   if (!tracingRequested(env)) return null;
   const names = env.OTEL_TRACES_EXPORTER!.split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
   const unknown = names.find((n) => !EXPORTERS.has(n));
-  if (unknown !== undefined) throw new Error(`OTEL_TRACES_EXPORTER: unknown exporter "${unknown}" (use otlp, console or none)`);
-  const [{ NodeTracerProvider, BatchSpanProcessor, ConsoleSpanExporter }, { resourceFromAttributes, detectResources, envDetector }] = await Promise.all([
+  if (unknown !== undefined) throw new Error(`OTEL_TRACES_EXPORTER: unknown exporter "${unknown}" (use otlp or none)`);
+  const [{ NodeTracerProvider, BatchSpanProcessor }, { resourceFromAttributes, detectResources, envDetector }, { OTLPTraceExporter }] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/resources'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
   ]);
-  const spanProcessors = [];
-  for (const name of names) {
-    if (name === 'otlp') {
-      const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-      spanProcessors.push(new BatchSpanProcessor(new OTLPTraceExporter()));
-    } else {
-      spanProcessors.push(new BatchSpanProcessor(new ConsoleSpanExporter()));
-    }
-  }
+  const spanProcessors = [new BatchSpanProcessor(new OTLPTraceExporter())];
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the defaults.
   const resource = resourceFromAttributes({ 'service.name': 'toolgate', 'service.version': version }).merge(
     detectResources({ detectors: [envDetector] }),

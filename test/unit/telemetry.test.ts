@@ -45,6 +45,7 @@ test('tracing is off without OTEL_TRACES_EXPORTER (or with none) and an unknown 
   assert.equal(tracingRequested({ OTEL_TRACES_EXPORTER: 'none' }), false);
   assert.equal(await startTracing({}, '0'), null);
   await assert.rejects(startTracing({ OTEL_TRACES_EXPORTER: 'zipkin' }, '0'), /unknown exporter "zipkin"/);
+  await assert.rejects(startTracing({ OTEL_TRACES_EXPORTER: 'console' }, '0'), /unknown exporter "console"/, 'console would write to the protocol stream');
 });
 
 test('/readyz says why it is not ready; /metrics is 404 when metrics are off', async () => {
