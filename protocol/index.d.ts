@@ -510,6 +510,7 @@ export interface LimitsConfig {
 export interface StoreConfig {
   synchronous?: "FULL" | "NORMAL";
   pool_size?: number;
+  listen_url?: string | null;
 }
 export interface AuthConfig {
   max_token_lifetime_s?: number;

@@ -14,7 +14,10 @@
 # Without --durable the cluster runs with fsync=off: it only ever holds test
 # data, and the daemons under test (not the server) are what the tests kill.
 #
-# `stop DIR` stops that cluster (fast shutdown) and removes DIR.
+# `restart DIR` restarts that cluster with a fast shutdown (`pg_ctl restart
+# -m fast`: every session is ended), on the same port — for the tests of a
+# daemon that survives its database. `stop DIR` stops that cluster (fast
+# shutdown) and removes DIR.
 set -euo pipefail
 
 find_bindir() {
@@ -79,8 +82,18 @@ stop() {
   rm -rf "$dir"
 }
 
+restart() {
+  local dir="${1:-${TOOLGATE_TEST_PG_DIR:-}}"
+  if [ -z "$dir" ] || [ ! -d "$dir/data" ]; then echo "pg-test-cluster: no cluster folder given" >&2; exit 1; fi
+  local bindir
+  bindir=$(find_bindir)
+  # pg_ctl restart starts the server again with the options it was started with (postmaster.opts).
+  as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >/dev/null
+}
+
 case "${1:-}" in
   start) shift; start "$@" ;;
+  restart) shift; restart "$@" ;;
   stop) shift; stop "$@" ;;
-  *) echo "usage: $0 start [--durable] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--durable] | restart DIR | stop DIR" >&2; exit 2 ;;
 esac

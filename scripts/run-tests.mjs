@@ -12,6 +12,8 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
+// Not listed: e2e/pg-outage and e2e/pg-pgbouncer start a cluster (and a pooler) of their own, since they
+// restart or cut the server; they run once, in the SQLite pass, and skip when PostgreSQL is not installed.
 /** The suites the PostgreSQL pass runs: outside-in (daemon over stdio and WebSocket, security, durability, UI) plus the engine's own. */
 const PG_SUITES = [
   'unit/pg-store',

@@ -9,6 +9,7 @@ import { isPostgresUrl } from '../store/pg/url.js';
 import { devToken } from '../daemon/dev-token.js';
 import { addAutomationJob } from '../daemon/automation.js';
 import { serve, VERSION } from './serve.js';
+import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from '../daemon/cli-help.js';
 import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from '../daemon/cli-commands.js';
 
@@ -111,11 +112,11 @@ async function serveCommand(args: string[]): Promise<number> {
     dev: values.dev ?? false,
     executor,
     limits: {
-      callTimeoutMs: optionalInteger('--call-timeout-ms', values['call-timeout-ms']),
+      callTimeoutMs: optionalMillis('--call-timeout-ms', values['call-timeout-ms']),
       maxMessageBytes: optionalInteger('--max-message-bytes', values['max-message-bytes']),
       maxInFlight: optionalInteger('--max-in-flight', values['max-in-flight']),
-      pingIntervalMs: optionalInteger('--ping-interval-ms', values['ping-interval-ms']),
-      shutdownGraceMs: optionalInteger('--shutdown-grace-ms', values['shutdown-grace-ms']),
+      pingIntervalMs: optionalMillis('--ping-interval-ms', values['ping-interval-ms']),
+      shutdownGraceMs: optionalMillis('--shutdown-grace-ms', values['shutdown-grace-ms']),
     },
     env: process.env,
   });
@@ -129,6 +130,11 @@ function integer(flag: string, raw: string, min: number, max: number): number {
 
 function optionalInteger(flag: string, raw: string | undefined): number | undefined {
   return raw === undefined ? undefined : integer(flag, raw, 1, Number.MAX_SAFE_INTEGER);
+}
+
+/** A delay for a Node timer: above MAX_TIMER_MS Node would clamp it to 1 ms. */
+function optionalMillis(flag: string, raw: string | undefined): number | undefined {
+  return raw === undefined ? undefined : integer(flag, raw, 1, MAX_TIMER_MS);
 }
 
 async function devTokenCommand(args: string[]): Promise<number> {

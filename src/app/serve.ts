@@ -36,6 +36,7 @@ import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
 import { attachMetrics, daemonOpsRoutes, startDaemonTracing, traceDaemon } from './observability.js';
+import { MAX_TIMER_MS } from '../protocol/limits.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -110,7 +111,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
   }
   // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
-  const store = await openStore(dbPath, { synchronous: config.store.synchronous, poolSize: config.store.poolSize, log, checkRows: STORED_ROW_CHECK });
+  const store = await openStore(dbPath, {
+    synchronous: config.store.synchronous,
+    poolSize: config.store.poolSize,
+    listenUrl: config.store.listenUrl,
+    log,
+    checkRows: STORED_ROW_CHECK,
+  });
   // SQLite: WAL checkpoints on their own thread, off the calls' path (checkpointer.ts).
   if (store instanceof SqliteStore) {
     store.useCheckpointer(startCheckpointer(dbPath, config.store.synchronous, (err) => log.log('warn', 'WAL checkpoint failed', { err })));
@@ -177,7 +184,7 @@ function warnStrayDevSecret(dbPath: string, dataDir: string, log: Logger): void 
 export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
   const chosen = { ...config.limits, ...stripUndefined(opts.limits ?? {}) };
   const limits = { ...DEFAULT_LIMITS, ...chosen };
-  if (chosen.shutdownGraceMs === undefined) limits.shutdownGraceMs = limits.callTimeoutMs + 5_000;
+  if (chosen.shutdownGraceMs === undefined) limits.shutdownGraceMs = Math.min(limits.callTimeoutMs + 5_000, MAX_TIMER_MS);
   return limits;
 }
 

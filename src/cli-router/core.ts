@@ -17,7 +17,7 @@
  * claims still pass the same checks (`checkClaims`).
  */
 import type { Store, Tx } from '../store/store.js';
-import { StoreConflictError } from '../store/store.js';
+import { StoreConflictError, StoreUnavailableError } from '../store/store.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { redact } from '../codec/redact.js';
 import { maskSecrets } from '../codec/secret-scan.js';
@@ -189,7 +189,8 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
       const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
       return render({ ok: false, module, method, error: { ...err.details, ...extra, code: err.code, message: err.message, module, method } });
     }
-    if (err instanceof StoreConflictError) throw err;
+    // A conflict is answered by the caller from the winner; a lost database fails the whole unit (retry is safe).
+    if (err instanceof StoreConflictError || err instanceof StoreUnavailableError) throw err;
     process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
     return failure(module, method, 'INTERNAL', 'internal error');
   }

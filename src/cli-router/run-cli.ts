@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { StoreConflictError, type Store } from '../store/store.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError, type Store } from '../store/store.js';
 import { openStore } from '../store/open-store.js';
 import { DatabaseOpenError } from '../store/database.js';
 import { inputJsonSchema } from './registry.js';
@@ -39,7 +39,8 @@ const stores = new Map<string, Promise<Store>>();
 function storeFor(target: string): Promise<Store> {
   let store = stores.get(target);
   if (!store) {
-    store = openStore(target);
+    // One call per process: nothing to gain from named statements, and the URL may go through a pooler.
+    store = openStore(target, { namedStatements: false });
     store.catch(() => stores.delete(target));
     stores.set(target, store);
   }
@@ -61,7 +62,15 @@ export async function closeCliStores(): Promise<void> {
  * call runs as one transaction on the CLI's own connection.
  */
 export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
-  const outcome = await run(inv);
+  let outcome: CoreOutcome;
+  try {
+    outcome = await run(inv);
+  } catch (err) {
+    // The database went away mid-call: nothing of this call committed unless its record did, and a retry is safe.
+    if (!(err instanceof StoreUnavailableError)) throw err;
+    const [module = null, method = null] = inv.argv;
+    outcome = failure(module, method, 'INTERNAL', DATABASE_UNAVAILABLE_MESSAGE);
+  }
   return { stdout: outcome.stdout, exitCode: outcome.exitCode };
 }
 
@@ -88,7 +97,7 @@ async function run(inv: CliInvocation): Promise<CoreOutcome> {
     store = await storeFor(dbTarget);
   } catch (err) {
     // Not SQLite, unreachable, or a schema newer than this toolgate: say so, as one document.
-    if (err instanceof DatabaseOpenError) return fail('INTERNAL', `the database cannot be used: ${err.message}`);
+    if (err instanceof DatabaseOpenError) return fail('INTERNAL', err.unavailable ? DATABASE_UNAVAILABLE_MESSAGE : `the database cannot be used: ${err.message}`);
     throw err;
   }
   let claims: CredentialClaims;

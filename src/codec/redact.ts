@@ -87,3 +87,33 @@ export function scrubCredentials<T>(value: T, secrets: readonly string[] = []): 
   };
   return walk(value, 0) as T;
 }
+
+/** Longest client-supplied name an error repeats; the rest is cut. */
+const MAX_ECHOED_NAME = 100;
+
+/**
+ * A name the client sent (a method, a tool, a resource URI, a key) as an
+ * error may repeat it: a name that is or carries a token — whole, split or
+ * padded (secret-scan.ts) — or a configured secret is `[redacted]`
+ * entirely; an ordinary one is repeated, cut to MAX_ECHOED_NAME characters.
+ */
+export function echoName(name: string, secrets: readonly string[] = []): string {
+  if (findSecretIn(name, secrets) !== null) return '[redacted]';
+  return name.length > MAX_ECHOED_NAME ? `${name.slice(0, MAX_ECHOED_NAME)}…` : name;
+}
+
+/**
+ * An error about to leave the daemon (message and data), with every token
+ * and configured secret in it masked: the last line of defence for error
+ * text that repeats what a client named (a library's "Tool X not found", a
+ * schema's "Unrecognized key"). Returns the same objects when nothing was found.
+ */
+export function scrubError<T extends { message: string; data?: unknown }>(error: T, secrets: readonly string[] = []): T {
+  const dirty = findSecretIn(error.message, secrets) !== null || (error.data !== undefined && findSecretIn(error.data, secrets) !== null);
+  if (!dirty) return error;
+  return {
+    ...error,
+    message: maskSecrets(error.message, secrets),
+    ...(error.data === undefined ? {} : { data: scrubCredentials(error.data, secrets) }),
+  };
+}

@@ -9,6 +9,15 @@
  *   a header JSON that starts with a space);
  * - any configured secret, verbatim.
  *
+ * A token split by characters a reader or a decoder would skip — whitespace
+ * (a 76-column wrap, a space after a dot), zero-width and other format
+ * characters (U+200B, U+2060, U+FEFF, soft hyphens, tag characters), fillers
+ * and variation selectors — or carrying `=` padding counts like a whole one:
+ * the scan runs on the text with those characters removed, and a hit's
+ * offsets are mapped back to the original text. Removing them can only join
+ * runs; a joined run still has to decode to a JSON object with `alg`, which
+ * prose, code and base64 data do not.
+ *
  * Pure and linear in the length of the text: no backtracking regex. The text
  * is cut into runs of base64url characters separated by dots; for every run
  * R1 followed by `.`, a run R2 and another `.`, every suffix of R1 is a
@@ -52,8 +61,20 @@ export function findSecret(text: string, secrets: readonly string[] = []): Secre
     const at = text.indexOf(s);
     if (at >= 0) return { kind: 'configured_secret', start: at, end: at + s.length };
   }
-  return findToken(text);
+  return scanTokens(text, false)[0] ?? null;
 }
+
+/**
+ * Units of work (characters normalized, base64 characters decoded, bytes
+ * handed to JSON.parse) the token scan of `text` performs: the measure the
+ * linear-time tests assert on, since a timing threshold proves nothing.
+ */
+export function tokenScanCost(text: string): number {
+  work = 0;
+  scanTokens(text, true);
+  return work;
+}
+let work = 0;
 
 /** Every secret in `text`, left to right, non-overlapping (for masking). */
 export function findSecrets(text: string, secrets: readonly string[] = []): SecretHit[] {
@@ -64,13 +85,7 @@ export function findSecrets(text: string, secrets: readonly string[] = []): Secr
       hits.push({ kind: 'configured_secret', start: at, end: at + s.length });
     }
   }
-  let from = 0;
-  for (;;) {
-    const hit = findToken(text, from);
-    if (!hit) break;
-    hits.push(hit);
-    from = hit.end;
-  }
+  hits.push(...scanTokens(text, true));
   hits.sort((a, b) => a.start - b.start || b.end - a.end);
   const merged: SecretHit[] = [];
   for (const h of hits) {
@@ -123,8 +138,89 @@ export function findSecretIn(value: unknown, secrets: readonly string[] = [], ro
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
+/** The tokens of `text` (the first one only unless `all`), in offsets of `text`. */
+function scanTokens(text: string, all: boolean): SecretHit[] {
+  // A token has two dots, which normalization never removes.
+  const first = text.indexOf('.');
+  if (first < 0 || text.indexOf('.', first + 1) < 0) return [];
+  const { norm, map } = normalize(text);
+  const hits: SecretHit[] = [];
+  for (let from = 0; ; ) {
+    const hit = findToken(norm, from);
+    if (!hit) break;
+    hits.push(
+      map
+        ? { kind: 'token', start: map[hit.start]!, end: signatureEnd(text, map[hit.dot]!, map[hit.end - 1]! + 1) }
+        : { kind: 'token', start: hit.start, end: hit.end },
+    );
+    if (!all) break;
+    from = hit.end;
+  }
+  return hits;
+}
+
+/**
+ * Where a split token's signature ends in the original text. Removing
+ * whitespace joins the signature to the words after it (`<sig> not found`),
+ * so the run found in the normalized text may be too long: the signature
+ * goes on across line breaks, invisible characters and padding (a wrap) but
+ * stops at a space or tab once it has begun. `dot` is the offset of the dot
+ * before the signature; the result is at most `limit`.
+ */
+function signatureEnd(text: string, dot: number, limit: number): number {
+  let i = dot + 1;
+  while (i < limit && !isB64(text.charCodeAt(i))) i++; // whatever separates the dot from the signature
+  let end = i;
+  while (i < limit) {
+    const c = text.charCodeAt(i);
+    if (isB64(c) || c === 0x3d /* = */) end = ++i;
+    else if (c === 0x20 || c === 0x09) break;
+    else i++;
+  }
+  return end;
+}
+
+/** Characters a reader or a base64 decoder skips (whitespace, format and default-ignorable ones, `=`); ASCII ones are decided by code below. */
+const IGNORABLE = /[\s=\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const IGNORABLE_CHAR = /^[\s\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
+
+/**
+ * `text` without its ignorable characters, and for each remaining code unit
+ * its offset in `text` (null when nothing was removed). One pass.
+ */
+function normalize(text: string): { norm: string; map: Int32Array | null } {
+  if (!IGNORABLE.test(text)) return { norm: text, map: null };
+  const n = text.length;
+  work += n;
+  const map = new Int32Array(n);
+  const units = new Uint16Array(n);
+  let o = 0;
+  for (let i = 0; i < n; ) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (!(c === 0x20 || c === 0x3d /* = */ || (c >= 0x09 && c <= 0x0d))) {
+        map[o] = i;
+        units[o++] = c;
+      }
+      i++;
+      continue;
+    }
+    const width = c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
+    if (!IGNORABLE_CHAR.test(text.slice(i, i + width))) {
+      for (let k = 0; k < width; k++) {
+        map[o] = i + k;
+        units[o++] = text.charCodeAt(i + k);
+      }
+    }
+    i += width;
+  }
+  let norm = '';
+  for (let at = 0; at < o; at += 8192) norm += String.fromCharCode(...units.subarray(at, Math.min(o, at + 8192)));
+  return { norm, map };
+}
+
 /** The first token at or after `from`. */
-function findToken(text: string, from = 0): SecretHit | null {
+function findToken(text: string, from = 0): (SecretHit & { dot: number }) | null {
   const n = text.length;
   let i = from;
   while (i < n) {
@@ -141,7 +237,7 @@ function findToken(text: string, from = 0): SecretHit | null {
       if (start >= 0) {
         let end = r2 + 1;
         while (end < n && isB64(text.charCodeAt(end))) end++;
-        return { kind: 'token', start, end };
+        return { kind: 'token', start, end, dot: r2 };
       }
     }
     i = dot + 1;
@@ -168,6 +264,9 @@ function headerStart(text: string, runStart: number, runEnd: number): number {
     for (let g = 0; g * 3 < bytes.length; g++) {
       const s = firstNonSpace(bytes, g * 3);
       if (s < 0 || bytes[s] !== 0x7b /* { */) continue;
+      // An object with `alg` has a key: `{` then (after whitespace) `"`. Random base64 rarely decodes so.
+      const q = firstNonSpace(bytes, s + 1);
+      if (q < 0 || bytes[q] !== 0x22 /* " */) continue;
       const at = first + g * 4;
       if (best >= 0 && at >= best) break;
       if (budget <= 0) {
@@ -186,6 +285,7 @@ function headerStart(text: string, runStart: number, runEnd: number): number {
 
 /** Lenient base64url decoding of text[from, to) (a trailing partial group gives its whole bytes). */
 function decode(text: string, from: number, to: number): Uint8Array {
+  work += to - from;
   const out = new Uint8Array(Math.floor(((to - from) * 3) / 4));
   let o = 0;
   let acc = 0;
@@ -247,6 +347,7 @@ function spaceLength(b: Uint8Array, i: number): number {
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 
 function isAlgObject(bytes: Uint8Array, from: number): boolean {
+  work += bytes.length - from;
   let value: unknown;
   try {
     value = JSON.parse(utf8.decode(bytes.subarray(from)).trim());

@@ -4,6 +4,7 @@
  * flags are parsed (and `--help` answered) by the toolgate command line from
  * its spec; this module judges them and runs. Exit 0 iff every check passed.
  */
+import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { splitCommand } from './command-line.js';
 import { runConformance } from './runner.js';
 import { stdioTransport, wsTransport } from './transport.js';
@@ -28,7 +29,7 @@ export async function conformanceCommand(values: ConformanceFlags, write: (text:
   if ((values.stdio === undefined) === (values.ws === undefined)) usage('give exactly one of --stdio "CMD" and --ws URL');
   if (!values.token) usage('needs --token T');
   const timeoutMs = values['timeout-ms'] === undefined ? 30_000 : Number(values['timeout-ms']);
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) usage('--timeout-ms must be a positive whole number');
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMER_MS) usage(`--timeout-ms must be a whole number from 1 to ${MAX_TIMER_MS}`);
   let argv: string[] = [];
   if (values.stdio !== undefined) {
     try {

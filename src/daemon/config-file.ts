@@ -1,19 +1,57 @@
 /**
  * Reading a `--config` file: JSON, or YAML for `.yaml`/`.yml` (the same
  * schema either way), and the one-line errors that name the file, the key
- * and — for syntax — the line.
+ * and — for syntax — the line. The read is bounded (a regular file of at
+ * most 1 MiB), a UTF-8 byte-order mark is accepted, and YAML is parsed with
+ * its alias limit and without custom tags.
  */
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './bearer-auth.js';
+
+/** A configuration file larger than this is refused before it is parsed. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+/** YAML aliases (`*name`) a document may resolve; more is refused as an alias bomb. */
+const MAX_YAML_ALIASES = 100;
 
 export function isYamlFile(file: string): boolean {
   return ['.yaml', '.yml'].includes(extname(file).toLowerCase());
 }
 
+/**
+ * The file's text, read in full only when it is a regular file of at most
+ * MAX_CONFIG_BYTES (`/dev/zero`, a FIFO or a directory is refused before it is
+ * opened; a file that grows while it is read stops at the limit + 1 byte).
+ */
+export function readConfigText(file: string): string {
+  const fail = (why: string): never => {
+    throw new ConfigError(`config ${file}: ${why}`);
+  };
+  let fd: number | undefined;
+  try {
+    const st = statSync(file);
+    if (!st.isFile()) fail('not a regular file');
+    if (st.size > MAX_CONFIG_BYTES) fail(`larger than ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
+    fd = openSync(file, 'r');
+    const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let length = 0;
+    for (let n = -1; n !== 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
+    if (length > MAX_CONFIG_BYTES) fail(`larger than ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
+    return buf.toString('utf8', 0, length);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    return fail(`cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 /** The file's text as a value for the config schema. */
 export function parseConfigText(file: string, text: string): unknown {
+  // Editors on Windows save UTF-8 with a byte-order mark; it is not part of the document.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (!isYamlFile(file)) {
     try {
       return JSON.parse(text);
@@ -21,19 +59,46 @@ export function parseConfigText(file: string, text: string): unknown {
       throw new ConfigError(`config ${file}: not valid JSON (${(err as Error).message})`);
     }
   }
+  // YAML 1.2 core schema: `yes`/`on` stay strings, duplicate keys are an error. A tag the
+  // schema does not know (`!!js/function`, `!foo`) is a warning to the library, a refusal
+  // here: a configuration is plain data.
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, logLevel: 'silent' });
+  const problem = doc.errors[0] ?? doc.warnings[0];
+  if (problem) throw yamlError(file, problem);
+  let value: unknown;
   try {
-    // YAML 1.2 core schema: `yes`/`on` stay strings, duplicate keys are an error.
-    const value: unknown = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
-    // An empty file is "no settings" in YAML; the schema then names what is missing.
-    return value === null || value === undefined ? {} : value;
+    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
   } catch (err) {
-    if (err instanceof YAMLParseError) {
-      const at = err.linePos?.[0];
-      const reason = err.message.split(' at line ')[0]!.split('\n')[0]!;
-      throw new ConfigError(`config ${file}: not valid YAML${at ? ` (line ${at.line}, column ${at.col})` : ''}: ${reason}`);
+    if (err instanceof ReferenceError) {
+      throw new ConfigError(`config ${file}: not valid YAML: more than ${MAX_YAML_ALIASES} alias expansions (an alias bomb?)`);
     }
     throw err;
   }
+  // An empty file is "no settings" in YAML; the schema then names what is missing.
+  return value === null || value === undefined ? {} : value;
+}
+
+function yamlError(file: string, err: YAMLError): ConfigError {
+  const at = err.linePos?.[0];
+  const reason = err.message.split(' at line ')[0]!.split('\n')[0]!;
+  return new ConfigError(`config ${file}: not valid YAML${at ? ` (line ${at.line}, column ${at.col})` : ''}: ${reason}`);
+}
+
+/**
+ * The first problem of a failed parse, one line. An unknown key wins over a
+ * missing one — `allowed_action` is named, with the key it was probably meant
+ * to be, rather than reported as `allowed_actions` missing.
+ */
+export function describeConfigIssues(issues: readonly z.core.$ZodIssue[]): string {
+  const unknown = issues.find((i) => i.code === 'unrecognized_keys');
+  if (unknown?.code !== 'unrecognized_keys') return describeConfigIssue(issues[0]!);
+  const parent = unknown.path.map(String).join('.');
+  const missing = issues
+    .filter((i) => i.code === 'invalid_type' && i.path.length === unknown.path.length + 1 && i.path.slice(0, -1).map(String).join('.') === parent)
+    .filter((i) => i.message.endsWith('received undefined'))
+    .map((i) => String(i.path.at(-1)));
+  const hint = missing.length > 0 ? ` (did you mean ${missing.map((k) => (parent ? `${parent}.${k}` : k)).join(', ')}?)` : '';
+  return describeConfigIssue(unknown) + hint;
 }
 
 /** `limits.call_timeout_ms: …`, and an unknown key named by its full path. */

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { ConfigFile, type SynchronousMode } from '../protocol/config.js';
 import { ACTION_NAMES } from '../protocol/action-table.js';
 import { ConfigError } from './bearer-auth.js';
-import { describeConfigIssue, parseConfigText } from './config-file.js';
+import { describeConfigIssues, parseConfigText, readConfigText } from './config-file.js';
 
 /** An agent profile: what it may see (skills) and, independently, what it may run. */
 export interface AgentProfile {
@@ -30,6 +29,8 @@ export interface DaemonConfig {
     synchronous: SynchronousMode;
     /** PostgreSQL connections per daemon; each runs one call's transaction at a time. */
     poolSize?: number;
+    /** PostgreSQL behind a pooler: the direct URL for LISTEN and call marks (`store.listen_url`). */
+    listenUrl?: string;
   };
   auth: {
     /** When set, a bearer token whose `exp - iat` (or `exp - now`) exceeds this is refused. */
@@ -67,19 +68,12 @@ export const DEFAULT_CONFIG = {
 export function loadConfig(file: string | undefined, knownSkills: readonly string[]): DaemonConfig {
   let raw: unknown = DEFAULT_CONFIG;
   if (file !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (err) {
-      throw new ConfigError(`config ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    raw = parseConfigText(file, text);
+    raw = parseConfigText(file, readConfigText(file));
   }
   const where = file ?? 'default config';
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
-    const first = parsed.error.issues[0]!;
-    throw new ConfigError(`config ${where}: ${describeConfigIssue(first)}`);
+    throw new ConfigError(`config ${where}: ${describeConfigIssues(parsed.error.issues)}`);
   }
   const agents = new Map<string, AgentProfile>();
   for (const [name, p] of Object.entries(parsed.data.agents)) {
@@ -110,7 +104,11 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   return {
     agents,
     limits,
-    store: { synchronous: d.store?.synchronous ?? 'FULL', ...(d.store?.pool_size ? { poolSize: d.store.pool_size } : {}) },
+    store: {
+      synchronous: d.store?.synchronous ?? 'FULL',
+      ...(d.store?.pool_size ? { poolSize: d.store.pool_size } : {}),
+      ...(d.store?.listen_url ? { listenUrl: d.store.listen_url } : {}),
+    },
     auth: d.auth?.max_token_lifetime_s ? { maxTokenLifetimeS: d.auth.max_token_lifetime_s } : {},
     http: {
       ...(d.http?.allowed_origins ? { allowedOrigins: d.http.allowed_origins } : {}),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DaemonError } from './errors.js';
+import { MAX_TIMER_MS } from '../protocol/limits.js';
 
 export interface Session {
   id: string;
@@ -40,8 +41,7 @@ export interface SessionSlot {
 export const UNKNOWN_SESSION = 'unknown session';
 export const EXPIRED_SESSION = 'session expired: its bearer token has passed its exp; open a new session with a fresh token';
 
-/** Longest delay a Node timer takes (a longer one fires at once): later expiries are re-armed in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
+// Later expiries than the longest Node timer (MAX_TIMER_MS) are re-armed in steps.
 /** Expired session ids remembered, so their requests say "expired" rather than "unknown". */
 const REMEMBERED_EXPIRED = 4096;
 

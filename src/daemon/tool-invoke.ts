@@ -17,7 +17,7 @@ import {
 } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import { compileStoredUi } from './ui.js';
-import { StoreConflictError, type MessageRow, type Tx } from '../store/store.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError, type MessageRow, type Tx } from '../store/store.js';
 import { checkCallRecord, toolMessageMetadata } from '../store/stored-rows.js';
 import type { ToolInvokeParams } from '../protocol/methods.js';
 import { DaemonError } from './errors.js';
@@ -99,13 +99,21 @@ export async function invokeTool(
       : runHeld(daemon, call, () => runInChild(daemon, session, call, log));
   let outcome: Outcome;
   try {
-    outcome = await run();
+    try {
+      outcome = await run();
+    } catch (err) {
+      if (!(err instanceof StoreConflictError)) throw err;
+      // A concurrent call with the same id (another process) stored first: answer as it did. If it has
+      // recorded the action but not stored its message yet, run again: the core answers from that record.
+      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      outcome = winner ? { kind: 'stored', row: winner } : await run();
+    }
   } catch (err) {
-    if (!(err instanceof StoreConflictError)) throw err;
-    // A concurrent call with the same id (another process) stored first: answer as it did. If it has
-    // recorded the action but not stored its message yet, run again: the core answers from that record.
-    const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
-    outcome = winner ? { kind: 'stored', row: winner } : await run();
+    if (!(err instanceof StoreUnavailableError)) throw err;
+    // The database went away mid-call: answered, never stored; the same tool_call_id is safe to retry.
+    log.log('warn', 'tool call failed: database unavailable', { error: err.message });
+    const output = buildToolAgentOutput(refuse(args, 'INTERNAL', DATABASE_UNAVAILABLE_MESSAGE), args, call.toolCallId, deriveUiHints);
+    return respond(daemon, conn, call, output, projectText(output), 'caller');
   }
   const ms = performance.now() - started;
   if (daemon.executor.kind === 'inprocess' && ms > daemon.callTimeoutMs) {
@@ -213,6 +221,8 @@ async function runInChild(daemon: Daemon, session: Session, call: Call, log: Log
     // The child may have committed just before it was killed: its record wins.
     const recorded = await daemon.store.read((tx) => tx.toolCalls.get(call.userId, call.threadId, call.toolCallId));
     if (recorded && recorded.args_sha256 === call.argsSha256) doc = JSON.parse(recorded.outcome) as CliDocument;
+    // The child met the outage and recorded nothing: no effect to store, and a retry runs the call.
+    else if (!recorded && doc.error.message === DATABASE_UNAVAILABLE_MESSAGE) throw new StoreUnavailableError('the tool could not reach the database');
   }
   const finalDoc = doc;
   return daemon.store.transaction((tx) => storeOutcome(tx, call, finalDoc));

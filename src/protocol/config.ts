@@ -4,8 +4,16 @@
  */
 import { z } from 'zod';
 import { named } from './registry.js';
+import { MAX_TIMER_MS } from './limits.js';
 
 const Positive = z.number().int().positive();
+/** A delay handed to a Node timer: a longer one would be clamped to 1 ms. */
+const Millis = Positive.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (the longest timer Node holds)`);
+/** `*` is refused: it reads like "any origin" but would match none; list the origins (or `scheme://*`). */
+const HttpPattern = z
+  .string()
+  .min(1)
+  .refine((v) => v.trim() !== '*', 'a bare "*" is not supported: list the origins or hosts to accept (for an origin, "https://*" accepts any https origin)');
 
 export const AgentProfileConfig = named(
   'config',
@@ -21,11 +29,11 @@ export const LimitsConfig = named(
   'config',
   'LimitsConfig',
   z.strictObject({
-    call_timeout_ms: Positive.optional(),
+    call_timeout_ms: Millis.optional(),
     max_message_bytes: Positive.optional(),
     max_in_flight: Positive.optional(),
-    ping_interval_ms: Positive.optional(),
-    shutdown_grace_ms: Positive.optional(),
+    ping_interval_ms: Millis.optional(),
+    shutdown_grace_ms: Millis.optional(),
     ws_high_water_bytes: Positive.optional(),
     ws_max_buffered_bytes: Positive.optional(),
     max_processes: Positive.optional(),
@@ -37,7 +45,20 @@ export const LimitsConfig = named(
 export const StoreConfig = named(
   'config',
   'StoreConfig',
-  z.strictObject({ synchronous: z.enum(['FULL', 'NORMAL']).optional(), pool_size: Positive.optional() }),
+  z.strictObject({
+    synchronous: z.enum(['FULL', 'NORMAL']).optional(),
+    pool_size: Positive.optional(),
+    /**
+     * PostgreSQL behind a pooler: a direct connection URL for the connections
+     * that keep session state (LISTEN, call marks); null or absent = the main URL.
+     */
+    listen_url: z
+      .string()
+      .max(2_000)
+      .regex(/^postgres(ql)?:\/\//i, 'a postgres:// or postgresql:// URL')
+      .nullable()
+      .optional(),
+  }),
 );
 
 export const AuthConfig = named('config', 'AuthConfig', z.strictObject({ max_token_lifetime_s: Positive.optional() }));
@@ -45,7 +66,7 @@ export const AuthConfig = named('config', 'AuthConfig', z.strictObject({ max_tok
 export const HttpConfig = named(
   'config',
   'HttpConfig',
-  z.strictObject({ allowed_origins: z.array(z.string().min(1)).optional(), allowed_hosts: z.array(z.string().min(1)).optional() }),
+  z.strictObject({ allowed_origins: z.array(HttpPattern).optional(), allowed_hosts: z.array(HttpPattern).optional() }),
 );
 
 export const McpConfig = named('config', 'McpConfig', z.strictObject({ agent: z.string().min(1).optional() }));

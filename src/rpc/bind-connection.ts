@@ -18,6 +18,11 @@ export interface BindOptions {
   track: <T>(work: Promise<T>) => Promise<T>;
   /** False once the daemon stops taking calls. */
   accepting: () => boolean;
+  /**
+   * While the peer does not read its answers, a promise a request waits on
+   * before it runs (WebSocket backpressure); undefined when it may run now.
+   */
+  writable?: () => Promise<void> | undefined;
 }
 
 export interface BoundConnection {
@@ -60,6 +65,14 @@ export function bindConnection(daemon: Daemon, rpc: MessageConnection, opts: Bin
       throw new ResponseError(RpcErrorCode.Overloaded, `too many requests in flight on this connection (limit ${opts.maxInFlight})`);
     }
     inFlight++;
+    const wait = opts.writable?.();
+    if (wait) {
+      await wait;
+      if (closed) {
+        inFlight--;
+        throw new ResponseError(RpcErrorCode.InvalidRequest, 'the connection closed');
+      }
+    }
     const requestId = `req_${(++requestCounter).toString(36)}`;
     // Only known method names reach the log: the raw string is attacker-sized.
     const log = daemon.log.child({ request_id: requestId, connection: conn.id, method: Object.hasOwn(METHODS, method) ? method : '<unknown>' });

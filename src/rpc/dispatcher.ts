@@ -21,6 +21,7 @@ import { initializeResult } from '../daemon/initialize.js';
 import { constantTimeEqual } from '../daemon/constant-time.js';
 import type { Logger } from '../daemon/logger.js';
 import { refuseSecretsInParams } from './secret-guard.js';
+import { echoName, scrubError } from '../codec/redact.js';
 
 export interface ConnectionState {
   initialized: boolean;
@@ -93,7 +94,20 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
  * params are rejected as invalid. Returns the result or throws a
  * ResponseError, which the transport sends as the JSON-RPC error.
  */
-export async function dispatch(
+export async function dispatch(...args: Parameters<typeof dispatchRequest>): Promise<unknown> {
+  const daemon = args[0];
+  try {
+    return await dispatchRequest(...args);
+  } catch (err) {
+    // An error repeats what the client named (a method, a key): a token in it never goes back out.
+    if (!(err instanceof ResponseError)) throw err;
+    const wire = { message: err.message, data: err.data as unknown };
+    const clean = scrubError(wire, daemon.secrets);
+    throw clean === wire ? err : new ResponseError(err.code, clean.message, clean.data);
+  }
+}
+
+async function dispatchRequest(
   daemon: Daemon,
   conn: Connection,
   state: ConnectionState,
@@ -105,7 +119,7 @@ export async function dispatch(
   // Contract: any request other than `initialize` before it is -32002, known method or not.
   if (!state.initialized && name !== 'initialize') throw new ResponseError(RpcErrorCode.NotInitialized, 'initialize first');
   const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
-  if (!spec) throw new ResponseError(RpcErrorCode.MethodNotFound, `unknown method ${name}`);
+  if (!spec) throw new ResponseError(RpcErrorCode.MethodNotFound, `unknown method ${echoName(name, daemon.secrets)}`);
   if (state.shutdownRequested) throw new ResponseError(RpcErrorCode.InvalidRequest, 'shutdown was requested');
   const parsed = spec.params.safeParse(rawParams ?? (name === 'shutdown' ? {} : undefined));
   if (!parsed.success) {

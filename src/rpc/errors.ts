@@ -7,6 +7,7 @@
 import { ResponseError } from 'vscode-jsonrpc';
 import { RpcErrorCode } from '../protocol/errors.js';
 import { DaemonError, type DaemonErrorCode } from '../daemon/errors.js';
+import { StoreUnavailableError } from '../store/store.js';
 
 /** The wire's JSON-RPC error codes, declared once in src/protocol/errors.ts. */
 export { RpcErrorCode };
@@ -38,6 +39,8 @@ export function wireErrorOf(err: DaemonError): ResponseError<unknown> {
 export function asWireError(err: unknown): ResponseError<unknown> | undefined {
   if (err instanceof ResponseError) return err;
   if (err instanceof DaemonError) return wireErrorOf(err);
+  // A passing database outage (PostgreSQL restarted, connections dropped): a clear -32603 the host may retry.
+  if (err instanceof StoreUnavailableError) return new ResponseError(RpcErrorCode.InternalError, 'database unavailable: retry the request');
   return undefined;
 }
 

@@ -28,6 +28,7 @@ import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
 import { DaemonError } from '../daemon/errors.js';
 import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from '../daemon/mcp-session.js';
 import { RpcErrorCode } from './errors.js';
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
@@ -67,6 +68,21 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
   }
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+/**
+ * Nesting a body may have: the arguments' own limit (MAX_JSON_DEPTH, as on every
+ * transport) plus the envelope around them (`params.arguments.input`, `_meta`).
+ * Shallower bodies go on to the schemas, which answer -32602 as stdio does.
+ */
+const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 8;
+
+/** HTTP 400 with -32602, naming the request's id when it has a usable one. */
+function tooDeep(res: ServerResponse, body: unknown): void {
+  const raw = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  const id = typeof raw === 'string' || (typeof raw === 'number' && Number.isFinite(raw)) ? raw : null;
+  res.writeHead(400, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: RpcErrorCode.InvalidParams, message: `nested deeper than ${MAX_JSON_DEPTH} levels` } }));
 }
 
 /** Reads a POST body up to `max` bytes; `null` when it is longer (the rest is discarded, not buffered). */
@@ -215,6 +231,12 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
         body = JSON.parse(raw.toString('utf8'));
       } catch {
         jsonRpcError(res, 400, RpcErrorCode.ParseError, 'the body is not valid JSON');
+        return;
+      }
+      // Before the SDK's recursive validation sees it: thousands of levels in `arguments`
+      // or `_meta` overflowed its stack (HTTP 500); stdio and WebSocket answer -32602.
+      if (jsonDepthExceeds(body, MAX_BODY_DEPTH)) {
+        tooDeep(res, body);
         return;
       }
       if (!(await isLegacyRequest(await toWebRequest(req, body), body, { maxRequestBodySize: opts.maxMessageBytes }))) {

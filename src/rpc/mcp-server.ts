@@ -21,6 +21,7 @@ import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
 import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
 import { skillUri } from './mcp-skills.js';
+import { scrubOutgoingErrors } from './mcp-error-scrub.js';
 
 /** An action's own hints (the action table's); an unknown name claims nothing safe. */
 const UNKNOWN_ACTION_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
@@ -113,5 +114,5 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
       ],
     }));
   }
-  return server;
+  return scrubOutgoingErrors(server, deps.daemon.secrets ?? []);
 }

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
-import { redact } from '../codec/redact.js';
+import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import type { Daemon } from '../daemon/daemon.js';
 import type { Connection } from './connection.js';
@@ -55,10 +55,11 @@ function failure(error: ToolError): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
 }
 
-/** `module`/`method` of the error as the model wrote them (null when it did not). */
-function namesOf(raw: unknown): { module: string | null; method: string | null } {
+/** `module`/`method` of the error as the model wrote them (null when it did not; `[redacted]` when one carries a token). */
+function namesOf(raw: unknown, secrets: readonly string[]): { module: string | null; method: string | null } {
   const r = (raw ?? {}) as { module?: unknown; method?: unknown };
-  return { module: typeof r.module === 'string' ? r.module : null, method: typeof r.method === 'string' ? r.method : null };
+  const echo = (v: unknown) => (typeof v === 'string' ? echoName(v, secrets) : null);
+  return { module: echo(r.module), method: echo(r.method) };
 }
 
 /**
@@ -86,7 +87,7 @@ export function tokenOf(signal: AbortSignal): CancellationToken {
 
 export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal, raw: unknown, ctx: ServerContext): Promise<CallToolResult> {
   const { daemon } = deps;
-  const names = namesOf(raw);
+  const names = namesOf(raw, daemon.secrets ?? []);
   const log = daemon.log.child({ transport: 'mcp', mcp_session: ctx.sessionId ?? null, request_id: `mcp_${String(ctx.mcpReq.id)}` });
 
   if (principal.checkAuth) {

@@ -1,6 +1,7 @@
 /**
  * vscode-jsonrpc reader/writer over a `ws` WebSocket: one JSON-RPC message
- * per text frame (no Content-Length framing). Used by the daemon's /rpc
+ * per frame (no Content-Length framing) — a text frame, or a binary frame
+ * holding UTF-8 JSON; answers are always text frames. Used by the daemon's /rpc
  * endpoint and by test hosts alike.
  */
 import {
@@ -19,7 +20,16 @@ import { envelopeProblem, type RawId } from './message-shape.js';
 export interface ReaderLimits {
   /** A frame larger than this is answered with -32600 and dropped; the connection stays. */
   maxMessageBytes: number;
+  /**
+   * Requests handed on and not answered yet before the reader stops reading
+   * (until `answered()`): a burst of requests read in one go would otherwise
+   * all become pending work at once, whatever the peer reads.
+   */
+  maxUnanswered: number;
 }
+
+/** Throws on a byte sequence that is not UTF-8 instead of replacing it with U+FFFD. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Best effort: the id of a request we refuse to parse in full, for the error reply. */
 function guessId(text: string): RawId {
@@ -38,7 +48,7 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 
   constructor(
     private readonly socket: WebSocket,
-    private readonly limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER },
+    private readonly limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER, maxUnanswered: Number.MAX_SAFE_INTEGER },
     /** Invalid frames never reach the connection: they are answered here. */
     private readonly onRejected: (reason: 'parse' | 'invalid' | 'too_large' | 'binary') => void = () => {},
   ) {
@@ -50,8 +60,52 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
-    for (const m of this.pending.splice(0)) callback(m);
+    this.deliver();
     return { dispose: () => (this.callback = undefined) };
+  }
+
+  /** Why delivery (and the socket's reading) is stopped: the peer's unsent answers, or too many unanswered requests. */
+  private readonly holds = new Set<'backpressure' | 'window'>();
+  /** Requests handed on whose response has not been written yet. */
+  private unanswered = 0;
+
+  /**
+   * Backpressure: while held, the socket is not read and messages already
+   * read from it are kept here (parsed, a few hundred bytes each) instead of
+   * becoming requests whose answers could not be sent; `hold(false)` hands
+   * them on in order.
+   */
+  hold(held: boolean): void {
+    this.setHold('backpressure', held);
+  }
+
+  /** A response left for the peer (the writer says so): one more request may be handed on. */
+  answered(): void {
+    if (this.unanswered > 0) this.unanswered--;
+    if (this.unanswered < this.limits.maxUnanswered) this.setHold('window', false);
+  }
+
+  private setHold(reason: 'backpressure' | 'window', on: boolean): void {
+    const before = this.holds.size;
+    if (on) this.holds.add(reason);
+    else this.holds.delete(reason);
+    if (before === 0 && this.holds.size > 0) this.socket.pause();
+    if (before > 0 && this.holds.size === 0) {
+      this.deliver();
+      if (this.holds.size === 0) this.socket.resume();
+    }
+  }
+
+  private deliver(): void {
+    while (this.callback && this.holds.size === 0 && this.pending.length > 0) this.handOn(this.pending.shift()!);
+  }
+
+  private handOn(m: Message): void {
+    if (typeof (m as { method?: unknown }).method === 'string' && 'id' in m) {
+      // A request: at most `maxUnanswered` wait for their responses; the next ones stay parsed here.
+      if (++this.unanswered >= this.limits.maxUnanswered) this.setHold('window', true);
+    }
+    this.callback!(m);
   }
 
   private receive(data: WebSocket.RawData, isBinary: boolean): void {
@@ -61,11 +115,15 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
       return this.replyError(guessId(buffer.subarray(0, 4096).toString('utf8')), RpcErrorCode.InvalidRequest,
         `message too large: ${buffer.length} bytes, limit ${this.limits.maxMessageBytes}`);
     }
-    if (isBinary) {
+    // A binary frame holding UTF-8 JSON (pygls' start_ws sends those) is read like a text frame;
+    // `ws` has already checked a text frame's UTF-8, a binary frame's is checked here.
+    let text: string;
+    try {
+      text = isBinary ? STRICT_UTF8.decode(buffer) : buffer.toString('utf8');
+    } catch {
       this.onRejected('binary');
-      return this.replyError(null, RpcErrorCode.InvalidRequest, 'binary frames are not accepted; send JSON text');
+      return this.replyError(null, RpcErrorCode.ParseError, 'parse error: a binary frame must hold UTF-8 JSON');
     }
-    const text = buffer.toString('utf8');
     let message: unknown;
     try {
       message = JSON.parse(text);
@@ -79,7 +137,7 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
       return this.replyError(problem.id, RpcErrorCode.InvalidRequest, problem.reason);
     }
     const m = message as Message;
-    if (this.callback) this.callback(m);
+    if (this.callback && this.holds.size === 0 && this.pending.length === 0) this.handOn(m);
     else this.pending.push(m);
   }
 
@@ -92,6 +150,8 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 export interface WriterHooks {
   /** Called after every send with the socket's buffered byte count (backpressure). */
   onBuffered?: (bufferedAmount: number) => void;
+  /** Called when a response (not a request or notification) is handed to the socket. */
+  onResponse?: () => void;
 }
 
 export class WebSocketMessageWriter extends AbstractMessageWriter implements MessageWriter {
@@ -103,6 +163,7 @@ export class WebSocketMessageWriter extends AbstractMessageWriter implements Mes
   }
 
   write(msg: Message): Promise<void> {
+    if (!('method' in msg) && 'id' in msg) this.hooks.onResponse?.();
     if (this.socket.readyState !== this.socket.OPEN) return Promise.resolve();
     return new Promise((resolve) => {
       this.socket.send(JSON.stringify(msg), (err?: Error) => {

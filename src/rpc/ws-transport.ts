@@ -64,19 +64,29 @@ export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer
           break;
         case 'pause':
           log.log('info', 'backpressure: stopped reading a slow peer', { buffered });
-          ws.pause();
+          reader.hold(true);
           break;
         case 'resume':
           log.log('info', 'backpressure: reading again', { buffered });
-          ws.resume();
+          reader.hold(false);
           break;
       }
     };
-    const reader = new WebSocketMessageReader(ws, { maxMessageBytes: limits.maxMessageBytes }, (reason) =>
+    // Room for every request in flight plus as many refused past the limit (-32003) before reading stops.
+    const maxUnanswered = 2 * limits.maxInFlight + 16;
+    const reader = new WebSocketMessageReader(ws, { maxMessageBytes: limits.maxMessageBytes, maxUnanswered }, (reason) =>
       log.log('info', 'frame rejected', { reason }),
     );
-    const rpc = createMessageConnection(reader, new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered }), opts.writes));
-    const bound = bindConnection(daemon, rpc, { id, transport: 'ws', trusted: false, maxInFlight: limits.maxInFlight, ...opts });
+    const rpc = createMessageConnection(reader, new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered, onResponse: () => reader.answered() }), opts.writes));
+    const bound = bindConnection(daemon, rpc, {
+      id,
+      transport: 'ws',
+      trusted: false,
+      maxInFlight: limits.maxInFlight,
+      ...opts,
+      // A request read before the peer stopped reading waits: its answer is built only once there is room.
+      writable: () => flow.writable(),
+    });
     rpc.onError(([err]) => log.log('warn', 'connection error', { err: err.message }));
     // LSP's `exit` ends this client's connection; the daemon serves other clients on.
     rpc.onNotification((method) => {
@@ -98,6 +108,7 @@ export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer
 
     ws.on('close', (code: number) => {
       clearInterval(heartbeat);
+      flow.end();
       sockets.delete(ws);
       bound.release();
       rpc.dispose();

@@ -102,6 +102,19 @@ export interface StoreOptions {
   /** Contract §8 `store.pool_size` (PostgreSQL only). */
   poolSize?: number;
   /**
+   * PostgreSQL only, `store.listen_url`: the main URL goes through a pooler in
+   * transaction mode, and this one reaches the server directly. The
+   * connections that keep session state (LISTEN, call marks) use it, and the
+   * pooled ones keep none: no named prepared statements.
+   */
+  listenUrl?: string | undefined;
+  /**
+   * PostgreSQL only: prepare each statement once per connection under a name
+   * (default true, false when `listenUrl` is set). A one-shot process
+   * (project-cli) gains nothing from it and may sit behind a pooler.
+   */
+  namedStatements?: boolean;
+  /**
    * Checks every stored message and call record when a migration runs, inside
    * its transaction: rows the protocol does not allow refuse the migration
    * (row-check.ts). The daemon passes `STORED_ROW_CHECK` (stored-rows.ts).
@@ -143,6 +156,24 @@ export class StoreConflictError extends Error {
     super(`unique constraint ${constraint} already holds this key`);
   }
 }
+
+/**
+ * The database could not be reached or dropped the connection while a unit
+ * ran (a restart, `pg_terminate_backend`, a failover). The unit's outcome is
+ * unknown to the caller only in one case — the connection died during
+ * `COMMIT` — and either way a retry of the same call is safe: a committed
+ * call answers from the store, an uncommitted one runs. Engines throw this,
+ * never their driver's error, so callers can tell a passing outage from a bug.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  constructor(readonly reason: string) {
+    super(`database unavailable (${reason})`);
+  }
+}
+
+/** What a host is told when a call met a database outage. */
+export const DATABASE_UNAVAILABLE_MESSAGE = 'database unavailable: the call was not completed; retry it with the same tool_call_id (safe: a call that was stored answers from the store)';
 
 // ---------------------------------------------------------------- users
 

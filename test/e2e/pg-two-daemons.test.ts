@@ -159,6 +159,37 @@ for (const executor of EXECUTORS) {
   });
 }
 
+describe('message timestamps across two daemons', needsPg, () => {
+  test('two daemons writing one thread at once: created_at never decreases along the thread order', async () => {
+    const { a, b, db } = await twoDaemons('inprocess');
+    try {
+      const [sa, sb] = await Promise.all([session(a), session(b)]);
+      // Several connections per daemon, so each daemon has calls in flight on several pooled connections at once.
+      const clients = [a, b, await a.connect(), await b.connect(), await a.connect(), await b.connect()];
+      const sessions = await Promise.all(clients.map((c, i) => (i < 2 ? [sa, sb][i]! : session(c))));
+      const CALLS = 20;
+      await Promise.all(
+        clients.map(async (c, i) => {
+          for (let n = 0; n < CALLS; n++) {
+            const id = `c${i}-${n}`;
+            const res = await c.request<ToolResponse>('tool/invoke', { session_id: sessions[i], thread_id: 'clock', tool_call_id: id, args: create(id) });
+            assert.equal(res.status, 'success', JSON.stringify(res));
+          }
+        }),
+      );
+      const history = await a.request<{ messages: { id: string; created_at: string }[] }>('history/get', { session_id: sa, thread_id: 'clock', limit: 500 });
+      assert.equal(history.messages.length, clients.length * CALLS);
+      const seqs = new Map((await dbRows<{ id: string; thread_seq: number }>(db, 'SELECT id, thread_seq FROM messages')).map((r) => [r.id, r.thread_seq]));
+      const order = history.messages.map((m) => seqs.get(m.id)!);
+      assert.deepEqual(order, [...order].sort((x, y) => x - y), 'history/get is in thread order');
+      const backwards = history.messages.flatMap((m, i) => (i > 0 && m.created_at < history.messages[i - 1]!.created_at ? [`${history.messages[i - 1]!.created_at} → ${m.created_at} at #${i}`] : []));
+      assert.deepEqual(backwards, [], 'created_at never decreases along the thread order');
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
+
 async function waitFor(cond: () => boolean, what: () => string): Promise<void> {
   for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
   assert.ok(cond(), `timed out: ${what()}`);

@@ -53,3 +53,53 @@ test('a plain GET / is still the inspector, and other upgrade paths are refused'
   });
   assert.match(outcome, /404/);
 });
+
+/** A raw `ws` client that sends every message as a binary frame, as pygls' start_ws does. */
+async function binaryClient(path: string) {
+  const socket = new WebSocket(`ws://127.0.0.1:${host.port}${path}`);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  const answers: { binary: boolean; message: { id?: unknown; result?: unknown; error?: { code: number; message: string } } }[] = [];
+  const waiters = new Set<() => void>();
+  socket.on('message', (data: Buffer, isBinary: boolean) => {
+    answers.push({ binary: isBinary, message: JSON.parse(data.toString('utf8')) as (typeof answers)[number]['message'] });
+    for (const w of waiters) w();
+  });
+  const next = (n: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => answers.length >= n && (waiters.delete(check), resolve());
+      waiters.add(check);
+      check();
+    });
+  const send = async (bytes: Buffer) => {
+    const n = answers.length + 1;
+    socket.send(bytes, { binary: true });
+    await next(n);
+    return answers.at(-1)!;
+  };
+  return { socket, send, answers };
+}
+
+for (const path of ['/', '/rpc']) {
+  test(`binary frames holding UTF-8 JSON are read like text frames at ${path}, answered in text frames`, async () => {
+    const c = await binaryClient(path);
+    try {
+      const json = (m: unknown) => Buffer.from(JSON.stringify(m), 'utf8');
+      const init = await c.send(json({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol_version: '1', client_info: { name: 'pygls-like', version: 'é' } } }));
+      assert.equal((init.message.result as { protocol_version: string }).protocol_version, '1');
+      const token = await mintBearer('binary-user');
+      const open = await c.send(json({ jsonrpc: '2.0', id: 2, method: 'session/open', params: { auth: { type: 'bearer', token } } }));
+      assert.equal((open.message.result as { user_id: string }).user_id, 'binary-user');
+      const invalid = await c.send(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]));
+      assert.deepEqual(invalid.message.error, { code: -32700, message: 'parse error: a binary frame must hold UTF-8 JSON' });
+      assert.equal(invalid.message.id, null);
+      const notJson = await c.send(Buffer.from('not json', 'utf8'));
+      assert.equal(notJson.message.error?.code, -32700);
+      assert.ok(c.answers.every((a) => !a.binary), 'every answer is a text frame');
+    } finally {
+      c.socket.close();
+    }
+  });
+}

@@ -19,7 +19,7 @@ const EXAMPLE_YAML = join(REPO_ROOT, 'toolgate.config.example.yaml');
 
 /** Every key of contract section 8, plus the limits the daemon adds. */
 const KEYS = [
-  'agents', 'store.synchronous', 'store.pool_size', 'limits.max_message_bytes', 'limits.max_in_flight', 'limits.call_timeout_ms',
+  'agents', 'store.synchronous', 'store.pool_size', 'store.listen_url', 'limits.max_message_bytes', 'limits.max_in_flight', 'limits.call_timeout_ms',
   'limits.max_sessions_per_connection', 'limits.max_subscriptions_per_connection', 'limits.shutdown_grace_ms', 'limits.ping_interval_ms',
   'limits.max_processes', 'limits.ws_high_water_bytes', 'limits.ws_max_buffered_bytes', 'auth.max_token_lifetime_s',
   'http.allowed_origins', 'http.allowed_hosts', 'mcp.agent',
@@ -87,4 +87,91 @@ test('serve with a bad YAML config: one line, exit 2', () => {
   });
   assert.equal(r.status, 2, r.stderr);
   assert.equal(r.stderr.trimEnd(), `toolgate: config ${y}: unknown key limit`);
+});
+
+const AGENT = { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] };
+
+/** `serve --stdio` with this config (or these flags): stderr and the exit status. */
+function serveWith(args: string[]): { status: number | null; stderr: string } {
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(tempDir(), 't.db'), ...args], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET },
+    encoding: 'utf8',
+    input: '',
+  });
+  return { status: r.status, stderr: r.stderr };
+}
+
+test('a millisecond value above 2147483647 (the longest Node timer) is refused by the config and by the flags, one line, exit 2', () => {
+  for (const key of ['call_timeout_ms', 'ping_interval_ms', 'shutdown_grace_ms']) {
+    const j = file(`${key}.json`, JSON.stringify({ agents: { default: AGENT }, limits: { [key]: 2147483648 } }));
+    assert.match(configError(j), new RegExp(`^config ${j}: limits\\.${key}: must be at most 2147483647`));
+    const atMost = file(`${key}-ok.json`, JSON.stringify({ agents: { default: AGENT }, limits: { [key]: 2147483647 } }));
+    loadConfig(atMost, SKILLS);
+  }
+  const j = file('timer.json', JSON.stringify({ agents: { default: AGENT }, limits: { call_timeout_ms: 2147483648 } }));
+  const byFile = serveWith(['--config', j]);
+  assert.equal(byFile.status, 2, byFile.stderr);
+  assert.equal(byFile.stderr.trimEnd().split('\n').length, 1, byFile.stderr);
+  for (const flag of ['--call-timeout-ms', '--ping-interval-ms', '--shutdown-grace-ms']) {
+    const r = serveWith([flag, '2147483648']);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr.trimEnd(), new RegExp(`^toolgate serve: ${flag} must be an integer from 1 to 2147483647`));
+    assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+  }
+});
+
+test('a YAML alias bomb is one line, exit 2 (no crash, no stack)', () => {
+  const rows = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+  for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g'], ['g', 'h']]) {
+    rows.push(`${name}: &${name} [${Array(9).fill(`*${prev!}`).join(',')}]`);
+  }
+  const y = file('bomb.yaml', `${rows.join('\n')}\n`);
+  assert.match(configError(y), new RegExp(`^config ${y}: not valid YAML: more than 100 alias expansions`));
+  const r = serveWith(['--config', y]);
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd(), `toolgate: ${configError(y)}`);
+});
+
+test('a custom YAML tag (!!js/function) is refused in exactly one line, with no YAMLWarning', () => {
+  const y = file('tag.yaml', 'agents:\n  default: !!js/function "function () { return 1 }"\n');
+  assert.match(configError(y), new RegExp(`^config ${y}: not valid YAML \\(line 2, column 12\\): Unresolved tag`));
+  const r = serveWith(['--config', y]);
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd(), `toolgate: ${configError(y)}`);
+});
+
+test('a config that is not a regular file (/dev/zero) or is larger than 1 MiB is refused at once, one line', () => {
+  assert.equal(configError('/dev/zero'), 'config /dev/zero: not a regular file');
+  assert.equal(configError(tempDir()).endsWith(': not a regular file'), true);
+  const big = file('big.json', `${JSON.stringify({ agents: { default: AGENT } })}${' '.repeat(1024 * 1024)}`);
+  assert.equal(configError(big), `config ${big}: larger than 1048576 bytes (1 MiB)`);
+  const r = serveWith(['--config', '/dev/zero']);
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stderr.trimEnd(), 'toolgate: config /dev/zero: not a regular file');
+  const exactly = file('exact.json', JSON.stringify({ agents: { default: AGENT } }).padEnd(1024 * 1024, ' '));
+  assert.equal(loadConfig(exactly, SKILLS).agents.size, 1);
+});
+
+test('a UTF-8 byte-order mark before a JSON or YAML config is accepted', () => {
+  const json = JSON.stringify({ agents: { default: AGENT } });
+  const j = file('bom.json', `\uFEFF${json}`);
+  assert.deepEqual(loadConfig(j, SKILLS), loadConfig(file('plain.json', json), SKILLS));
+  const y = file('bom.yaml', '\uFEFFagents:\n  default: {enabled_skills: [calendar], allowed_actions: [calendar.read]}\n');
+  assert.deepEqual(loadConfig(y, SKILLS), loadConfig(j, SKILLS));
+});
+
+test('a bare "*" in http.allowed_origins or http.allowed_hosts is refused with a line saying what to write instead', () => {
+  for (const key of ['allowed_origins', 'allowed_hosts']) {
+    const j = file(`${key}.json`, JSON.stringify({ agents: { default: AGENT }, http: { [key]: ['http://localhost:3000', '*'] } }));
+    assert.match(configError(j), new RegExp(`^config ${j}: http\\.${key}\\.1: a bare "\\*" is not supported: list the origins`));
+  }
+  const scheme = file('scheme.json', JSON.stringify({ agents: { default: AGENT }, http: { allowed_origins: ['https://*'] } }));
+  assert.deepEqual(loadConfig(scheme, SKILLS).http.allowedOrigins, ['https://*']);
+});
+
+test('a typo in a required key names the unknown key and the key it was likely meant to be', () => {
+  const j = file('typo.json', JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_action: ['calendar.read'] } } }));
+  assert.equal(configError(j), `config ${j}: unknown key agents.default.allowed_action (did you mean agents.default.allowed_actions?)`);
+  const y = file('typo.yaml', 'agent:\n  default: {enabled_skills: [calendar], allowed_actions: [calendar.read]}\n');
+  assert.equal(configError(y), `config ${y}: unknown key agent (did you mean agents?)`);
 });

@@ -80,7 +80,13 @@ test('stderr lines logged close together go out in one write', async () => {
 test('a logged line is written once its window has passed', async () => {
   const stream = new PassThrough();
   const write = stderrLines(stream, 1);
-  write('{"c":3}\n');
-  const [chunk] = (await once(stream, 'data')) as [Buffer];
-  assert.equal(chunk.toString('utf8'), '{"c":3}\n');
+  // The window's timer is unref'd (it never keeps a daemon alive): hold the loop while waiting for it.
+  const hold = setTimeout(() => {}, 30_000);
+  try {
+    write('{"c":3}\n');
+    const [chunk] = (await once(stream, 'data')) as [Buffer];
+    assert.equal(chunk.toString('utf8'), '{"c":3}\n');
+  } finally {
+    clearTimeout(hold);
+  }
 });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
-import { findSecret, findSecretIn, maskSecrets } from '../../src/codec/secret-scan.js';
+import { findSecret, findSecretIn, maskSecrets, tokenScanCost } from '../../src/codec/secret-scan.js';
+import { splitVariants } from '../helpers/split-tokens.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64url');
 const jwt = () => new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode('k'.repeat(32)));
@@ -55,5 +56,76 @@ test('hostile input is scanned in linear time', { timeout: 120_000 }, () => {
   for (const text of cases) {
     findSecret(text);
     maskSecrets(text);
+  }
+});
+
+const IGNORABLE = /[\s=\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
+
+test('a token split by whitespace or invisible characters, or padded, is found like a whole one and masked', async () => {
+  const t = await jwt();
+  const sig = t.split('.')[2]!;
+  const variants = Object.entries(splitVariants(t));
+  assert.equal(variants.length, 10);
+  for (const [name, v] of variants) {
+    for (const text of [v, `before ${v} after`, `see:${v}.`]) {
+      assert.ok(findSecret(text), `${name}: found`);
+      assert.ok(findSecretIn({ note: text }), `${name}: found in a value`);
+      const masked = maskSecrets(text);
+      assert.ok(!masked.replace(IGNORABLE, '').includes(sig.replace(IGNORABLE, '')), `${name}: masked (${masked.slice(0, 40)})`);
+      assert.equal(findSecret(masked), null, `${name}: nothing left after masking`);
+    }
+  }
+  // The hit's offsets are those of the original text.
+  const spaced = `x ${t.split('.').join('. ')} !`;
+  assert.deepEqual(findSecret(spaced), { kind: 'token', start: 2, end: spaced.length - 2 });
+});
+
+/** A seeded generator, so the samples are the same on every run. */
+function prng(seed: number) {
+  let x = seed >>> 0;
+  return () => ((x = (Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0), x / 2 ** 32);
+}
+
+test('prose, code and base64 data (wrapped, padded, dotted) are not taken for tokens', () => {
+  const r = prng(21);
+  const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)));
+  const samples = [
+    'Meet at 10.30. Bring the Q3.final.pdf. See you = me.',
+    'The U.S. e.g. i.e. etc. are abbreviations. A.B. C.D. = fine.',
+    'Dr. Smith said: "Call me at 555.123.4567." Then he left.\u200bOK.',
+    'const x = a.b.c(d).e; if (y.z === w.v) { return q.r.s; } // done.',
+    'self.config.path = os.path.join(base.dir, "a.b.c")\nprint(self.config.path)',
+    'SELECT t.a, u.b FROM s.t JOIN s.u ON t.id = u.id WHERE x.y = 1;',
+    'https://example.com/a.b.c?x=y.z&w=1.2.3 and ftp://h.i.j/k.l.m',
+    `${'lorem ipsum dolor sit amet. '.repeat(200)}`,
+  ];
+  for (let i = 0; i < 60; i++) {
+    const blob = bytes(200 + Math.floor(r() * 3000));
+    const std = blob.toString('base64').match(/.{1,76}/g)!.join('\n');
+    const url = blob.toString('base64url').match(/.{1,76}/g)!.join('\n');
+    samples.push(`Attached: ${std}. That is the file. Next.`, `data. ${url}. ${url.slice(0, 40)}== . end.`, `${url.replace(/\n/g, '.')}.x.y`);
+  }
+  for (const text of samples) {
+    assert.equal(findSecret(text), null, text.slice(0, 80));
+    assert.equal(maskSecrets(text), text);
+  }
+});
+
+test('the scan of split-token input does work linear in its length (counted, not timed)', () => {
+  const cases: Array<(n: number) => string> = [
+    (n) => 'a. '.repeat(n / 3),
+    (n) => `${'ew '.repeat(n / 3)}.x.`,
+    (n) => `${'eyJ\u200b'.repeat(n / 4)}..`,
+    (n) => `${`${b64('{"alg":"HS256"}')} `.repeat(n / 21)}.x.`,
+    (n) => `${b64(`{"a":${' '.repeat(n / 2)}`)}\n.x.`,
+    (n) => `${'e w o = '.repeat(n / 8)}.${'ewo\n'.repeat(n / 8)}.`,
+    (n) => `${b64('{"x":1}')} .`.repeat(n / 12),
+  ];
+  const MIB = 1024 * 1024;
+  for (const [i, make] of cases.entries()) {
+    const small = tokenScanCost(make(MIB / 2));
+    const large = tokenScanCost(make(MIB));
+    assert.ok(large <= 40 * MIB, `case ${i}: ${large} units for 1 MiB`);
+    assert.ok(large <= 2.5 * small + 1000, `case ${i}: doubling the input took ${large} units after ${small}`);
   }
 });

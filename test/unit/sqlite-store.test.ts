@@ -266,3 +266,22 @@ test('credential keys: a round-1 database (version 2) migrates to the current sc
     await store.close();
   }
 });
+
+test("a message's created_at never decreases along its thread, even when the clock steps back", async (t) => {
+  const store = openSqliteStore(join(tempDir(), 'clock.db'));
+  try {
+    await store.transaction((tx) => tx.users.ensure('alice'));
+    const insert = (content: string) => store.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 'clock', role: 'user', content, metadataJson: '{}' }));
+    t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2031-01-01T12:00:01.000Z') });
+    const first = await insert('first');
+    t.mock.timers.setTime(Date.parse('2031-01-01T12:00:00.000Z')); // the clock steps back a second
+    const second = await insert('second');
+    t.mock.timers.reset();
+    assert.equal(first.created_at, '2031-01-01T12:00:01.000Z');
+    assert.equal(second.created_at, first.created_at, 'the message takes the thread’s last time, not the earlier clock');
+    const stored = await store.read((tx) => tx.messages.page('alice', 'clock', undefined, 10));
+    assert.deepEqual(stored.rows.map((r) => r.created_at), [first.created_at, first.created_at]);
+  } finally {
+    await store.close();
+  }
+});

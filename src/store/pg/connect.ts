@@ -11,6 +11,7 @@
 import pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
 import { describePgUrl } from './url.js';
+import { isConnectionError } from './connection-errors.js';
 
 export { describePgUrl, isPostgresUrl } from './url.js';
 
@@ -79,7 +80,7 @@ export function pgOpenError(url: string, err: unknown): DatabaseOpenError {
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
     case 'ETIMEDOUT':
-      return new DatabaseOpenError(`cannot reach the PostgreSQL server at ${t.host}:${t.port} (${e.code}) for ${where}`);
+      return new DatabaseOpenError(`cannot reach the PostgreSQL server at ${t.host}:${t.port} (${e.code}) for ${where}`, { unavailable: true });
     case '28P01': // invalid_password
     case '28000': // invalid_authorization_specification (no such role, pg_hba refusal)
       return new DatabaseOpenError(`PostgreSQL refused the credentials of user "${t.user}" at ${t.host}:${t.port} (${e.code}) for ${where}`);
@@ -88,8 +89,9 @@ export function pgOpenError(url: string, err: unknown): DatabaseOpenError {
     default: {
       const msg = String(e.message ?? err);
       // pg reports a connect timeout as a plain Error.
-      if (/timeout/i.test(msg)) return new DatabaseOpenError(`cannot reach the PostgreSQL server at ${t.host}:${t.port} (timeout) for ${where}`);
-      return new DatabaseOpenError(`cannot open database ${where}: ${msg}${e.code ? ` (${e.code})` : ''}`);
+      if (/timeout/i.test(msg)) return new DatabaseOpenError(`cannot reach the PostgreSQL server at ${t.host}:${t.port} (timeout) for ${where}`, { unavailable: true });
+      // Starting up, shutting down, a session ended while opening: a passing outage.
+      return new DatabaseOpenError(`cannot open database ${where}: ${msg}${e.code ? ` (${e.code})` : ''}`, { unavailable: isConnectionError(err) });
     }
   }
 }

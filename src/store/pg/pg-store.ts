@@ -7,14 +7,14 @@
  * re-reads the winner), row locks order a thread's messages.
  */
 import { createHash } from 'node:crypto';
-import pgDriver from 'pg';
 import type pg from 'pg';
 import type { CommitListener, PoolUse, Store, StoreDescription, StoreOptions, Tx } from '../store.js';
-import { StoreConflictError } from '../store.js';
+import { StoreConflictError, StoreUnavailableError } from '../store.js';
+import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
-import { clientConfig, openPgPool, pgOpenError } from './connect.js';
+import { openPgPool, pgOpenError } from './connect.js';
+import { PgCallMarks } from './call-marks.js';
 import {
-  CALL_LOCK_KEY,
   messagesAfter,
   PgAutomationJobs,
   PgContacts,
@@ -36,10 +36,16 @@ function statementName(text: string): string {
   return `tg_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
 }
 
-function queryOn(client: pg.ClientBase): Query {
+/**
+ * Statements on one connection. Named: prepared once per connection (the
+ * default). Unnamed: parsed each time, which keeps no session state — what a
+ * pooler in transaction mode needs (the next transaction may run on another
+ * server connection, where the name was never prepared).
+ */
+function queryOn(client: pg.ClientBase, named: boolean): Query {
   return async <R>(text: string, values: readonly unknown[] = []) => {
     try {
-      const res = await client.query({ name: statementName(text), text, values: values as unknown[] });
+      const res = await client.query(named ? { name: statementName(text), text, values: values as unknown[] } : { text, values: values as unknown[] });
       return res.rows as R[];
     } catch (err) {
       throw storeError(err);
@@ -47,11 +53,11 @@ function queryOn(client: pg.ClientBase): Query {
   };
 }
 
-/** A unique violation becomes the boundary's conflict; everything else passes through. */
+/** A unique violation becomes the boundary's conflict, a dropped connection `StoreUnavailableError`; everything else passes through. */
 function storeError(err: unknown): unknown {
   const e = err as { code?: string; constraint?: string };
   if (e.code === '23505') return new StoreConflictError(e.constraint ?? 'unique');
-  return err;
+  return asUnavailable(err);
 }
 
 class PgTx implements Tx {
@@ -109,12 +115,20 @@ export class PgStore implements Store {
   private closing = false;
   private feed: PgThreadFeed | undefined;
 
+  /** Where the connections that keep session state (LISTEN, call marks) go: `store.listen_url`, else the main URL. */
+  private readonly directUrl: string;
+  private readonly namedStatements: boolean;
+
   constructor(
     readonly url: string,
     private readonly pool: pg.Pool,
     private readonly schemaVersion: number,
     private readonly log: FeedLog | undefined,
-  ) {}
+    opts: Pick<PgStoreOptions, 'listenUrl' | 'namedStatements'> = {},
+  ) {
+    this.directUrl = opts.listenUrl ?? url;
+    this.namedStatements = opts.namedStatements ?? opts.listenUrl === undefined;
+  }
 
   onCommit?: CommitListener;
 
@@ -128,24 +142,20 @@ export class PgStore implements Store {
 
   private async runTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.closing) throw new Error('the store is closed');
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      const started = performance.now();
-      await client.query('BEGIN');
-      const value = await work(new PgTx(queryOn(client)));
-      await client.query('COMMIT');
-      this.onCommit?.((performance.now() - started) / 1000, 1);
-      return value;
-    } catch (err) {
-      await client.query('ROLLBACK').catch((e: Error) => {
-        broken = e;
-      });
-      throw storeError(err);
-    } finally {
-      // A connection that could not even roll back is dropped, not reused.
-      client.release(broken);
-    }
+    return this.withClient(async (client, q, drop) => {
+      try {
+        const started = performance.now();
+        await client.query('BEGIN');
+        const value = await work(new PgTx(q));
+        await client.query('COMMIT');
+        this.onCommit?.((performance.now() - started) / 1000, 1);
+        return value;
+      } catch (err) {
+        // A connection that cannot even roll back is broken: withClient drops it.
+        await client.query('ROLLBACK').catch(drop);
+        throw storeError(err);
+      }
+    });
   }
 
   read<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -158,12 +168,40 @@ export class PgStore implements Store {
   }
 
   /** Statements outside a transaction (each its own snapshot) on one pooled connection. */
-  private async withQuery<T>(work: (q: Query) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+  private withQuery<T>(work: (q: Query) => Promise<T>): Promise<T> {
+    return this.withClient((_client, q) => work(q));
+  }
+
+  /**
+   * Checks a connection out of the pool for `work` and gives it back. While
+   * it is out, the pool does not watch it: an `'error'` the driver emits
+   * (the server ended the session) is caught here, and a connection that
+   * failed that way — or whose statement failed as a dead connection does —
+   * is released as broken, so the pool closes it and opens a fresh one. A
+   * dropped database reaches the caller as `StoreUnavailableError`.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient, q: Query, drop: (err: Error) => void) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
     try {
-      return await work(queryOn(client));
+      client = await this.pool.connect();
+    } catch (err) {
+      throw asUnavailable(err);
+    }
+    let broken: Error | undefined;
+    // Also how `work` says the connection must not be reused (a ROLLBACK that failed).
+    const onError = (err: Error) => {
+      broken ??= err;
+    };
+    client.on('error', onError);
+    try {
+      return await work(client, queryOn(client, this.namedStatements), onError);
+    } catch (err) {
+      if (isConnectionError(err) || err instanceof StoreUnavailableError) broken ??= err as Error;
+      // A conflict is an answer even if the connection died after it; any other failure on a dead connection is the outage.
+      throw isConnectionError(broken) && !(err instanceof StoreConflictError) ? asUnavailable(broken) : asUnavailable(err);
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken);
     }
   }
 
@@ -187,74 +225,34 @@ export class PgStore implements Store {
     const storage: FeedStorage = {
       messagesAfter: (ref, after, upTo) => this.withQuery((q) => messagesAfter(q, ref.userId, ref.threadId, after, upTo)),
       lastSeq: async (ref: ThreadRef) => {
-        const rows = await this.pool.query<{ last_seq: number }>('SELECT last_seq FROM threads WHERE user_id = $1 AND id = $2', [ref.userId, ref.threadId]);
-        return rows.rows[0]?.last_seq ?? 0;
+        const rows = await this.withQuery((q) => q<{ last_seq: number }>('SELECT last_seq FROM threads WHERE user_id = $1 AND id = $2', [ref.userId, ref.threadId]));
+        return rows[0]?.last_seq ?? 0;
       },
       threadOf: async (messageId) => {
-        const rows = await this.pool.query<{ user_id: string; thread_id: string }>('SELECT user_id, thread_id FROM messages WHERE id = $1', [messageId]);
-        const r = rows.rows[0];
+        const rows = await this.withQuery((q) => q<{ user_id: string; thread_id: string }>('SELECT user_id, thread_id FROM messages WHERE id = $1', [messageId]));
+        const r = rows[0];
         return r && { userId: r.user_id, threadId: r.thread_id };
       },
     };
-    const feed = new PgThreadFeed(this.url, storage, sink, this.log ?? { log: () => {} });
+    const feed = new PgThreadFeed(this.directUrl, storage, sink, this.log ?? { log: () => {} });
     await feed.start();
     this.feed = feed;
     return feed;
   }
 
-  private locks: Promise<pg.Client> | undefined;
+  private marks: PgCallMarks | undefined;
 
-  /** The session that holds this daemon's call marks: one dedicated connection, opened on first use. */
-  private lockClient(): Promise<pg.Client> {
-    if (!this.locks) {
-      const client = new pgDriver.Client(clientConfig(this.url));
-      const lost = () => {
-        // Its locks are gone with it; the next call opens a new one.
-        this.locks = undefined;
-        this.log?.log('warn', 'lost the database connection that marks calls in progress; reopening on the next call');
-      };
-      client.on('error', lost);
-      this.locks = client.connect().then(() => client);
-      this.locks.catch(() => {
-        this.locks = undefined;
-      });
-    }
-    return this.locks;
-  }
-
-  /** One statement at a time on the lock connection (pg wants no overlapping queries on one client). */
-  private lockChain: Promise<unknown> = Promise.resolve();
-
-  private onLockClient(sql: string, values: unknown[]): Promise<void> {
-    const next = this.lockChain.then(async () => {
-      const client = await this.lockClient();
-      await client.query(sql, values);
-    });
-    this.lockChain = next.catch(() => {});
-    return next;
-  }
-
-  async holdCall(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>> {
-    const key = [userId, threadId, toolCallId];
-    try {
-      // Never wait (the lock connection is shared by all calls): when another daemon racing on the
-      // same call holds the mark already, the call is marked as in progress all the same.
-      await this.onLockClient(`SELECT pg_try_advisory_lock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, key);
-    } catch (err) {
-      // Without the mark the call still runs: the unique keys keep it exactly-once.
-      this.log?.log('warn', 'could not mark a call in progress', { error: (err as Error).message });
-      return async () => {};
-    }
-    return () => this.onLockClient(`SELECT pg_advisory_unlock(${CALL_LOCK_KEY('$1', '$2', '$3')})`, key).catch(() => {});
+  /** Marks a call as this daemon's while it runs (`call-marks.ts`); the connection opens on first use. */
+  holdCall(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>> {
+    this.marks ??= new PgCallMarks(this.directUrl, this.log ?? { log: () => {} });
+    return this.marks.hold(userId, threadId, toolCallId);
   }
 
   async close(): Promise<void> {
     this.closing = true;
     await Promise.allSettled([...this.pending]);
     await this.feed?.close();
-    const locks = this.locks;
-    this.locks = undefined;
-    await locks?.then((c) => c.end()).catch(() => {});
+    await this.marks?.close();
     await this.pool.end();
   }
 }
@@ -263,17 +261,24 @@ export class PgStore implements Store {
 export async function openPgStore(url: string, opts: PgStoreOptions = {}): Promise<PgStore> {
   const pool = await openPgPool(url, {
     poolSize: opts.poolSize,
-    onIdleError: (err) => opts.log?.log('warn', 'an idle database connection failed; the pool replaces it', { error: err.message }),
+    onIdleError: (err) => opts.log?.log('debug', 'an idle database connection failed; the pool replaces it', { error: err.message }),
   });
   try {
     const client = await pool.connect();
+    // Out of the pool nothing watches it: a server that ends the session now fails the start, never the process.
+    let broken: Error | undefined;
+    const onError = (err: Error) => {
+      broken ??= err;
+    };
+    client.on('error', onError);
     let version: number;
     try {
       version = await migratePg(client, undefined, opts.checkRows);
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken);
     }
-    return new PgStore(url, pool, version, opts.log);
+    return new PgStore(url, pool, version, opts.log, opts);
   } catch (err) {
     await pool.end().catch(() => {});
     if ((err as Error).name === 'DatabaseOpenError') throw err;

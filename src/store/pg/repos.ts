@@ -109,6 +109,9 @@ export class PgThreads implements ThreadsRepo {
   }
 }
 
+/** The server's clock now (not the transaction's start), as the store writes times: `2026-01-02T03:04:05.678Z`. */
+const SERVER_NOW = `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 const MESSAGE_COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, metadata::text AS metadata, tool_call_id, status, created_at';
 const MESSAGE_COLUMNS_NO_METADATA = `id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at`;
 
@@ -116,18 +119,21 @@ export class PgMessages implements MessagesRepo {
   constructor(private readonly q: Query) {}
 
   async insert(m: NewMessage): Promise<MessageRow> {
-    const createdAt = nowIso();
     // Creating-or-bumping the thread row locks it until this unit commits: two
     // units writing one thread commit in the order of their sequence numbers,
-    // which is the order LISTEN delivers them to every daemon.
-    const [thread] = await this.q<{ last_seq: number }>(
-      `INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, $3, $3)
-       ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1,
-         updated_at = CASE WHEN t.updated_at < excluded.updated_at THEN excluded.updated_at ELSE t.updated_at END
-       RETURNING last_seq`,
-      [m.userId, m.threadId, createdAt],
+    // which is the order LISTEN delivers them to every daemon. The message's
+    // time is read in the same statement, under that lock (the DO UPDATE runs
+    // once the lock is ours), from the server's clock and never below the
+    // thread's last one: created_at never decreases along the thread's order,
+    // whichever daemon wrote it.
+    const [thread] = await this.q<{ last_seq: number; created_at: string }>(
+      `INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, ${SERVER_NOW}, ${SERVER_NOW})
+       ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1, updated_at = GREATEST(t.updated_at, ${SERVER_NOW})
+       RETURNING last_seq, updated_at AS created_at`,
+      [m.userId, m.threadId],
     );
     const threadSeq = thread!.last_seq;
+    const createdAt = thread!.created_at;
     const id = newRowId('msg_');
     // The NOTIFY is part of the transaction: sent at COMMIT, never for a rolled-back insert.
     const inserted = await this.q(

@@ -18,9 +18,8 @@
  * connection it reconnects, says so in the log, and catches every watched
  * thread up from its cursor.
  */
-import pg from 'pg';
 import type { MessageRow } from '../store.js';
-import { clientConfig, describePgUrl } from './connect.js';
+import { DedicatedConnection, type ConnectionLog } from './dedicated-connection.js';
 
 export const THREAD_EVENTS_CHANNEL = 'toolgate_thread_events';
 
@@ -65,9 +64,7 @@ export interface FeedStorage {
   threadOf(messageId: string): Promise<ThreadRef | undefined>;
 }
 
-export interface FeedLog {
-  log(level: 'debug' | 'info' | 'warn' | 'error', msg: string, fields?: Record<string, unknown>): void;
-}
+export type FeedLog = ConnectionLog;
 
 export type FeedSink = (ref: ThreadRef, rows: MessageRow[]) => void;
 
@@ -79,25 +76,47 @@ interface Cursor {
   chain: Promise<void>;
 }
 
+/** How soon a catch-up after a reconnect that could not read the store is tried again. */
+const CATCH_UP_RETRY_MS = 1_000;
+
 const key = (r: ThreadRef) => JSON.stringify([r.userId, r.threadId]);
 
 export class PgThreadFeed {
   private readonly cursors = new Map<string, Cursor>();
-  private client: pg.Client | undefined;
+  private readonly connection: DedicatedConnection;
   private closed = false;
-  private retryMs = 100;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private catchUpTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly storage: FeedStorage,
     private readonly sink: FeedSink,
     private readonly log: FeedLog,
-  ) {}
+  ) {
+    this.connection = new DedicatedConnection({
+      url,
+      log,
+      lost: 'listens for thread events',
+      back: 'for thread events',
+      setup: async (client) => {
+        client.on('notification', (n) => {
+          if (n.channel === THREAD_EVENTS_CHANNEL) void this.onNotification(n.payload);
+        });
+        await client.query(`LISTEN ${THREAD_EVENTS_CHANNEL}`);
+      },
+      // Notifications sent while the connection was down are gone: read each watched thread's tail.
+      onReconnect: () => void this.catchUpAll(),
+    });
+  }
 
   /** Connects and LISTENs; resolves once listening (rejects when the first connection fails). */
   async start(): Promise<void> {
-    await this.connect();
+    try {
+      await this.connection.open();
+    } catch (err) {
+      await this.connection.close();
+      throw err;
+    }
   }
 
   /**
@@ -192,61 +211,40 @@ export class PgThreadFeed {
     await this.poke(ref, p.seq);
   }
 
-  private async connect(): Promise<void> {
-    const client = new pg.Client(clientConfig(this.url));
-    client.on('notification', (n) => {
-      if (n.channel === THREAD_EVENTS_CHANNEL) void this.onNotification(n.payload);
-    });
-    client.on('error', () => this.lost(client));
-    client.on('end', () => this.lost(client));
-    await client.connect();
-    await client.query(`LISTEN ${THREAD_EVENTS_CHANNEL}`);
-    this.client = client;
-    this.retryMs = 100;
-  }
-
-  private lost(client: pg.Client): void {
-    if (this.client !== client || this.closed) return;
-    this.client = undefined;
-    client.end().catch(() => {});
-    this.log.log('warn', 'lost the database connection that listens for thread events; reconnecting', { db: describePgUrl(this.url) });
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    if (this.closed) return;
-    this.retryTimer = setTimeout(() => {
-      this.connect().then(
-        () => {
-          this.log.log('info', 'reconnected to the database for thread events', { db: describePgUrl(this.url) });
-          void this.catchUpAll();
-        },
-        (err: Error) => {
-          this.log.log('warn', 'reconnecting for thread events failed; retrying', { error: err.message, retry_ms: this.retryMs });
-          this.retryMs = Math.min(this.retryMs * 2, 5_000);
-          this.scheduleReconnect();
-        },
-      );
-    }, this.retryMs);
-    this.retryTimer.unref();
-  }
-
-  /** After a reconnect: notifications sent while we were away are gone, so read each watched thread's tail. */
+  /**
+   * After a reconnect: notifications sent while we were away are gone, so
+   * read each watched thread's tail. The pool may still be failing while the
+   * server comes back: a read that fails is tried again a second later, as
+   * long as the thread is watched.
+   */
   private async catchUpAll(): Promise<void> {
+    let failed = false;
     for (const [k, cursor] of [...this.cursors]) {
       const [userId, threadId] = JSON.parse(k) as [string, string];
       const ref = { userId, threadId };
-      const last = await this.storage.lastSeq(ref).catch(() => cursor.delivered);
-      await this.poke(ref, last);
+      try {
+        const last = await this.storage.lastSeq(ref);
+        if (!(await this.pokeOk(ref, cursor, last))) failed = true;
+      } catch {
+        failed = true;
+      }
     }
+    if (failed && !this.closed) {
+      this.catchUpTimer = setTimeout(() => void this.catchUpAll(), CATCH_UP_RETRY_MS);
+      this.catchUpTimer.unref();
+    }
+  }
+
+  /** `poke`, telling whether the cursor reached `seq` (false: the read failed, or a commit is not visible yet). */
+  private async pokeOk(ref: ThreadRef, cursor: Cursor, seq: number): Promise<boolean> {
+    await this.poke(ref, seq);
+    return this.cursors.get(key(ref)) !== cursor || cursor.delivered >= seq;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => {});
+    if (this.catchUpTimer) clearTimeout(this.catchUpTimer);
+    await this.connection.close();
     this.cursors.clear();
   }
 }

@@ -13,15 +13,17 @@ export function sqliteMessages(st: Statements): MessagesRepo {
   return {
     async insert(m: NewMessage): Promise<MessageRow> {
       const id = newRowId('msg_');
-      const createdAt = nowIso();
-      // One statement claims the thread (when new), bumps it and hands out the next thread_seq.
-      const { last_seq: threadSeq } = st
+      const now = nowIso();
+      // One statement claims the thread (when new), bumps it and hands out the next thread_seq — and the
+      // message's time, under the write lock and never below the thread's last one, so created_at never
+      // decreases along the thread's order (even if the clock steps back).
+      const { last_seq: threadSeq, created_at: createdAt } = st
         .get(
           `INSERT INTO threads (user_id, id, last_seq, created_at, updated_at) VALUES (?, ?, 1, ?, ?)
            ON CONFLICT(user_id, id) DO UPDATE SET last_seq = last_seq + 1, updated_at = max(updated_at, excluded.updated_at)
-           RETURNING last_seq`,
+           RETURNING last_seq, updated_at AS created_at`,
         )
-        .get(m.userId, m.threadId, createdAt, createdAt) as { last_seq: number };
+        .get(m.userId, m.threadId, now, now) as { last_seq: number; created_at: string };
       const row: MessageRow = {
         id,
         user_id: m.userId,

@@ -1,0 +1,61 @@
+/**
+ * Contract §12 from outside: a daemon survives its database. Under a steady
+ * load of calls, the server ends every session of the daemon's database
+ * every 300 ms (`pg_terminate_backend`), or restarts (`pg_ctl restart -m
+ * fast`); the daemon never exits, every call in flight fails with a clear
+ * "database unavailable" error (a tool error `INTERNAL` or a JSON-RPC
+ * error), and a host that retries each call with its tool_call_id until it
+ * succeeds ends with exactly one effect per call — both executors.
+ *
+ * The cluster is this file's own (scripts/pg-test-cluster.sh), so restarting
+ * it never disturbs another suite; the file is skipped when PostgreSQL is not
+ * installed.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHost } from '../helpers/host.js';
+import { freshPgDatabase, needsPgServer, startPrivateCluster, type PrivateCluster } from '../helpers/pg.js';
+import { assertExactlyOnce, assertSurvived, loadThroughCuts, startLoad, WORKERS } from '../helpers/pg-load.js';
+
+type Executor = 'inprocess' | 'subprocess';
+const EXECUTORS: Executor[] = ['inprocess', 'subprocess'];
+
+describe('a daemon survives its database', needsPgServer, () => {
+  let cluster: PrivateCluster;
+  before(async () => {
+    cluster = await startPrivateCluster();
+  });
+  after(() => cluster?.stop());
+
+  for (const executor of EXECUTORS) {
+    test(`pg_terminate_backend of all its sessions every 300 ms under load (${executor})`, async () => {
+      const db = await freshPgDatabase(cluster.url);
+      const host = await startHost({ transport: 'ws', db: db.url, args: ['--executor', executor] });
+      try {
+        const load = await loadThroughCuts(host, cluster.url, db.url, db.name, 10);
+        assert.ok(load.failures.length > 0, 'the cuts reached calls in flight');
+        assert.match(host.stderr(), /lost the database connection that listens for thread events; reconnecting/);
+        assert.match(host.stderr(), /reconnected to the database for thread events/);
+      } finally {
+        await host.stop();
+      }
+    });
+
+    test(`pg_ctl restart -m fast under load (${executor})`, async () => {
+      const db = await freshPgDatabase(cluster.url);
+      const host = await startHost({ transport: 'ws', db: db.url, args: ['--executor', executor] });
+      try {
+        const load = await startLoad(host);
+        await load.ackedMore(WORKERS);
+        await cluster.restart();
+        await load.ackedMore(WORKERS);
+        await load.finish();
+        assertSurvived(host, load);
+        await assertExactlyOnce(db.url, load);
+        assert.match(host.stderr(), /reconnected to the database for thread events/);
+      } finally {
+        await host.stop();
+      }
+    });
+  }
+});

@@ -1,0 +1,123 @@
+/**
+ * Contract section 13: a WebSocket peer that stops reading costs bounded
+ * memory. The daemon stops reading its requests (TCP then pushes back on the
+ * peer) instead of building answers it cannot send; when the peer reads
+ * again, every request it sent is answered. Measured from outside: the
+ * daemon's RSS from /proc, the peer's own unsent bytes.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { startHost, type Host } from '../helpers/host.js';
+import { tempDir } from '../helpers/repo.js';
+import { mintBearer } from '../helpers/tokens.js';
+
+const MIB = 1024 * 1024;
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const tick = () => new Promise((r) => setImmediate(r));
+
+async function rawPeer(host: Host) {
+  const ws = new WebSocket(`ws://127.0.0.1:${host.port}/rpc`);
+  await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+  const answered = new Map<string, { result?: unknown; error?: { code: number } }>();
+  const waiters = new Map<string, () => void>();
+  ws.on('message', (data: Buffer) => {
+    const m = JSON.parse(data.toString('utf8')) as { id: string; result?: unknown; error?: { code: number } };
+    answered.set(m.id, m);
+    waiters.get(m.id)?.();
+  });
+  const call = (id: string, method: string, params: unknown) =>
+    new Promise<{ result?: unknown }>((resolve) => {
+      waiters.set(id, () => resolve(answered.get(id)!));
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  await call('init', 'initialize', { protocol_version: '1' });
+  const open = await call('open', 'session/open', { auth: { type: 'bearer', token: await mintBearer('slow-reader') } });
+  const sessionId = (open.result as { session_id: string }).session_id;
+  const socket = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+  return { ws, answered, sessionId, stopReading: () => socket.pause(), readAgain: () => socket.resume() };
+}
+
+/** Sends skills/read until the peer's own buffer shows the daemon stopped reading (bounded count); the daemon's peak RSS meanwhile. */
+async function flood(host: Host, peer: Awaited<ReturnType<typeof rawPeer>>, max: number) {
+  let sent = 0;
+  let peak = rssOf(host.proc.pid!);
+  while (sent < max && peer.ws.bufferedAmount < 2 * MIB) {
+    for (let i = 0; i < 500; i++, sent++) {
+      peer.ws.send(JSON.stringify({ jsonrpc: '2.0', id: `r${sent}`, method: 'skills/read', params: { session_id: peer.sessionId, name: 'calendar' } }));
+    }
+    await tick();
+    peak = Math.max(peak, rssOf(host.proc.pid!));
+  }
+  return { sent, peak };
+}
+
+test('a peer that sends skills/read without reading grows the daemon by at most 2 × ws_max_buffered_bytes, and TCP pushes back', { timeout: 120_000 }, async () => {
+  const host = await startHost({ transport: 'ws' });
+  try {
+    const peer = await rawPeer(host);
+    const base = rssOf(host.proc.pid!);
+    peer.stopReading();
+    const { sent, peak } = await flood(host, peer, 200_000);
+    // The daemon stopped reading: the peer's sends pile up on its own side.
+    assert.ok(peer.ws.bufferedAmount >= 2 * MIB, `after ${sent} requests the daemon still reads (peer buffered ${peer.ws.bufferedAmount})`);
+    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'));
+    // Whatever the daemon read before it stopped is worked off now: follow its RSS until it is idle.
+    const settledPeak = await peakUntilIdle(host.proc.pid!);
+    const growth = Math.max(peak, settledPeak) - base;
+    assert.ok(growth <= 2 * 64 * MIB, `daemon grew by ${Math.round(growth / MIB)} MiB for one paused peer (${sent} requests)`);
+    peer.ws.terminate();
+  } finally {
+    await host.stop();
+  }
+});
+
+test('when the paused peer reads again, every request it sent is answered, in full', { timeout: 120_000 }, async () => {
+  const config = join(tempDir(), 'small-buffers.json');
+  writeFileSync(config, JSON.stringify({
+    agents: { default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] } },
+    limits: { ws_high_water_bytes: 256 * 1024, ws_max_buffered_bytes: 64 * MIB, max_in_flight: 16 },
+  }));
+  const host = await startHost({ transport: 'ws', args: ['--config', config] });
+  try {
+    const peer = await rawPeer(host);
+    peer.stopReading();
+    const { sent } = await flood(host, peer, 20_000);
+    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'));
+    peer.readAgain();
+    await waitFor(() => peer.answered.size >= sent + 2);
+    const answers = [...peer.answered.values()];
+    assert.ok(answers.every((a) => a.result !== undefined || a.error?.code === -32003), 'each answer is the skill or -32003');
+    assert.ok(answers.filter((a) => a.result !== undefined).length > sent / 2, 'most were served once the peer read again');
+    assert.match(host.stderr(), /backpressure: reading again/);
+    peer.ws.close();
+  } finally {
+    await host.stop();
+  }
+});
+
+/** CPU ticks the process has used (/proc/PID/stat utime + stime). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** The highest RSS seen until the process used no CPU over three samples in a row (at most 600 samples). */
+async function peakUntilIdle(pid: number): Promise<number> {
+  let peak = rssOf(pid);
+  let last = cpuTicks(pid);
+  for (let still = 0, n = 0; still < 3 && n < 600; n++) {
+    await new Promise((r) => setTimeout(r, 100));
+    peak = Math.max(peak, rssOf(pid));
+    const now = cpuTicks(pid);
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return peak;
+}
+
+async function waitFor(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 20));
+}
