@@ -71,6 +71,20 @@ test('README.md: the mcpServers entries are the quickstart\'s, and the stdio one
   assert.match(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), /`node \/home\/you\/toolgate\/bin\/toolgate\.mjs serve --ws --port 8787 --dev`/);
 });
 
+test('README.md: its config example is a config serve --config accepts', () => {
+  const configs = docBlocks(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).filter((b) => b.lang === 'json' && b.body.includes('"agents"'));
+  assert.ok(configs.length >= 1, 'README prints a config with agent profiles');
+  for (const config of configs) {
+    const home = tempDir('toolgate-readme-config-');
+    const file = join(home, 'toolgate.config.json');
+    writeFileSync(file, config.body);
+    // stdin at its end: the daemon loads the config, serves, sees the host leave and stops, exit 0.
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'toolgate.mjs'), 'serve', '--stdio', '--dev', '--config', file], { env: { PATH: process.env.PATH ?? '', HOME: home }, input: '', encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, `README.md:${config.line}'s config:\n${r.stderr}`);
+    assert.match(r.stderr, /"msg":"serving"/);
+  }
+});
+
 test('examples/README.md: every sh block runs as printed, from the repository root, in a fresh home', { timeout: 120_000 }, async () => {
   const run = await runDocPage('examples/README.md');
   assert.ok(run.ran.length >= 2, `ran ${run.ran.length}`);
