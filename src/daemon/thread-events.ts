@@ -32,9 +32,9 @@ export interface StoredMessageEvent {
   row: MessageRow;
   /**
    * The connection whose request stored the message, when it was this
-   * daemon (its caller waits for the delivery, `publish`'s promise, and
-   * gets its `tool/result`s from the same cursor as every subscriber:
-   * subscriptions.ts). Of two copies of one message, the bus keeps this one.
+   * daemon (its caller waits for the delivery, `settled`, then gets its
+   * `tool/result`s unless its own subscription sent them: subscriptions.ts
+   * `deliverOwn`). Of two copies of one message, the bus keeps this one.
    */
   origin?: string;
 }
@@ -70,8 +70,8 @@ export function threadSeqOf(row: MessageRow): number {
  * the bus reads the gap from the store. Short: on PostgreSQL the feed usually
  * brings another daemon's message within this time, and a local call
  * published a moment late keeps its `origin`; past it, the store answers
- * (the caller's connection is not notified twice: its cursor, held by the
- * subscription registry, already counts the message).
+ * (the caller's connection is not notified twice: the subscription registry
+ * marks the message sent when a subscription of that connection sends it).
  */
 const GAP_WAIT_MS = 20;
 
