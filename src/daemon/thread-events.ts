@@ -183,14 +183,19 @@ export class ThreadEventBus {
    * store and published in order (repeats are dropped by seq).
    */
   private rewatchLater(state: ThreadState): void {
-    const current = () => this.byThread.get(threadKey(state.userId, state.threadId)) === state;
+    const key = threadKey(state.userId, state.threadId);
+    const current = () => this.byThread.get(key) === state;
     const timer = setTimeout(() => {
       if (!current() || !this.source) return;
       const source = this.source;
       source.watch(state.userId, state.threadId).then(
         async (position) => {
-          // The last listener left while the watch was being made: undo it.
-          if (!current()) return source.unwatch(state.userId, state.threadId);
+          if (!current()) {
+            // The last listener left while the watch was being made: undo it — unless a new
+            // listener joined since, whose own watch is the source's now (the watch is per thread).
+            if (!this.byThread.has(key)) source.unwatch(state.userId, state.threadId);
+            return;
+          }
           if (state.delivered === undefined) return this.positioned(state, position);
           if (position <= state.delivered) return;
           const rows = await source.between(state.userId, state.threadId, state.delivered, position + 1).catch(() => []);
