@@ -130,6 +130,28 @@ test('a caller that unsubscribes between the store’s copy and its own publish 
   }
 });
 
+/** The daemon's next transaction commits, then its answer waits for `release` (later ones go through). */
+function holdFirstCommit(daemon: Awaited<ReturnType<typeof inProcess>>['daemon']) {
+  const store = daemon.store;
+  const transaction = store.transaction.bind(store);
+  let committed!: () => void;
+  const isCommitted = new Promise<void>((r) => (committed = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let first = true;
+  store.transaction = (async (work: Parameters<typeof transaction>[0]) => {
+    const hold = first;
+    first = false;
+    const value = await transaction(work);
+    if (hold) {
+      committed();
+      await released;
+    }
+    return value;
+  }) as typeof store.transaction;
+  return { isCommitted, release };
+}
+
 test('an unsubscribed caller whose two calls on a thread settle out of seq order gets each tool/result once', async () => {
   const { daemon, session, byCall, close } = await inProcess();
   try {
@@ -138,23 +160,7 @@ test('an unsubscribed caller whose two calls on a thread settle out of seq order
     await session.unsubscribe('unordered');
     // The first call's commit answers late (each PostgreSQL COMMIT returns on its own pooled connection):
     // the second call, a higher seq, is published, settled and answered first.
-    const store = daemon.store;
-    const transaction = store.transaction.bind(store);
-    let committed!: () => void;
-    const isCommitted = new Promise<void>((r) => (committed = r));
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let first = true;
-    store.transaction = (async (work: Parameters<typeof transaction>[0]) => {
-      const hold = first;
-      first = false;
-      const value = await transaction(work);
-      if (hold) {
-        committed();
-        await released;
-      }
-      return value;
-    }) as typeof store.transaction;
+    const { isCommitted, release } = holdFirstCommit(daemon);
     const bus = daemon.threadEvents;
     const publish = bus.publish.bind(bus);
     const published: number[] = [];
@@ -181,23 +187,7 @@ test('a caller that subscribed after its commit, then heard a later call, still 
   try {
     // The first call's commit answers late; meanwhile the caller subscribes (its position counts the
     // call) and a later call of the thread reaches its subscription (its cursor passes the first).
-    const store = daemon.store;
-    const transaction = store.transaction.bind(store);
-    let committed!: () => void;
-    const isCommitted = new Promise<void>((r) => (committed = r));
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let first = true;
-    store.transaction = (async (work: Parameters<typeof transaction>[0]) => {
-      const hold = first;
-      first = false;
-      const value = await transaction(work);
-      if (hold) {
-        committed();
-        await released;
-      }
-      return value;
-    }) as typeof store.transaction;
+    const { isCommitted, release } = holdFirstCommit(daemon);
     const early = session.invoke('counted-later', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } });
     await isCommitted;
     await session.subscribe('counted-later');
