@@ -11,6 +11,13 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 /** Threads whose cursor a connection keeps after it stopped watching them (the latest ones). */
 const KEPT_CURSORS = 256;
 
+/**
+ * Ids of the messages a connection's subscriptions sent last, kept for its
+ * calls (`deliverOwn`): a caller checks them a moment after its subscription
+ * sent its message, far fewer messages later than this.
+ */
+const KEPT_SENT = 1024;
+
 interface Watch {
   userId: string;
   threadId: string;
@@ -35,11 +42,13 @@ interface Watch {
  * watched, a connection keeps a cursor, the last `thread_seq` its
  * subscriptions sent, so a copy the bus hands it again (after an unsubscribe
  * and a new subscribe) is dropped. The caller of a call takes another path,
- * `deliverOwn`: its call's message is marked as awaited on its connection
- * before it is published, a subscription of that connection that sends it
- * marks it sent, and once the bus has delivered it (or known it would not)
- * the caller is sent it unless marked. The caller never compares against the
- * cursor (its calls may settle out of seq order) and never moves it.
+ * `deliverOwn`: once the bus has delivered the call's message (or known it
+ * would not), the caller is sent it unless its connection's subscriptions
+ * sent this very message — each connection remembers the ids of the last
+ * messages its subscriptions sent (bounded) — whether from the call's own
+ * publish or from the store's copy that went out before the caller's commit
+ * answered. The caller never compares against the cursor (its calls may
+ * settle out of seq order) and never moves it.
  */
 export class SubscriptionRegistry {
   /** connection id → `(user, thread)` key → its watch. */
@@ -48,8 +57,8 @@ export class SubscriptionRegistry {
   private readonly perConnection = new Map<string, number>();
   /** connection id → `(user, thread)` key → the last seq of that thread its subscriptions sent (oldest thread first). */
   private readonly cursors = new Map<string, Map<string, number>>();
-  /** connection id → message id of a call it awaits → whether one of its subscriptions sent it. */
-  private readonly awaited = new Map<string, Map<string, boolean>>();
+  /** connection id → ids of the last messages its subscriptions sent (oldest first). */
+  private readonly sent = new Map<string, Set<string>>();
 
   constructor(
     private readonly bus: ThreadEventBus,
@@ -106,17 +115,10 @@ export class SubscriptionRegistry {
    * caller answers.
    */
   async deliverOwn(conn: Peer, event: StoredMessageEvent): Promise<void> {
-    let awaited = this.awaited.get(conn.id);
-    if (!awaited) this.awaited.set(conn.id, (awaited = new Map()));
-    const id = event.row.id;
-    awaited.set(id, false);
     this.bus.publish(event);
     await this.bus.settled(event);
-    const sent = awaited.get(id);
-    awaited.delete(id);
-    if (awaited.size === 0 && this.awaited.get(conn.id) === awaited) this.awaited.delete(conn.id);
-    // `undefined`: the connection closed meanwhile.
-    if (sent === false) this.send(conn, event);
+    if (this.sent.get(conn.id)?.delete(event.row.id)) return;
+    this.send(conn, event);
   }
 
   /**
@@ -127,13 +129,14 @@ export class SubscriptionRegistry {
   private fromSubscription(conn: Peer, event: StoredMessageEvent): void {
     const cursors = this.cursors.get(conn.id);
     const key = threadKey(event.userId, event.threadId);
-    const cursor = cursors?.get(key) ?? 0;
     const seq = event.row.thread_seq;
-    if (seq <= cursor) return;
+    if (seq <= (cursors?.get(key) ?? 0)) return;
     cursors?.set(key, seq);
-    const awaited = this.awaited.get(conn.id);
-    if (awaited?.get(event.row.id) === true) return;
-    if (awaited?.has(event.row.id)) awaited.set(event.row.id, true);
+    if (event.row.role !== 'tool') return;
+    let sent = this.sent.get(conn.id);
+    if (!sent) this.sent.set(conn.id, (sent = new Set()));
+    sent.add(event.row.id);
+    if (sent.size > KEPT_SENT) sent.delete(sent.values().next().value!);
     this.send(conn, event);
   }
 
@@ -174,6 +177,6 @@ export class SubscriptionRegistry {
     this.byConnection.delete(connId);
     this.perConnection.delete(connId);
     this.cursors.delete(connId);
-    this.awaited.delete(connId);
+    this.sent.delete(connId);
   }
 }

@@ -134,8 +134,8 @@ test('a caller that unsubscribes between the store’s copy and its own publish 
 function holdFirstCommit(daemon: Awaited<ReturnType<typeof inProcess>>['daemon']) {
   const store = daemon.store;
   const transaction = store.transaction.bind(store);
-  let committed!: () => void;
-  const isCommitted = new Promise<void>((r) => (committed = r));
+  let committed!: (value: unknown) => void;
+  const isCommitted = new Promise<unknown>((r) => (committed = r));
   let release!: () => void;
   const released = new Promise<void>((r) => (release = r));
   let first = true;
@@ -144,7 +144,7 @@ function holdFirstCommit(daemon: Awaited<ReturnType<typeof inProcess>>['daemon']
     first = false;
     const value = await transaction(work);
     if (hold) {
-      committed();
+      committed(value);
       await released;
     }
     return value;
@@ -197,6 +197,24 @@ test('a caller that subscribed after its commit, then heard a later call, still 
     release();
     assert.equal((await early).status, 'success');
     assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not none');
+  } finally {
+    await close();
+  }
+});
+
+test('a subscribed caller whose store copy reached its subscription before its commit answered gets it once', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  try {
+    await session.subscribe('feed-first');
+    // On PostgreSQL the feed can read the committed row back, and the bus send it, before the
+    // caller's COMMIT returns: the copy goes out first, then the call's own publish comes.
+    const { isCommitted, release } = holdFirstCommit(daemon);
+    const call = session.invoke('feed-first', 'c0', { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } });
+    const { row } = (await isCommitted) as { row: StoredMessageEvent['row'] };
+    daemon.threadEvents.publish({ userId: row.user_id, threadId: row.thread_id, row });
+    release();
+    assert.equal((await call).status, 'success');
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
   } finally {
     await close();
   }
