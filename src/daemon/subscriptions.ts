@@ -67,6 +67,13 @@ export class SubscriptionRegistry {
     private readonly uiCache = new UiCache(),
   ) {}
 
+  /** Subscriptions held now, all connections together (metrics). */
+  count(): number {
+    let n = 0;
+    for (const c of this.perConnection.values()) n += c;
+    return n;
+  }
+
   subscribe(userId: string, threadId: string, conn: Peer, sessionId: string): void {
     let watches = this.byConnection.get(conn.id);
     const key = threadKey(userId, threadId);

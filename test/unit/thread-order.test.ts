@@ -123,6 +123,15 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
 
   test('a caller waiting for its held message resumes when it is delivered, or when the last listener leaves', async () => {
     const s = scripted(3);
+    // The store's read of the gap answers only when the test lets it: a loaded machine may fire the bus's
+    // gap timer before the first assertion, and the read must not settle the caller meanwhile.
+    let allowRead!: () => void;
+    const readAllowed = new Promise<void>((r) => (allowRead = r));
+    const between = s.source.between.bind(s.source);
+    s.source.between = async (...args) => {
+      await readAllowed;
+      return between(...args);
+    };
     const bus = new ThreadEventBus(s.source);
     const c = collect(bus);
     s.position();
@@ -135,6 +144,7 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
     assert.equal(settled, false, 'seq 5 is held for seq 4: the caller waits');
     bus.publish({ userId: 'ann', threadId: 't', row: row(4) });
     await waiting;
+    allowRead();
     assert.deepEqual(c.seqs(), [4, 5], 'the caller answers after its message went out in order');
     const later = { userId: 'ann', threadId: 't', row: row(7), origin: 'conn-local' };
     bus.publish(later);
