@@ -206,6 +206,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
   const daemon = await createDaemon(opts, log);
+  // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
+  log.maskSecrets(daemon.secrets ?? []);
   if (tracing) await traceDaemon(daemon);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
