@@ -29,19 +29,27 @@ const createArgs = (title: string) => ({
 });
 
 async function get(host: Host, path: string): Promise<{ status: number; type: string; body: string }> {
-  const res = await fetch(`http://127.0.0.1:${host.port}${path}`);
+  // A probe answers at once or not at all: a request that hangs fails here instead of after undici's 300 s.
+  const res = await fetch(`http://127.0.0.1:${host.port}${path}`, { signal: AbortSignal.timeout(10_000) });
   return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
 }
 
 /** Polls until `check` holds; each round waits for the previous answer (no fixed sleep decides the outcome). */
 async function until<T>(what: string, probe: () => Promise<T>, check: (v: T) => boolean, rounds = 500): Promise<T> {
   let last: T | undefined;
+  let failed: unknown;
   for (let i = 0; i < rounds; i++) {
-    last = await probe();
+    try {
+      last = await probe();
+    } catch (err) {
+      // One probe that timed out or was refused is one round that did not see it yet.
+      failed = err;
+      continue;
+    }
     if (check(last)) return last;
     await new Promise((r) => setTimeout(r, 10));
   }
-  throw new Error(`${what}: never happened (last: ${JSON.stringify(last)})`);
+  throw new Error(`${what}: never happened (last: ${JSON.stringify(last)}; last failure: ${String(failed)})`);
 }
 
 /** The value of one series line of an exposition, or undefined. */
