@@ -277,6 +277,10 @@ export interface ToolInvokeParams {
   thread_id: string;
   tool_call_id: string;
   args: ToolCallArgs;
+  _meta?: {
+    traceparent?: string;
+    tracestate?: string;
+  };
 }
 export interface WorkerOutput {
   status: ToolStatus;
@@ -520,6 +524,12 @@ export interface McpConfig {
   agent?: string;
 }
 /**
+ * GET /metrics on the --ws server: on by default for a loopback --host, off beyond unless enabled is set.
+ */
+export interface MetricsConfig {
+  enabled?: boolean;
+}
+/**
  * The daemon configuration file (--config FILE).
  */
 export interface ConfigFile {
@@ -531,6 +541,7 @@ export interface ConfigFile {
   auth?: AuthConfig;
   http?: HttpConfig;
   mcp?: McpConfig;
+  metrics?: MetricsConfig;
 }
 
 /** Every request: its params and result. */

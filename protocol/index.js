@@ -94,6 +94,7 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "MemoryUpdateData": "actions",
   "MessageAppendParams": "protocol",
   "MessageAppendResult": "protocol",
+  "MetricsConfig": "config",
   "RpcError": "protocol",
   "SessionAuth": "protocol",
   "SessionOpenParams": "protocol",

@@ -35,6 +35,7 @@ import { discoverSkills } from '../daemon/skills.js';
 import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
+import { attachMetrics, daemonOpsRoutes, startDaemonTracing, traceDaemon } from './observability.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 
 export interface ServeOptions {
@@ -206,7 +207,11 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
+  const tracing = await startDaemonTracing(opts.env, VERSION, log);
   const daemon = await createDaemon(opts, log);
+  // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
+  log.maskSecrets(daemon.secrets ?? []);
+  if (tracing) await traceDaemon(daemon);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
   let accepting = true;
@@ -252,7 +257,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
   } else {
     const host = opts.host ?? '127.0.0.1';
     const mcpHttp = lazyMcpHttp(ctx);
-    const http = createHttpServer(ctx, [agUiStreamRoute(ctx), mcpHttp.route]);
+    await attachMetrics(daemon, host);
+    const http = createHttpServer(ctx, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx), mcpHttp.route]);
     const ws = attachWebSocketRpc(ctx, http);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -289,6 +295,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   await ctx.writes.drained();
   await stop();
   await daemon.store.close();
+  await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
 }

@@ -21,18 +21,18 @@ export function maskUrlPasswords(text: string): string {
   return text.includes('://') ? text.replace(URL_PASSWORD, '$1:***@').replace(QUERY_PASSWORD, '$1***') : text;
 }
 
-export function redact(value: unknown, depth = 0): unknown {
+export function redact(value: unknown, depth = 0, secrets: readonly string[] = []): unknown {
   if (typeof value === 'string') {
-    const clean = maskUrlPasswords(maskSecrets(value));
+    const clean = maskUrlPasswords(maskSecrets(value, secrets));
     return clean.length > MAX_STRING ? `${clean.slice(0, MAX_STRING)}…[${clean.length - MAX_STRING} more chars]` : clean;
   }
   if (value === null || typeof value !== 'object') return value;
   // Deeper than any log field we write: drop rather than write unredacted.
   if (depth > MAX_DEPTH) return '[truncated]';
-  if (value instanceof Error) return redact(value.stack ?? value.message, depth + 1);
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
+  if (value instanceof Error) return redact(value.stack ?? value.message, depth + 1, secrets);
+  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1, secrets));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEYS.test(k) ? '[redacted]' : redact(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEYS.test(k) ? '[redacted]' : redact(v, depth + 1, secrets);
   return out;
 }
 

@@ -261,11 +261,22 @@ function headerStart(text: string, runStart: number, runEnd: number): number {
     // The candidate of group g starts at byte 3g; all of them end where the run ends.
     const last = lastNonSpace(bytes);
     if (last < 0 || bytes[last] !== 0x7d /* } */) continue;
+    // Each group's first non-space byte is carried forward while the next group starts inside the same
+    // stretch of spaces (as is the first after its `{`), so a run of spaces is walked once, not once per
+    // group: a run decoding to many spaces then `}` stays linear.
+    let s = -2;
+    let sFor = -1;
+    let q = -1;
     for (let g = 0; g * 3 < bytes.length; g++) {
-      const s = firstNonSpace(bytes, g * 3);
+      const from = g * 3;
+      if (s === -1) break; // nothing but spaces from an earlier group on
+      if (!(s >= from && (s === from || startsSpace(bytes, from)))) s = firstNonSpace(bytes, from);
       if (s < 0 || bytes[s] !== 0x7b /* { */) continue;
       // An object with `alg` has a key: `{` then (after whitespace) `"`. Random base64 rarely decodes so.
-      const q = firstNonSpace(bytes, s + 1);
+      if (sFor !== s) {
+        q = firstNonSpace(bytes, s + 1);
+        sFor = s;
+      }
       if (q < 0 || bytes[q] !== 0x22 /* " */) continue;
       const at = first + g * 4;
       if (best >= 0 && at >= best) break;
@@ -304,8 +315,14 @@ function decode(text: string, from: number, to: number): Uint8Array {
 /** JSON whitespace, plus what String.prototype.trim also removes in one byte (VT, FF) and UTF-8's NBSP lead. */
 const isSpaceByte = (b: number) => b === 0x20 || (b >= 0x09 && b <= 0x0d);
 
+/** Whether a space (ASCII or a multi-byte one trim() removes) starts at `i`. */
+function startsSpace(bytes: Uint8Array, i: number): boolean {
+  return i < bytes.length && (isSpaceByte(bytes[i]!) || isUnicodeSpaceAt(bytes, i));
+}
+
 function firstNonSpace(bytes: Uint8Array, from: number): number {
   for (let i = from; i < bytes.length; ) {
+    work++;
     if (isSpaceByte(bytes[i]!)) i++;
     else if (isUnicodeSpaceAt(bytes, i)) i += spaceLength(bytes, i);
     else return i;
@@ -315,6 +332,7 @@ function firstNonSpace(bytes: Uint8Array, from: number): number {
 
 function lastNonSpace(bytes: Uint8Array): number {
   for (let i = bytes.length - 1; i >= 0; ) {
+    work++;
     if (isSpaceByte(bytes[i]!)) i--;
     else if (isUnicodeSpaceTail(bytes, i)) i -= unicodeSpaceTailLength(bytes, i);
     else return i;

@@ -47,6 +47,10 @@ export interface DaemonConfig {
     /** The agent profile MCP sessions use (stdio also reads `TOOLGATE_MCP_AGENT`). */
     agent?: string;
   };
+  metrics: {
+    /** `GET /metrics`; unset → on for a loopback `--host`, off beyond (serve.ts decides). */
+    enabled?: boolean;
+  };
 }
 
 /** The file's schema is a wire shape (schemas/config.json), declared once in src/protocol. */
@@ -113,6 +117,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
       ...(d.http?.allowed_hosts ? { allowedHosts: d.http.allowed_hosts } : {}),
     },
     mcp: d.mcp?.agent ? { agent: d.mcp.agent } : {},
+    metrics: d.metrics?.enabled === undefined ? {} : { enabled: d.metrics.enabled },
   };
 }
 

@@ -9,6 +9,7 @@ import type { SubscriptionRegistry } from './subscriptions.js';
 import type { ThreadEventBus } from './thread-events.js';
 import type { UiCache } from './ui-cache.js';
 import type { PgFanout } from './pg-fanout.js';
+import type { ToolgateMetrics } from '../telemetry/metrics.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -37,6 +38,8 @@ export interface Daemon {
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
   version: string;
+  /** The Prometheus registry when `metrics.enabled` (src/telemetry/metrics.ts); tool calls count into it. */
+  metrics?: ToolgateMetrics;
   /** Configured secrets (bearer secret, service key, signing key): text carrying one verbatim is refused (secret-scan.ts). */
   secrets?: readonly string[];
 }

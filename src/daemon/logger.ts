@@ -24,30 +24,43 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** The process's root logger: it and every child also mask the configured secrets it is told of. */
+export interface RootLogger extends Logger {
+  /** The configured secrets (bearer secret, service key, …), known once the config is read: masked verbatim in every line. */
+  maskSecrets(secrets: readonly string[]): void;
+}
+
 export function createLogger(
   write: (line: string) => void = stderrLines(),
   minLevel: LogLevel = (process.env.TOOLGATE_LOG_LEVEL as LogLevel | undefined) ?? 'info',
   base: Record<string, unknown> = {},
-): Logger {
+): RootLogger {
   const threshold = ORDER[minLevel] ?? ORDER.info;
   // A warning or an error leaves at once: a signal that kills the process without an 'exit'
   // event (SIGHUP, SIGQUIT) must not take the line that explains it along.
   const flush = (write as { flush?: () => void }).flush;
-  return chained(flush ? (line, level) => { write(line); if (ORDER[level] >= ORDER.warn) flush(); } : write, threshold, [base]);
+  const masked: { secrets: readonly string[] } = { secrets: [] };
+  const root = chained(flush ? (line, level) => { write(line); if (ORDER[level] >= ORDER.warn) flush(); } : write, threshold, [base], masked);
+  return { ...root, maskSecrets: (secrets) => (masked.secrets = secrets) };
 }
 
 /** A logger whose context is a chain of field objects, merged only when a line is written. */
-function chained(write: (line: string, level: LogLevel) => void, threshold: number, chain: readonly Record<string, unknown>[]): Logger {
+function chained(
+  write: (line: string, level: LogLevel) => void,
+  threshold: number,
+  chain: readonly Record<string, unknown>[],
+  masked: { secrets: readonly string[] },
+): Logger {
   return {
     log(level, msg, fields) {
       if (!(ORDER[level] >= threshold)) return;
       const entry: Record<string, unknown> = { ts: new Date().toISOString(), level, msg };
       for (const f of chain) Object.assign(entry, f);
       if (fields) Object.assign(entry, fields);
-      write(`${JSON.stringify(redact(entry))}\n`, level);
+      write(`${JSON.stringify(redact(entry, 0, masked.secrets))}\n`, level);
     },
     enabled: (level) => ORDER[level] >= threshold,
-    child: (fields) => chained(write, threshold, [...chain, fields]),
+    child: (fields) => chained(write, threshold, [...chain, fields], masked),
   };
 }
 

@@ -207,6 +207,11 @@ export class SessionRegistry {
     this.forget(id);
   }
 
+  /** Sessions open now, all connections together (metrics). */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** Sessions open on a connection. */
   countFor(connectionId: string): number {
     return this.byConnection.get(connectionId)?.size ?? 0;

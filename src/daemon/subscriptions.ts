@@ -8,8 +8,15 @@ import { UiCache } from './ui-cache.js';
 /** Contract section 13: subscriptions per connection are capped (`limits.max_subscriptions_per_connection`). */
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 
-/** Threads whose cursor a connection keeps after it stopped watching them (the latest ones; see `deliver`). */
+/** Threads whose cursor a connection keeps after it stopped watching them (the latest ones). */
 const KEPT_CURSORS = 256;
+
+/**
+ * Ids of the messages a connection's subscriptions sent last, kept for its
+ * calls (`deliverOwn`): a caller checks them a moment after its subscription
+ * sent its message, far fewer messages later than this.
+ */
+const KEPT_SENT = 1024;
 
 interface Watch {
   userId: string;
@@ -31,21 +38,27 @@ interface Watch {
  * calls. Subscribing writes nothing. Closing a connection drops its
  * subscriptions.
  *
- * Exactly once: each connection holds one cursor per thread it watched, the
- * last `thread_seq` it was sent. The caller of a call, once the bus has
- * delivered the call's message (or known it would not), is `deliver`ed the
- * same message: its cursor says whether its subscription sent it already —
- * through the call's own publish or a copy the bus read from the store
- * first, before or after the caller unsubscribed. A cursor is kept after
- * its watch ends (bounded) for exactly that case.
+ * Exactly once. A subscription hears a thread in thread order; per thread it
+ * watched, a connection keeps a cursor, the last `thread_seq` its
+ * subscriptions sent, so a copy the bus hands it again (after an unsubscribe
+ * and a new subscribe) is dropped. The caller of a call takes another path,
+ * `deliverOwn`: once the bus has delivered the call's message (or known it
+ * would not), the caller is sent it unless its connection's subscriptions
+ * sent this very message — each connection remembers the ids of the last
+ * messages its subscriptions sent (bounded) — whether from the call's own
+ * publish or from the store's copy that went out before the caller's commit
+ * answered. The caller never compares against the cursor (its calls may
+ * settle out of seq order) and never moves it.
  */
 export class SubscriptionRegistry {
   /** connection id → `(user, thread)` key → its watch. */
   private readonly byConnection = new Map<string, Map<string, Watch>>();
   /** connection id → (session, thread) pairs it holds, for the cap. */
   private readonly perConnection = new Map<string, number>();
-  /** connection id → `(user, thread)` key → the last seq of that thread sent to it (oldest thread first). */
+  /** connection id → `(user, thread)` key → the last seq of that thread its subscriptions sent (oldest thread first). */
   private readonly cursors = new Map<string, Map<string, number>>();
+  /** connection id → ids of the last messages its subscriptions sent (oldest first). */
+  private readonly sent = new Map<string, Set<string>>();
 
   constructor(
     private readonly bus: ThreadEventBus,
@@ -53,6 +66,13 @@ export class SubscriptionRegistry {
     /** The daemon's UI cache: a notification's `ui_schema` is the one history serves. */
     private readonly uiCache = new UiCache(),
   ) {}
+
+  /** Subscriptions held now, all connections together (metrics). */
+  count(): number {
+    let n = 0;
+    for (const c of this.perConnection.values()) n += c;
+    return n;
+  }
 
   subscribe(userId: string, threadId: string, conn: Peer, sessionId: string): void {
     let watches = this.byConnection.get(conn.id);
@@ -70,7 +90,7 @@ export class SubscriptionRegistry {
     let watch = existing;
     if (!watch) {
       this.cursorsOf(conn.id, key);
-      const stop = this.bus.listen(userId, threadId, (event) => this.deliver(conn, event));
+      const stop = this.bus.listen(userId, threadId, (event) => this.fromSubscription(conn, event));
       watches.set(key, (watch = { userId, threadId, sessions: new Set(), stop }));
     }
     watch.sessions.add(sessionId);
@@ -95,18 +115,40 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * Sends a stored tool message's `tool/result` notifications to a
-   * connection unless its cursor of the thread already counts the message
-   * (text messages have none). A connection that never watched the thread
-   * has no cursor: the caller's own delivery, once.
+   * The caller's path: publishes its call's stored message on the bus and,
+   * once the bus has handed it to the thread's listeners (or known it would
+   * not), sends the caller its `tool/result` notifications unless one of its
+   * connection's subscriptions already did. Resolves once sent, before the
+   * caller answers.
    */
-  deliver(conn: Peer, event: StoredMessageEvent): void {
-    const key = threadKey(event.userId, event.threadId);
+  async deliverOwn(conn: Peer, event: StoredMessageEvent): Promise<void> {
+    this.bus.publish(event);
+    await this.bus.settled(event);
+    if (this.sent.get(conn.id)?.delete(event.row.id)) return;
+    this.send(conn, event);
+  }
+
+  /**
+   * A subscription's path: the bus hands each of a thread's messages in
+   * thread order; one its cursor already passed (a repeat after a new
+   * subscribe) is dropped.
+   */
+  private fromSubscription(conn: Peer, event: StoredMessageEvent): void {
     const cursors = this.cursors.get(conn.id);
-    const cursor = cursors?.get(key);
+    const key = threadKey(event.userId, event.threadId);
     const seq = event.row.thread_seq;
-    if (cursor !== undefined && seq <= cursor) return;
-    if (cursor !== undefined) cursors!.set(key, seq);
+    if (seq <= (cursors?.get(key) ?? 0)) return;
+    cursors?.set(key, seq);
+    if (event.row.role !== 'tool') return;
+    let sent = this.sent.get(conn.id);
+    if (!sent) this.sent.set(conn.id, (sent = new Set()));
+    sent.add(event.row.id);
+    if (sent.size > KEPT_SENT) sent.delete(sent.values().next().value!);
+    this.send(conn, event);
+  }
+
+  /** A stored tool message's `tool/result` notifications (a text message has none). */
+  private send(conn: Peer, event: StoredMessageEvent): void {
     for (const n of toolResultsOf(this.uiCache, event.threadId, event.row)) conn.notify('tool/result', n);
   }
 
@@ -142,5 +184,6 @@ export class SubscriptionRegistry {
     this.byConnection.delete(connId);
     this.perConnection.delete(connId);
     this.cursors.delete(connId);
+    this.sent.delete(connId);
   }
 }

@@ -32,9 +32,9 @@ export interface StoredMessageEvent {
   row: MessageRow;
   /**
    * The connection whose request stored the message, when it was this
-   * daemon (its caller waits for the delivery, `publish`'s promise, and
-   * gets its `tool/result`s from the same cursor as every subscriber:
-   * subscriptions.ts). Of two copies of one message, the bus keeps this one.
+   * daemon (its caller waits for the delivery, `settled`, then gets its
+   * `tool/result`s unless its own subscription sent them: subscriptions.ts
+   * `deliverOwn`). Of two copies of one message, the bus keeps this one.
    */
   origin?: string;
 }
@@ -70,8 +70,8 @@ export function threadSeqOf(row: MessageRow): number {
  * the bus reads the gap from the store. Short: on PostgreSQL the feed usually
  * brings another daemon's message within this time, and a local call
  * published a moment late keeps its `origin`; past it, the store answers
- * (the caller's connection is not notified twice: its cursor, held by the
- * subscription registry, already counts the message).
+ * (the caller's connection is not notified twice: the subscription registry
+ * marks the message sent when a subscription of that connection sends it).
  */
 const GAP_WAIT_MS = 20;
 
@@ -183,14 +183,19 @@ export class ThreadEventBus {
    * store and published in order (repeats are dropped by seq).
    */
   private rewatchLater(state: ThreadState): void {
-    const current = () => this.byThread.get(threadKey(state.userId, state.threadId)) === state;
+    const key = threadKey(state.userId, state.threadId);
+    const current = () => this.byThread.get(key) === state;
     const timer = setTimeout(() => {
       if (!current() || !this.source) return;
       const source = this.source;
       source.watch(state.userId, state.threadId).then(
         async (position) => {
-          // The last listener left while the watch was being made: undo it.
-          if (!current()) return source.unwatch(state.userId, state.threadId);
+          if (!current()) {
+            // The last listener left while the watch was being made: undo it — unless a new
+            // listener joined since, whose own watch is the source's now (the watch is per thread).
+            if (!this.byThread.has(key)) source.unwatch(state.userId, state.threadId);
+            return;
+          }
           if (state.delivered === undefined) return this.positioned(state, position);
           if (position <= state.delivered) return;
           const rows = await source.between(state.userId, state.threadId, state.delivered, position + 1).catch(() => []);

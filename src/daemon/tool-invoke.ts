@@ -94,9 +94,7 @@ export async function answerToolCall(
       log.log('info', 'tool call', { status: message.output.status, message_id: row.id });
       seedOutput(row, message.output);
       const event = { userId: call.userId, threadId: call.threadId, row, origin: conn.id };
-      daemon.threadEvents.publish(event);
-      await daemon.threadEvents.settled(event);
-      daemon.subscriptions.deliver(conn, event);
+      await daemon.subscriptions.deliverOwn(conn, event);
       return answerOf(message.output, message.text, message.projection);
     }
   }

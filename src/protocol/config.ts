@@ -72,6 +72,13 @@ export const HttpConfig = named(
 
 export const McpConfig = named('config', 'McpConfig', z.strictObject({ agent: z.string().min(1).optional() }));
 
+export const MetricsConfig = named(
+  'config',
+  'MetricsConfig',
+  z.strictObject({ enabled: z.boolean().optional() }),
+  'GET /metrics on the --ws server: on by default for a loopback --host, off beyond unless enabled is set.',
+);
+
 export const ConfigFile = named(
   'config',
   'ConfigFile',
@@ -82,6 +89,7 @@ export const ConfigFile = named(
     auth: AuthConfig.optional(),
     http: HttpConfig.optional(),
     mcp: McpConfig.optional(),
+    metrics: MetricsConfig.optional(),
   }),
   'The daemon configuration file (--config FILE).',
 );

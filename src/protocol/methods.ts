@@ -87,7 +87,14 @@ export const ToolArgs = ToolCallArgs;
 
 export const ToolInvokeParams = p(
   'ToolInvokeParams',
-  z.strictObject({ session_id: Id, thread_id: Id, tool_call_id: Id, args: ToolCallArgs }),
+  z.strictObject({
+    session_id: Id,
+    thread_id: Id,
+    tool_call_id: Id,
+    args: ToolCallArgs,
+    // W3C trace context of the host's own span: the call's span becomes its child (docs/operations.md).
+    _meta: z.strictObject({ traceparent: z.string().max(256).optional(), tracestate: z.string().max(512).optional() }).optional(),
+  }),
 );
 
 export const ToolInvokeResult = ToolResponse;

@@ -14,6 +14,7 @@ import type { Connection } from './connection.js';
 import type { Session } from '../daemon/sessions.js';
 import { openSession } from '../daemon/session-open.js';
 import { invokeTool } from '../daemon/tool-invoke.js';
+import { observeToolCall } from '../telemetry/tool-call.js';
 import { appendMessage, getHistory, threadList } from '../daemon/history.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
 import { initializeResult } from '../daemon/initialize.js';
@@ -57,7 +58,11 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   }),
   'session/open': method(M.SessionOpenParams, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
   'tool/invoke': method(M.ToolInvokeParams, ({ daemon, conn, params, token, session, log }) =>
-    invokeTool(daemon, conn, session(), params, token, log),
+    observeToolCall(
+      daemon.metrics,
+      { transport: conn.transport, executor: daemon.executor.kind, ...params.args, toolCallId: params.tool_call_id, traceparent: params._meta?.traceparent },
+      () => invokeTool(daemon, conn, session(), params, token, log),
+    ),
   ),
   // Threads are per user: subscribing watches the session user's thread of that id (which may not exist
   // yet) and creates nothing; another user's thread of the same id is never reached.

@@ -98,6 +98,9 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
   const closed = new Promise<void>((resolve) => {
     stdout.once('error', () => resolve());
     void inputEnded
+      // Lines stdin delivered may still wait in the guard's buffer: an empty write's callback runs after them,
+      // so every request is counted before the wait for their answers starts.
+      .then(() => new Promise<void>((resolve) => guard.write(Buffer.alloc(0), () => resolve())))
       .then(() => answers.settled(daemon.callTimeoutMs + 5000))
       .then(() => {
         guard.end();

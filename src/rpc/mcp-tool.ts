@@ -23,6 +23,8 @@ import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import type { Logger } from '../daemon/logger.js';
 import type { Session } from '../daemon/sessions.js';
 import { answerToolCall } from '../daemon/tool-invoke.js';
+import { observeToolCall } from '../telemetry/tool-call.js';
+import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from './errors.js';
 import { ToolArgs } from './methods.js';
 import { Id } from '../protocol/json.js';
@@ -151,15 +153,19 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   principal.inFlight.count += 1;
   const started = performance.now();
   try {
+    const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
     const { response, projection } = await deps.track(
-      answerToolCall(
-        daemon,
-        conn,
-        principal.session,
-        { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
-        tokenOf(ctx.mcpReq.signal),
-        log,
-      ),
+      observeToolCall(daemon.metrics, { transport: 'mcp', executor: daemon.executor.kind, ...parsed.data, toolCallId, traceparent }, async () => {
+        const answer = await answerToolCall(
+          daemon,
+          conn,
+          principal.session,
+          { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
+          tokenOf(ctx.mcpReq.signal),
+          log,
+        );
+        return { ...answer, status: answer.response.status };
+      }),
     );
     await Promise.all(sent);
     // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.

@@ -52,6 +52,8 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
     private readonly limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER, maxUnanswered: Number.MAX_SAFE_INTEGER },
     /** Invalid frames never reach the connection: they are answered here. */
     private readonly onRejected: (reason: 'parse' | 'invalid' | 'too_large' | 'binary') => void = () => {},
+    /** Called after each refusal the reader sends itself, with the socket's unsent bytes (the writer's backpressure). */
+    private readonly onReplied: (bufferedAmount: number) => void = () => {},
   ) {
     super();
     socket.on('message', (data: WebSocket.RawData, isBinary: boolean) => this.receive(data, isBinary));
@@ -144,7 +146,10 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 
   private replyError(id: RawId, code: number, message: string): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
-    this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }));
+    // Refusals are answers too: a peer that sends bad frames and never reads is paused or dropped like any
+    // other (reported after the send and when it completes, as the writer does, so a pause also ends).
+    this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), () => this.onReplied(this.socket.bufferedAmount));
+    this.onReplied(this.socket.bufferedAmount);
   }
 }
 

@@ -74,8 +74,12 @@ export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer
     };
     // Room for every request in flight plus as many refused past the limit (-32003) before reading stops.
     const maxUnanswered = 2 * limits.maxInFlight + 16;
-    const reader = new WebSocketMessageReader(ws, { maxMessageBytes: limits.maxMessageBytes, maxUnanswered }, (reason) =>
-      log.log('info', 'frame rejected', { reason }),
+    const reader = new WebSocketMessageReader(
+      ws,
+      { maxMessageBytes: limits.maxMessageBytes, maxUnanswered },
+      // debug: a peer that sends junk must not also fill the daemon's log, one line per frame.
+      (reason) => log.log('debug', 'frame rejected', { reason }),
+      onBuffered,
     );
     const rpc = createMessageConnection(reader, new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered, onResponse: () => reader.answered() }), opts.writes));
     const bound = bindConnection(daemon, rpc, {

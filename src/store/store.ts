@@ -64,6 +64,26 @@ export interface Store {
    * The mark dies with this daemon's connection. Resolves with its release.
    */
   holdCall?(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>>;
+  /**
+   * Told of every commit once it is durable: how long the transaction took
+   * (seconds, from its start to the end of COMMIT) and how many units of work
+   * it carried (SQLite's group commit; 1 on PostgreSQL). Set by the daemon
+   * for its metrics; must not throw.
+   */
+  onCommit?: CommitListener;
+  /** PostgreSQL: the pool's connections now (metrics). */
+  poolUse?(): PoolUse;
+}
+
+export type CommitListener = (seconds: number, units: number) => void;
+
+export interface PoolUse {
+  /** Connections open. */
+  total: number;
+  /** Open but not lent to a unit of work. */
+  idle: number;
+  /** Units of work waiting for a connection. */
+  waiting: number;
 }
 
 export interface StoreDescription {

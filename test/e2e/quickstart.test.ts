@@ -1,113 +1,93 @@
 /**
- * Docs that run: docs/quickstart.md's shell blocks, in order, from the
- * repository root of this built checkout, in a fresh home folder (so a fresh
- * data folder) — as a newcomer would paste them. Each must exit 0, and a
- * block followed by a `text` block must print that output (ids, times,
- * tokens and counts masked). A block after `<!-- no-run … -->` is skipped;
- * one after `<!-- background … -->` is started and waited on for its
- * `{"listening":…}` line, then stopped at the end. Port 8787 becomes a free
- * port. QUICKSTART_PRINT=1 prints what each block wrote, to refresh the page.
+ * Docs that run (test/helpers/doc-run.ts): the ```sh blocks of
+ * docs/quickstart.md, README.md and examples/README.md, each page in a fresh
+ * home, from the root of this built checkout, as printed; the README's
+ * `mcpServers` entries as the quickstart prints them and as a host starts
+ * them; and every `--help` example that runs by itself.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { ALL_SPECS } from '../../src/daemon/cli-commands.js';
+import { docBlocks, runDocPage } from '../helpers/doc-run.js';
 import { REPO_ROOT, tempDir } from '../helpers/repo.js';
 
-export interface DocBlock {
-  lang: string;
-  body: string;
-  /** The marker comment right above the block, if any: `no-run` or `background`. */
-  marker: 'no-run' | 'background' | null;
-  /** The `text` block right after it: what it prints. */
-  expected: string | null;
-  line: number;
-}
-
-/** The fenced blocks of a markdown page, each with its marker and expected output. */
-export function docBlocks(markdown: string): DocBlock[] {
-  const lines = markdown.split('\n');
-  const blocks: Array<Omit<DocBlock, 'expected'>> = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\w*)\s*$/.exec(lines[i]!);
-    if (!open) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
-    let j = start - 1;
-    while (j >= 0 && lines[j]!.trim() === '') j--;
-    const m = j >= 0 ? /^<!--\s*(no-run|background)\b/.exec(lines[j]!) : null;
-    blocks.push({ lang: open[1] ?? '', body: body.join('\n'), marker: (m?.[1] as DocBlock['marker']) ?? null, line: start + 1 });
-  }
-  return blocks.map((b, k) => ({ ...b, expected: b.lang === 'sh' && blocks[k + 1]?.lang === 'text' ? blocks[k + 1]!.body : null }));
-}
-
-/** What differs on every run: tokens, ids, times, counts of milliseconds, the machine's paths. */
-function mask(text: string): string {
-  return text
-    .replace(/eyJ[\w-]*(\.[\w-]+){0,2}…?/g, 'JWT')
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, 'TIME')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, 'UUID')
-    .replace(/call-\d+/g, 'call-N')
-    .replace(/"ms":\d+/g, '"ms":N')
-    .replace(/"(command|args)": \[?\s*"[^"]*"/g, '"$1": PATH')
-    .replace(/"\/[^"]*\/bin\/toolgate\.mjs"/g, '"PATH/bin/toolgate.mjs"')
-    .trimEnd();
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 test('docs/quickstart.md runs as printed, in a fresh home, and prints what it shows', { timeout: 300_000 }, async () => {
-  const page = join(REPO_ROOT, 'docs', 'quickstart.md');
-  const blocks = docBlocks(readFileSync(page, 'utf8')).filter((b) => b.lang === 'sh');
-  assert.ok(blocks.length >= 6, 'the quickstart has its commands');
-  const home = tempDir('toolgate-quickstart-');
-  const state = join(home, '.quickstart-env');
-  writeFileSync(state, '');
-  const port = String(await freePort());
-  const env = { PATH: process.env.PATH ?? '', HOME: home, LANG: 'C.UTF-8' };
-  const background: ChildProcess[] = [];
+  const run = await runDocPage('docs/quickstart.md');
+  assert.ok(run.ran.length >= 6, 'the quickstart has its commands');
+});
+
+/** README's placeholder for the reader's checkout. */
+const README_CHECKOUT = '/home/you/toolgate';
+
+test('README.md: every sh block runs as printed (or says why not), in a fresh home', { timeout: 120_000 }, async () => {
+  const run = await runDocPage('README.md', [[README_CHECKOUT, REPO_ROOT]]);
+  assert.ok(run.ran.length >= 1 && run.skipped >= 1, `ran ${run.ran.length}, skipped ${run.skipped}`);
+});
+
+test('README.md: the mcpServers entries are the quickstart\'s, and the stdio one starts from / with a minimal PATH', { timeout: 120_000 }, async () => {
+  const entries = (page: string, lang: string) =>
+    docBlocks(readFileSync(join(REPO_ROOT, page), 'utf8'))
+      .filter((b) => b.lang === lang && b.body.includes('"mcpServers"'))
+      .map((b) => JSON.parse(b.body) as { mcpServers: { toolgate: Record<string, unknown> } });
+  const readme = entries('README.md', 'json');
+  assert.equal(readme.length, 2, 'README has a stdio and an HTTP entry');
+  const [stdio, http] = readme as [(typeof readme)[0], (typeof readme)[0]];
+  const quickstart = [...entries('docs/quickstart.md', 'text'), ...entries('docs/quickstart.md', 'json')];
+  assert.deepEqual(quickstart, [stdio, http], 'README and docs/quickstart.md print the same mcpServers entries');
+
+  // As a host starts it: its own working directory (/), a minimal PATH, the
+  // entry's command and args with the placeholders filled in, a token from
+  // README's dev-token command (a fresh home: the dev secret made there).
+  const home = tempDir('toolgate-readme-mcp-');
+  const env = { PATH: '/usr/bin:/bin', HOME: home };
+  const mint = docBlocks(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).find((b) => b.lang === 'sh' && b.body.includes('dev-token'));
+  assert.ok(mint, 'README prints a dev-token command');
+  const minted = spawnSync('bash', ['-c', mint.body.replaceAll(README_CHECKOUT, REPO_ROOT).replace(/^node /, `${JSON.stringify(process.execPath)} `)], { cwd: '/', env, encoding: 'utf8' });
+  assert.equal(minted.status, 0, minted.stderr);
+  const entry = stdio.mcpServers.toolgate as { command: string; args: string[]; env: Record<string, string> };
+  const transport = new StdioClientTransport({
+    command: entry.command.replace('/usr/local/bin/node', process.execPath),
+    args: entry.args.map((a) => a.replace(README_CHECKOUT, REPO_ROOT)),
+    env: { ...env, ...entry.env, TOOLGATE_MCP_TOKEN: entry.env.TOOLGATE_MCP_TOKEN!.replace('<the token from dev-token>', minted.stdout.trim()) },
+    cwd: '/',
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'readme', version: '1' });
+  await client.connect(transport);
   try {
-    for (const block of blocks) {
-      if (block.marker === 'no-run') continue;
-      const script = block.body.replaceAll('8787', port);
-      const where = `docs/quickstart.md:${block.line}`;
-      if (block.marker === 'background') {
-        const child = spawn('bash', ['-c', `source ${state}; ${script}`], { cwd: REPO_ROOT, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-        background.push(child);
-        const line = await new Promise<string>((resolve, reject) => {
-          let seen = '';
-          child.once('exit', (code) => reject(new Error(`${where} exited ${code} before listening:\n${seen}`)));
-          createInterface({ input: child.stderr! }).on('line', (l) => {
-            seen += `${l}\n`;
-            if (l.startsWith('{"listening"')) resolve(l);
-          });
-        });
-        if (block.expected !== null) assert.equal(line.replaceAll(port, '8787'), block.expected.trim(), where);
-        continue;
-      }
-      const r = spawnSync('bash', ['-c', `set -eo pipefail; source ${state}; ${script}\nexport -p > ${state}`], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000 });
-      if (process.env.QUICKSTART_PRINT === '1') process.stdout.write(`--- ${where}\n${r.stdout.replaceAll(port, '8787')}`);
-      assert.equal(r.status, 0, `${where} failed:\n${r.stdout}\n${r.stderr}`);
-      if (block.expected !== null && process.env.QUICKSTART_PRINT !== '1') {
-        assert.equal(mask(r.stdout.replaceAll(port, '8787')), mask(block.expected), `${where} printed something else`);
-      }
-    }
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['project_cli']);
+    const r = await client.callTool({ name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {} } });
+    assert.equal(r.isError, false, JSON.stringify(r));
   } finally {
-    for (const child of background) {
-      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-    }
+    await client.close();
   }
+  const http_ = http.mcpServers.toolgate as { url: string; headers: Record<string, string> };
+  assert.equal(http_.url, 'http://127.0.0.1:8787/mcp', 'the HTTP entry points at the port README\'s serve --ws command uses');
+  assert.match(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'), /`node \/home\/you\/toolgate\/bin\/toolgate\.mjs serve --ws --port 8787 --dev`/);
+});
+
+test('README.md: its config example is a config serve --config accepts', () => {
+  const configs = docBlocks(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8')).filter((b) => b.lang === 'json' && b.body.includes('"agents"'));
+  assert.ok(configs.length >= 1, 'README prints a config with agent profiles');
+  for (const config of configs) {
+    const home = tempDir('toolgate-readme-config-');
+    const file = join(home, 'toolgate.config.json');
+    writeFileSync(file, config.body);
+    // stdin at its end: the daemon loads the config, serves, sees the host leave and stops, exit 0.
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'toolgate.mjs'), 'serve', '--stdio', '--dev', '--config', file], { env: { PATH: process.env.PATH ?? '', HOME: home }, input: '', encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.status, 0, `README.md:${config.line}'s config:\n${r.stderr}`);
+    assert.match(r.stderr, /"msg":"serving"/);
+  }
+});
+
+test('examples/README.md: every sh block runs as printed, from the repository root, in a fresh home', { timeout: 120_000 }, async () => {
+  const run = await runDocPage('examples/README.md');
+  assert.ok(run.ran.length >= 2, `ran ${run.ran.length}`);
 });
 
 /**
@@ -133,13 +113,4 @@ test('the --help examples run as printed', { timeout: 300_000 }, () => {
     ran += lines.length;
   }
   assert.ok(ran >= 5, `ran ${ran} examples`);
-});
-
-test('examples/README.md: the stdio-host command runs as printed, from the repository root, in a fresh home', () => {
-  const readme = readFileSync(join(REPO_ROOT, 'examples', 'README.md'), 'utf8');
-  const command = /`(TOOLGATE_TOKEN=\$\(node bin\/toolgate\.mjs dev-token[^`]*)`/.exec(readme)?.[1];
-  assert.ok(command, 'the README prints the stdio-host command');
-  const r = spawnSync('bash', ['-c', `set -eo pipefail\n${command}`], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-') }, encoding: 'utf8', timeout: 120_000 });
-  assert.equal(r.status, 0, `${command}\n${r.stdout}\n${r.stderr}`);
-  assert.match(r.stdout, /^history: 1 message\(s\); the last is byte for byte that text: true$/m);
 });

@@ -13,7 +13,8 @@ import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 /** A token whose `exp` is two seconds ahead (exp has whole seconds: it lives one to two). */
-const shortLived = (sub: string) => mintBearer(sub, {}, { expiresIn: Math.floor(Date.now() / 1000) + 2 });
+// Four seconds: long enough for the first request on a loaded machine, short enough to wait for (never a fixed sleep).
+const shortLived = (sub: string) => mintBearer(sub, {}, { expiresIn: Math.floor(Date.now() / 1000) + 4 });
 const readArgs = { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-04-21' } };
 const codeOf = (err: unknown) => (err as { code?: number }).code;
 
@@ -106,6 +107,8 @@ test('MCP over HTTP: a session ends at the exp of the latest token used on it', 
     });
   try {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    // The first /mcp request loads the MCP SDK (seconds on a loaded machine): load it before the short token's clock runs.
+    await (await post(await mintBearer('ola'), init)).text();
     const short = await shortLived('ola');
     const opened = await post(short, init);
     assert.equal(opened.status, 200);

@@ -16,8 +16,9 @@ import { startHost } from '../helpers/host.js';
 import { connectMcp, MCP_KINDS } from '../helpers/mcp-hosts.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { splitVariants } from '../helpers/split-tokens.js';
+import type { RpcError } from '../../src/protocol/errors.js';
 
-type Answer = { id?: unknown; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+type Answer = { id?: unknown; result?: unknown; error?: RpcError };
 
 /** A raw JSON-RPC peer: send a request, get its answer as the daemon wrote it; every byte is kept. */
 interface Peer {

@@ -98,6 +98,33 @@ test('when the paused peer reads again, every request it sent is answered, in fu
   }
 });
 
+test('a peer that sends frames the daemon refuses, and never reads, is paused like any other', { timeout: 120_000 }, async () => {
+  const config = join(tempDir(), 'small-buffers.json');
+  writeFileSync(config, JSON.stringify({
+    agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'] } },
+    limits: { ws_high_water_bytes: 256 * 1024, ws_max_buffered_bytes: 64 * MIB },
+  }));
+  const host = await startHost({ transport: 'ws', args: ['--config', config] });
+  try {
+    const peer = await rawPeer(host);
+    peer.stopReading();
+    const paused = () => host.stderr().includes('backpressure: stopped reading a slow peer');
+    // "x" is no JSON: a -32700 of ~70 bytes answers each 7-byte frame. Without backpressure on those answers the
+    // daemon reads every frame and queues the answers unsent; with it, it stops reading that peer.
+    let sent = 0;
+    while (sent < 300_000 && !paused() && peer.ws.readyState === WebSocket.OPEN) {
+      for (let i = 0; i < 1000; i++, sent++) peer.ws.send('x');
+      await tick();
+    }
+    const deadline = Date.now() + 30_000;
+    while (!paused() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(paused(), `after ${sent} refused frames the daemon still reads them`);
+    peer.ws.terminate();
+  } finally {
+    await host.stop();
+  }
+});
+
 /** CPU ticks the process has used (/proc/PID/stat utime + stime). */
 function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');

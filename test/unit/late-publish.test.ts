@@ -129,3 +129,93 @@ test('a caller that unsubscribes between the store’s copy and its own publish 
     await close();
   }
 });
+
+/** The daemon's next transaction commits, then its answer waits for `release` (later ones go through). */
+function holdFirstCommit(daemon: Awaited<ReturnType<typeof inProcess>>['daemon']) {
+  const store = daemon.store;
+  const transaction = store.transaction.bind(store);
+  let committed!: (value: unknown) => void;
+  const isCommitted = new Promise<unknown>((r) => (committed = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let first = true;
+  store.transaction = (async (work: Parameters<typeof transaction>[0]) => {
+    const hold = first;
+    first = false;
+    const value = await transaction(work);
+    if (hold) {
+      committed(value);
+      await released;
+    }
+    return value;
+  }) as typeof store.transaction;
+  return { isCommitted, release };
+}
+
+test('an unsubscribed caller whose two calls on a thread settle out of seq order gets each tool/result once', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  try {
+    // The connection watched the thread once (it keeps its position there), then stopped.
+    await session.subscribe('unordered');
+    await session.unsubscribe('unordered');
+    // The first call's commit answers late (each PostgreSQL COMMIT returns on its own pooled connection):
+    // the second call, a higher seq, is published, settled and answered first.
+    const { isCommitted, release } = holdFirstCommit(daemon);
+    const bus = daemon.threadEvents;
+    const publish = bus.publish.bind(bus);
+    const published: number[] = [];
+    bus.publish = (event: StoredMessageEvent) => {
+      if (event.origin !== undefined) published.push(event.row.thread_seq);
+      publish(event);
+    };
+    const early = session.invoke('unordered', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } });
+    await isCommitted;
+    const later = await session.invoke('unordered', 'c1', { module: 'memory', method: 'update', input: { key: 'k1', content: 'v' } });
+    assert.equal(later.status, 'success');
+    release();
+    assert.equal((await early).status, 'success');
+    assert.deepEqual(published, [2, 1], 'the call answered last holds the lower seq');
+    assert.deepEqual(byCall('c1'), ['success final']);
+    assert.deepEqual(byCall('c0'), ['success final'], 'the lower seq, settled last, is notified too');
+  } finally {
+    await close();
+  }
+});
+
+test('a caller that subscribed after its commit, then heard a later call, still gets its own call once', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  try {
+    // The first call's commit answers late; meanwhile the caller subscribes (its position counts the
+    // call) and a later call of the thread reaches its subscription (its cursor passes the first).
+    const { isCommitted, release } = holdFirstCommit(daemon);
+    const early = session.invoke('counted-later', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } });
+    await isCommitted;
+    await session.subscribe('counted-later');
+    const later = await session.invoke('counted-later', 'c1', { module: 'memory', method: 'update', input: { key: 'k1', content: 'v' } });
+    assert.equal(later.status, 'success');
+    assert.deepEqual(byCall('c1'), ['success final'], 'the later call once, through the subscription');
+    release();
+    assert.equal((await early).status, 'success');
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not none');
+  } finally {
+    await close();
+  }
+});
+
+test('a subscribed caller whose store copy reached its subscription before its commit answered gets it once', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  try {
+    await session.subscribe('feed-first');
+    // On PostgreSQL the feed can read the committed row back, and the bus send it, before the
+    // caller's COMMIT returns: the copy goes out first, then the call's own publish comes.
+    const { isCommitted, release } = holdFirstCommit(daemon);
+    const call = session.invoke('feed-first', 'c0', { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } });
+    const { row } = (await isCommitted) as { row: StoredMessageEvent['row'] };
+    daemon.threadEvents.publish({ userId: row.user_id, threadId: row.thread_id, row });
+    release();
+    assert.equal((await call).status, 'success');
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
+  } finally {
+    await close();
+  }
+});

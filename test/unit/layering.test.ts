@@ -56,10 +56,14 @@ test('no file in src/daemon imports src/rpc or src/app, nor builds JSON-RPC erro
 });
 
 test('the layers below the daemon import nothing above them and know no JSON-RPC error', () => {
-  assert.deepEqual(violations('store', both(upward('app', 'rpc', 'daemon', 'cli-router'), wireErrors)), []);
-  assert.deepEqual(violations('codec', both(upward('app', 'rpc', 'daemon', 'store'), wireErrors)), []);
-  assert.deepEqual(violations('cli-router', both(upward('app', 'rpc', 'daemon'), wireErrors)), []);
+  assert.deepEqual(violations('store', both(upward('app', 'rpc', 'daemon', 'cli-router', 'telemetry'), wireErrors)), []);
+  assert.deepEqual(violations('codec', both(upward('app', 'rpc', 'daemon', 'store', 'telemetry'), wireErrors)), []);
+  assert.deepEqual(violations('cli-router', both(upward('app', 'rpc', 'daemon', 'telemetry'), wireErrors)), []);
   assert.deepEqual(violations('protocol', (imp) => (imp.from.startsWith('..') ? 'src/protocol is the bottom layer' : null)), []);
+});
+
+test('src/telemetry sits below the daemon: it imports neither the runtime, the transports nor the composition root', () => {
+  assert.deepEqual(violations('telemetry', both(upward('app', 'rpc', 'daemon'), wireErrors)), []);
 });
 
 test('the transports never import the composition root', () => {

@@ -90,3 +90,14 @@ test('a logged line is written once its window has passed', async () => {
     clearTimeout(hold);
   }
 });
+
+test('a configured secret the logger is told of is masked in every line, its children included', () => {
+  const lines: string[] = [];
+  const log = createLogger((line) => lines.push(line), 'info');
+  const secret = 'service-key-3f9a1c7e55b2';
+  log.maskSecrets([secret]);
+  log.child({ connection: 'c1' }).log('warn', `unknown method ${secret}`, { detail: { nested: `x${secret}y` } });
+  assert.equal(lines.length, 1);
+  assert.ok(!lines[0]!.includes(secret), lines[0]);
+  assert.match(lines[0]!, /unknown method \[redacted\]/);
+});

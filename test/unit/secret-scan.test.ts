@@ -120,6 +120,10 @@ test('the scan of split-token input does work linear in its length (counted, not
     (n) => `${b64(`{"a":${' '.repeat(n / 2)}`)}\n.x.`,
     (n) => `${'e w o = '.repeat(n / 8)}.${'ewo\n'.repeat(n / 8)}.`,
     (n) => `${b64('{"x":1}')} .`.repeat(n / 12),
+    // A run that decodes to spaces then `}`: every group's start is in the same stretch of spaces.
+    (n) => `${b64(`${' '.repeat((n * 3) / 4)}}`)}.a.b`,
+    // The same with a `{` in the middle: the spaces after it are walked once, not once per group.
+    (n) => `${b64(`${' '.repeat((n * 3) / 8)}{${' '.repeat((n * 3) / 8)}}`)}.a.b`,
   ];
   const MIB = 1024 * 1024;
   for (const [i, make] of cases.entries()) {

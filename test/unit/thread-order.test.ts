@@ -123,6 +123,15 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
 
   test('a caller waiting for its held message resumes when it is delivered, or when the last listener leaves', async () => {
     const s = scripted(3);
+    // The store's read of the gap answers only when the test lets it: a loaded machine may fire the bus's
+    // gap timer before the first assertion, and the read must not settle the caller meanwhile.
+    let allowRead!: () => void;
+    const readAllowed = new Promise<void>((r) => (allowRead = r));
+    const between = s.source.between.bind(s.source);
+    s.source.between = async (...args) => {
+      await readAllowed;
+      return between(...args);
+    };
     const bus = new ThreadEventBus(s.source);
     const c = collect(bus);
     s.position();
@@ -135,6 +144,7 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
     assert.equal(settled, false, 'seq 5 is held for seq 4: the caller waits');
     bus.publish({ userId: 'ann', threadId: 't', row: row(4) });
     await waiting;
+    allowRead();
     assert.deepEqual(c.seqs(), [4, 5], 'the caller answers after its message went out in order');
     const later = { userId: 'ann', threadId: 't', row: row(7), origin: 'conn-local' };
     bus.publish(later);
@@ -178,6 +188,45 @@ describe('thread-event bus watches a thread while someone listens', () => {
     // Listening again watches again, from a fresh position.
     subs.subscribe('ann', 't', conn('c3'), 's5');
     assert.equal(s.calls.filter((x) => x === 'watch ann/t').length, 2);
+  });
+
+  test('a re-watch that resolves after its listener left and a new one joined leaves the new watch alone', async () => {
+    // Watch 1 fails (the database is down), the retry (watch 2) hangs; watch 3 is the new listener's.
+    const calls: string[] = [];
+    const watches: Array<{ resolve: (position: number) => void; reject: (err: Error) => void; done: Promise<number> }> = [];
+    const asked: Array<() => void> = [];
+    const source: ThreadEventSource = {
+      watch: () => {
+        calls.push('watch');
+        let resolve!: (position: number) => void;
+        let reject!: (err: Error) => void;
+        const done = new Promise<number>((res, rej) => ((resolve = res), (reject = rej)));
+        watches.push({ resolve, reject, done });
+        for (const a of asked.splice(0)) a();
+        return done;
+      },
+      unwatch: () => void calls.push('unwatch'),
+      between: async () => [],
+    };
+    const nthWatch = async (n: number) => {
+      while (watches.length < n) await new Promise<void>((r) => asked.push(r));
+      return watches[n - 1]!;
+    };
+    const bus = new ThreadEventBus(source, 1);
+    const first = bus.listen('ann', 't', () => {});
+    (await nthWatch(1)).reject(new Error('database unreachable'));
+    await bus.ready('ann', 't');
+    const retry = await nthWatch(2);
+    first();
+    const second = collect(bus);
+    const renewed = await nthWatch(3);
+    renewed.resolve(0);
+    await bus.ready('ann', 't');
+    retry.resolve(0);
+    await retry.done; // the bus's own callback on the retry ran first
+    assert.deepEqual(calls, ['watch', 'watch', 'unwatch', 'watch'], 'the stale retry unwatched nothing: the new listener is still heard');
+    second.stop();
+    assert.deepEqual(calls.slice(4), ['unwatch'], 'the new listener leaving releases its watch');
   });
 });
 

@@ -42,7 +42,9 @@ export interface PgPoolOptions {
 export const DEFAULT_POOL_SIZE = 10;
 
 export function clientConfig(url: string): pg.ClientConfig {
-  return { connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'toolgate', types };
+  // TCP keep-alive: a server that vanished without a reset (a dropped route, a frozen VM) is noticed by the
+  // kernel's probes, and the connection fails like one the server closed, instead of hanging until TCP gives up.
+  return { connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'toolgate', types, keepAlive: true, keepAliveInitialDelayMillis: 10_000 };
 }
 
 /**

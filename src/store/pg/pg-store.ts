@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { Store, StoreDescription, StoreOptions, Tx } from '../store.js';
+import type { CommitListener, PoolUse, Store, StoreDescription, StoreOptions, Tx } from '../store.js';
 import { StoreConflictError, StoreUnavailableError } from '../store.js';
 import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
@@ -130,6 +130,12 @@ export class PgStore implements Store {
     this.namedStatements = opts.namedStatements ?? opts.listenUrl === undefined;
   }
 
+  onCommit?: CommitListener;
+
+  poolUse(): PoolUse {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.track(this.runTransaction(work));
   }
@@ -138,9 +144,11 @@ export class PgStore implements Store {
     if (this.closing) throw new Error('the store is closed');
     return this.withClient(async (client, q, drop) => {
       try {
+        const started = performance.now();
         await client.query('BEGIN');
         const value = await work(new PgTx(q));
         await client.query('COMMIT');
+        this.onCommit?.((performance.now() - started) / 1000, 1);
         return value;
       } catch (err) {
         // A connection that cannot even roll back is broken: withClient drops it.

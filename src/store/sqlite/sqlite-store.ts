@@ -1,6 +1,6 @@
 import type { Db } from '../database.js';
 import { openDatabase } from '../database.js';
-import type { Store, StoreDescription, StoreOptions, Tx } from '../store.js';
+import type { CommitListener, Store, StoreDescription, StoreOptions, Tx } from '../store.js';
 import { Statements } from './statements.js';
 import { sqliteUsers } from './users.js';
 import { sqliteThreads } from './threads.js';
@@ -56,6 +56,7 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly control: Statements;
   private checkpointer: Checkpointer | undefined;
+  onCommit?: CommitListener;
 
   constructor(readonly connection: Db) {
     const st = new Statements(connection);
@@ -164,6 +165,7 @@ export class SqliteStore implements Store {
     let committed: Array<{ unit: Unit; value: unknown }> = [];
     let open = false;
     let n = 0;
+    const started = performance.now();
     while (this.queue.length > 0 && n < MAX_GROUP) {
       const unit = this.queue.shift()!;
       n++;
@@ -214,6 +216,7 @@ export class SqliteStore implements Store {
     // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
     // be had) must not turn a durable group into failed calls.
     if (open && committed.length > 0) {
+      this.onCommit?.((performance.now() - started) / 1000, committed.length);
       try {
         this.checkpointer?.committed();
       } catch {

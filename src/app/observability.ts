@@ -1,0 +1,71 @@
+/**
+ * Wires src/telemetry into a built daemon (contract section 15): the metrics
+ * registry when `metrics.enabled` says so, and — only when tracing is on —
+ * the child spans around the store's transactions and project-cli processes.
+ */
+import type { Daemon } from '../daemon/daemon.js';
+import type { Logger } from '../daemon/logger.js';
+import { ConfigError } from '../daemon/bearer-auth.js';
+import type { ToolgateMetrics } from '../telemetry/metrics.js';
+import { startTracing, type Tracing } from '../telemetry/tracing.js';
+import { storeAnswers } from '../telemetry/health.js';
+import { opsRoutes } from '../rpc/ops-routes.js';
+import { SubprocessExecutor } from '../daemon/executor.js';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** `metrics.enabled`, or by default: on for a loopback `--host`, off beyond. */
+export function metricsEnabled(configured: boolean | undefined, host: string): boolean {
+  return configured ?? LOOPBACK.has(host);
+}
+
+/** Starts tracing when `OTEL_TRACES_EXPORTER` asks for it (before the daemon is built, so its first call is traced). */
+export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log: Logger): Promise<Tracing | null> {
+  return startTracing(env, version).then(
+    (tracing) => {
+      if (tracing) log.log('info', 'tracing on', { exporter: env.OTEL_TRACES_EXPORTER });
+      return tracing;
+    },
+    // An exporter name it does not know is a configuration mistake: one line, exit 2.
+    (err: unknown) => {
+      throw new ConfigError((err as Error).message);
+    },
+  );
+}
+
+/** Child spans of each call's span: installed only when tracing is on, so a daemon without it keeps its own objects. */
+export async function traceDaemon(daemon: Daemon): Promise<void> {
+  const { traceExecutor, traceStore } = await import('../telemetry/instrument.js');
+  daemon.store = traceStore(daemon.store);
+  if (daemon.executor instanceof SubprocessExecutor) traceExecutor(daemon.executor);
+}
+
+/**
+ * The metrics registry of a `--ws` daemon whose `metrics.enabled` holds; the store reports its commits to it.
+ * prom-client is loaded only then (a stdio daemon, or one with metrics off, never loads it).
+ */
+export async function attachMetrics(daemon: Daemon, host: string): Promise<ToolgateMetrics | undefined> {
+  if (!metricsEnabled(daemon.config.metrics.enabled, host)) return undefined;
+  const { ToolgateMetrics } = await import('../telemetry/metrics.js');
+  const store = daemon.store;
+  const metrics = new ToolgateMetrics({
+    sessions: () => daemon.sessions.size,
+    subscriptions: () => daemon.subscriptions.count(),
+    poolUse: store.poolUse ? () => store.poolUse!() : undefined,
+  });
+  store.onCommit = metrics.commit;
+  daemon.metrics = metrics;
+  return metrics;
+}
+
+/** `/healthz`, `/readyz` and (with metrics) `/metrics` for the HTTP server. */
+export function daemonOpsRoutes(daemon: Daemon, accepting: () => boolean) {
+  return opsRoutes({
+    ready: async () => {
+      if (!accepting()) return { ready: false, reason: 'draining' };
+      return (await storeAnswers(daemon.store)) ? { ready: true } : { ready: false, reason: 'the store does not answer' };
+    },
+    scrape: daemon.metrics ? () => daemon.metrics!.scrape() : undefined,
+    onError: (err) => daemon.log.log('error', 'ops route failed', { err }),
+  });
+}

@@ -1,0 +1,163 @@
+/**
+ * Traces (contract section 15), from outside: a spawned daemon with the
+ * standard OTEL_* variables exports its spans over OTLP/HTTP (JSON) to a
+ * loopback receiver run by the test. Each call is one `execute_tool
+ * project_cli` span with the GenAI attributes, a child span per store
+ * transaction and per project-cli process; a host's `_meta.traceparent`
+ * becomes its parent; no token, argument value or result is in any byte.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startHost, openSession } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes?: Array<{ key: string; value: Record<string, unknown> }>;
+}
+
+/** A loopback OTLP/HTTP trace receiver: keeps every body (raw) and every span. */
+async function otlpReceiver(): Promise<{ server: Server; url: string; raw: string[]; spans: OtlpSpan[]; resources: unknown[] }> {
+  const raw: string[] = [];
+  const spans: OtlpSpan[] = [];
+  const resources: unknown[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      raw.push(body);
+      if (req.url === '/v1/traces') {
+        const doc = JSON.parse(body) as { resourceSpans: Array<{ resource: unknown; scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
+        for (const rs of doc.resourceSpans) {
+          resources.push(rs.resource);
+          for (const ss of rs.scopeSpans) spans.push(...ss.spans);
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, raw, spans, resources };
+}
+
+const attr = (span: OtlpSpan, key: string): unknown => {
+  const v = span.attributes?.find((a) => a.key === key)?.value;
+  return v === undefined ? undefined : Object.values(v)[0];
+};
+
+/** One MCP request over Streamable HTTP; the answer may come as JSON or as one SSE event. */
+async function mcpPost(port: number, token: string, body: unknown, headers: Record<string, string> = {}): Promise<{ session?: string; message: any }> {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  const messages = text.trimStart().startsWith('{')
+    ? [JSON.parse(text)]
+    : text.split('\n').filter((l) => l.startsWith('data:') && l.length > 5).map((l) => JSON.parse(l.slice(5)));
+  const answer = messages.find((m: { id?: unknown }) => m.id !== undefined) ?? messages[0] ?? null;
+  return { session: res.headers.get('mcp-session-id') ?? undefined, message: answer };
+}
+
+async function until(what: string, check: () => boolean, rounds = 1000): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`${what}: never happened`);
+}
+
+test('each tool call is an execute_tool span with store and subprocess children; a traceparent is its parent', async () => {
+  const receiver = await otlpReceiver();
+  const host = await startHost({
+    transport: 'ws',
+    env: {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'toolgate-under-test',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    },
+  });
+  const token = await mintBearer('trace-user');
+  const hostTrace = '0af7651916cd43dd8448eb211c80319c';
+  const hostSpan = 'b7ad6b7169203331';
+  try {
+    const s = await openSession(host, token);
+    const secretTitle = 'Argument value nobody may export';
+    const args = { module: 'calendar', method: 'create', input: { title: secretTitle, start_at: '2026-03-03T09:00:00Z', end_at: '2026-03-03T10:00:00Z' } };
+    const traced = await host.request<ToolResponse>('tool/invoke', {
+      session_id: s.session_id, thread_id: 'tr', tool_call_id: 'with-parent', args, _meta: { traceparent: `00-${hostTrace}-${hostSpan}-01` },
+    });
+    assert.equal(traced.status, 'success');
+    const plain = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'tr', tool_call_id: 'no-parent', args: { ...args, input: { ...args.input, title: 'Second' } } });
+    assert.equal(plain.status, 'success');
+    const eventId = (JSON.parse(traced.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
+
+    const toolSpans = () => receiver.spans.filter((sp) => sp.name === 'execute_tool project_cli');
+    await until('two tool spans and their children exported', () => {
+      const ids = new Set(toolSpans().map((sp) => sp.spanId));
+      return ids.size === 2 && receiver.spans.filter((sp) => sp.parentSpanId && ids.has(sp.parentSpanId) && sp.name.startsWith('toolgate.subprocess')).length === 2;
+    });
+
+    const withParent = toolSpans().find((sp) => attr(sp, 'gen_ai.tool.call.id') === 'with-parent')!;
+    assert.ok(withParent, 'the call with a traceparent has its span');
+    assert.equal(withParent.traceId, hostTrace, 'the host trace continues');
+    assert.equal(withParent.parentSpanId, hostSpan, "the host's span is the parent");
+    assert.equal(attr(withParent, 'gen_ai.operation.name'), 'execute_tool');
+    assert.equal(attr(withParent, 'gen_ai.tool.name'), 'project_cli');
+    assert.equal(attr(withParent, 'toolgate.action'), 'calendar.create');
+    assert.equal(attr(withParent, 'toolgate.status'), 'success');
+    assert.equal(attr(withParent, 'toolgate.executor'), 'subprocess');
+
+    const noParent = toolSpans().find((sp) => attr(sp, 'gen_ai.tool.call.id') === 'no-parent')!;
+    assert.notEqual(noParent.traceId, hostTrace, 'a call without traceparent starts its own trace');
+    assert.ok(!noParent.parentSpanId, 'and is a root span');
+
+    const children = receiver.spans.filter((sp) => sp.parentSpanId === withParent.spanId);
+    assert.ok(children.some((c) => c.name === 'toolgate.store.transaction'), `a store span is a child (${children.map((c) => c.name).join(', ')})`);
+    assert.ok(children.some((c) => c.name === 'toolgate.subprocess project-cli'), 'the project-cli process is a child');
+    for (const c of children) assert.equal(c.traceId, hostTrace);
+
+    const resource = JSON.stringify(receiver.resources);
+    assert.match(resource, /toolgate-under-test/, 'OTEL_SERVICE_NAME names the service');
+
+    // MCP over Streamable HTTP: the traceparent header of the request becomes the parent.
+    const mcpTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const mcpParent = '00f067aa0ba902b7';
+    const init = await mcpPost(host.port!, token, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'trace-test', version: '0' } } });
+    assert.ok(init.session, `an MCP session (${JSON.stringify(init.message)})`);
+    const sid = { 'mcp-session-id': init.session! };
+    await fetch(`http://127.0.0.1:${host.port}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...sid },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    }).then((r) => r.text());
+    const called = await mcpPost(host.port!, token, {
+      jsonrpc: '2.0', id: 2, method: 'tools/call',
+      params: { name: 'project_cli', arguments: { module: 'calendar', method: 'read', input: {} } },
+    }, { ...sid, traceparent: `00-${mcpTrace}-${mcpParent}-01` });
+    assert.ok(called.message.result, `tools/call answered (${JSON.stringify(called.message)})`);
+    await until('the MCP call span exported', () => toolSpans().some((sp) => sp.traceId === mcpTrace));
+    const mcpSpan = toolSpans().find((sp) => sp.traceId === mcpTrace)!;
+    assert.equal(mcpSpan.parentSpanId, mcpParent, 'the traceparent header is the parent on /mcp');
+    assert.equal(attr(mcpSpan, 'toolgate.transport'), 'mcp');
+    assert.equal(attr(mcpSpan, 'toolgate.action'), 'calendar.read');
+
+    const bytes = receiver.raw.join('\n');
+    for (const secret of [token, secretTitle, 'Second', eventId, '2026-03-03T09:00:00Z', 'trace-user', s.session_id]) {
+      assert.ok(!bytes.includes(secret), `${secret.slice(0, 24)}… is in no exported byte`);
+    }
+  } finally {
+    await host.stop();
+    receiver.server.close();
+  }
+});
