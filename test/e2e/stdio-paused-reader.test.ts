@@ -8,37 +8,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startRaw, frameOf } from '../helpers/raw-stdio.js';
 import { tempDir } from '../helpers/repo.js';
+import { peakUntilIdle, rssOf } from '../helpers/proc-stats.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const MIB = 1024 * 1024;
 const HIGH_WATER = MIB;
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const tick = () => new Promise((r) => setImmediate(r));
-
-/** CPU ticks the process has used (/proc/PID/stat utime + stime). */
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** The highest RSS seen until the process used no CPU over three samples in a row (at most 600 samples). */
-async function peakUntilIdle(pid: number): Promise<number> {
-  let peak = rssOf(pid);
-  let last = cpuTicks(pid);
-  for (let still = 0, n = 0; still < 3 && n < 600; n++) {
-    await new Promise((r) => setTimeout(r, 100));
-    peak = Math.max(peak, rssOf(pid));
-    const now = cpuTicks(pid);
-    still = now === last ? still + 1 : 0;
-    last = now;
-  }
-  return peak;
-}
 
 test('a host that stops reading stdout: the daemon stops reading stdin, grows by a bounded amount, and answers everything once read again', { timeout: 180_000 }, async () => {
   const config = join(tempDir(), 'small-buffers.json');
