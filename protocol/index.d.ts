@@ -505,6 +505,7 @@ export interface LimitsConfig {
   ws_max_buffered_bytes?: number;
   max_processes?: number;
   max_sessions_per_connection?: number;
+  max_connections_per_user?: number;
   max_subscriptions_per_connection?: number;
 }
 export interface StoreConfig {

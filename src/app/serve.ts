@@ -18,7 +18,7 @@ import { inprocessExecutor, subprocessExecutor } from '../daemon/executor.js';
 import { createLogger, type Logger } from '../daemon/logger.js';
 import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { recoverToolCalls } from '../daemon/recovery.js';
-import { DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
+import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
 import { createHttpServer } from '../rpc/http-server.js';
 import { httpGuard } from '../rpc/http-guard.js';
@@ -62,6 +62,8 @@ export interface Limits extends TransportLimits {
   maxProcesses: number;
   /** Sessions one connection may hold open (-32003 past it). */
   maxSessionsPerConnection: number;
+  /** Connections holding `session/open` sessions of one user (-32003 past it). */
+  maxConnectionsPerUser: number;
   /** Subscriptions one connection may hold (-32003 past it). */
   maxSubscriptionsPerConnection: number;
 }
@@ -72,6 +74,7 @@ export const DEFAULT_LIMITS: Limits = {
   shutdownGraceMs: 35_000,
   maxProcesses: Math.max(2, availableParallelism() * 4),
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
+  maxConnectionsPerUser: DEFAULT_MAX_CONNECTIONS_PER_USER,
   maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
 };
 
@@ -139,7 +142,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses),
       log,
       env: opts.env,
-      sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection),
+      sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection, limitsOf(opts, config).maxConnectionsPerUser),
       threadEvents,
       subscriptions: new SubscriptionRegistry(threadEvents, limitsOf(opts, config).maxSubscriptionsPerConnection, uiCache),
       uiCache,

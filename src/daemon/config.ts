@@ -22,6 +22,7 @@ export interface DaemonConfig {
     maxBufferedBytes: number;
     maxProcesses: number;
     maxSessionsPerConnection: number;
+    maxConnectionsPerUser: number;
     maxSubscriptionsPerConnection: number;
   }>;
   store: {
@@ -96,6 +97,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   if (l.ws_max_buffered_bytes) limits.maxBufferedBytes = l.ws_max_buffered_bytes;
   if (l.max_processes) limits.maxProcesses = l.max_processes;
   if (l.max_sessions_per_connection) limits.maxSessionsPerConnection = l.max_sessions_per_connection;
+  if (l.max_connections_per_user) limits.maxConnectionsPerUser = l.max_connections_per_user;
   if (l.max_subscriptions_per_connection) limits.maxSubscriptionsPerConnection = l.max_subscriptions_per_connection;
   const d = parsed.data;
   if (d.mcp?.agent !== undefined && !agents.has(d.mcp.agent)) {

@@ -13,7 +13,9 @@ export type { SessionOpenResult };
  * run; the host may narrow the skills, never widen them. Automation
  * sessions are for trusted connections only. The connection's session cap
  * is reserved before anything is awaited, so concurrent opens cannot pass
- * it together; a bearer session ends at its token's `exp`.
+ * it together, and so is its place among the user's connections (checked
+ * synchronously once the token names the user); a bearer session ends at
+ * its token's `exp`.
  */
 export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
   if (p.auth.type === 'automation') {
@@ -40,7 +42,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
   const profile = daemon.config.agents.get(profileName);
   if (!profile) throw new DaemonError('UNKNOWN_AGENT', `unknown agent profile "${profileName}"`);
 
-  const slot = daemon.sessions.reserve(conn.id);
+  const slot = daemon.sessions.reserve(conn.id, undefined, { perUserConnection: true });
   let session, skills;
   try {
     const principal = await authenticate(daemon, { token: p.auth.token }, { provision: 'always' });

@@ -17,6 +17,20 @@ export interface Session {
 /** Contract section 13: sessions per connection are capped (`limits.max_sessions_per_connection`). */
 export const DEFAULT_MAX_SESSIONS_PER_CONNECTION = 64;
 
+/** Contract section 13 (N2): connections one user's `session/open` sessions may hold at once (`limits.max_connections_per_user`). */
+export const DEFAULT_MAX_CONNECTIONS_PER_USER = 64;
+
+/** What a reservation counts besides the connection's own cap and its pool. */
+export interface ReserveOptions {
+  /**
+   * The session makes its connection count for its user (`session/open`):
+   * at most `maxConnectionsPerUser` connections hold such sessions of one
+   * user. Checked when the slot opens (the user is known only then), which
+   * is synchronous, so concurrent opens cannot pass it together.
+   */
+  perUserConnection?: boolean;
+}
+
 /** A cap shared by one user's sessions of one kind, whatever connection holds them (MCP sessions, AG-UI streams). */
 export interface UserPool {
   /** The pool's name, as the refusal says it. */
@@ -49,6 +63,8 @@ interface Entry {
   session: Session | null;
   connectionId: string;
   pool: string | null;
+  /** Counted in `byUser` (its connection holds a place for its user). */
+  userKey: string | null;
   timer: NodeJS.Timeout | null;
   ends: Array<() => void>;
 }
@@ -72,14 +88,19 @@ export class SessionRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly byConnection = new Map<string, Set<string>>();
   private readonly byPool = new Map<string, Set<string>>();
+  /** User → connection → its counted sessions for that user. */
+  private readonly byUser = new Map<string, Map<string, number>>();
   /** Expired session id → its connection. */
   private readonly expired = new Map<string, string>();
   private readonly expiryListeners: Array<(s: Session) => void> = [];
 
-  constructor(private readonly maxPerConnection = DEFAULT_MAX_SESSIONS_PER_CONNECTION) {}
+  constructor(
+    private readonly maxPerConnection = DEFAULT_MAX_SESSIONS_PER_CONNECTION,
+    private readonly maxConnectionsPerUser = DEFAULT_MAX_CONNECTIONS_PER_USER,
+  ) {}
 
   /** Holds a place for a session on `connectionId` (and in `pool`), or throws OVERLOADED. Never awaits. */
-  reserve(connectionId: string, pool?: UserPool): SessionSlot {
+  reserve(connectionId: string, pool?: UserPool, opts: ReserveOptions = {}): SessionSlot {
     const ids = this.byConnection.get(connectionId);
     if (ids && ids.size >= this.maxPerConnection) {
       throw new DaemonError('OVERLOADED', `too many sessions on this connection (limit ${this.maxPerConnection}, limits.max_sessions_per_connection)`);
@@ -90,7 +111,7 @@ export class SessionRegistry {
       throw new DaemonError('OVERLOADED', `too many open ${pool.name} (at most ${pool.max} per user)${pool.hint ?? ''}`);
     }
     const id = `ses_${randomUUID()}`;
-    this.entries.set(id, { session: null, connectionId, pool: poolKey, timer: null, ends: [] });
+    this.entries.set(id, { session: null, connectionId, pool: poolKey, userKey: null, timer: null, ends: [] });
     addTo(this.byConnection, connectionId, id);
     if (poolKey) addTo(this.byPool, poolKey, id);
     let settled = false;
@@ -100,6 +121,7 @@ export class SessionRegistry {
         const entry = this.entries.get(id);
         // Its connection closed while the open awaited: nobody is left to use the session.
         if (!entry) throw new DaemonError('UNAUTHORIZED', 'the connection closed before the session opened');
+        if (opts.perUserConnection) this.countForUser(entry, fields.userId);
         settled = true;
         entry.session = { id, connectionId, ...fields };
         if (typeof fields.expiresAt === 'number') this.arm(id, entry, fields.expiresAt);
@@ -111,6 +133,23 @@ export class SessionRegistry {
         this.forget(id);
       },
     };
+  }
+
+  /** Connections holding `session/open` sessions of one user. */
+  connectionsOf(userId: string): number {
+    return this.byUser.get(userId)?.size ?? 0;
+  }
+
+  /** Counts the entry's connection for `userId`, or throws OVERLOADED when that would pass the per-user cap. */
+  private countForUser(entry: Entry, userId: string): void {
+    let conns = this.byUser.get(userId);
+    const held = conns?.get(entry.connectionId) ?? 0;
+    if (held === 0 && conns && conns.size >= this.maxConnectionsPerUser) {
+      throw new DaemonError('OVERLOADED', `too many connections for this user (limit ${this.maxConnectionsPerUser}, limits.max_connections_per_user); close one first`);
+    }
+    if (!conns) this.byUser.set(userId, (conns = new Map()));
+    conns.set(entry.connectionId, held + 1);
+    entry.userKey = userId;
   }
 
   /** Reserves and opens at once (nothing to await in between). */
@@ -219,6 +258,13 @@ export class SessionRegistry {
     if (entry.timer) clearTimeout(entry.timer);
     removeFrom(this.byConnection, entry.connectionId, id);
     if (entry.pool) removeFrom(this.byPool, entry.pool, id);
+    if (entry.userKey !== null) {
+      const conns = this.byUser.get(entry.userKey);
+      const held = (conns?.get(entry.connectionId) ?? 1) - 1;
+      if (held > 0) conns!.set(entry.connectionId, held);
+      else conns?.delete(entry.connectionId);
+      if (conns?.size === 0) this.byUser.delete(entry.userKey);
+    }
     for (const fn of entry.ends) fn();
   }
 }

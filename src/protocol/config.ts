@@ -38,6 +38,7 @@ export const LimitsConfig = named(
     ws_max_buffered_bytes: Positive.optional(),
     max_processes: Positive.optional(),
     max_sessions_per_connection: Positive.optional(),
+    max_connections_per_user: Positive.optional(),
     max_subscriptions_per_connection: Positive.optional(),
   }),
 );

@@ -30,7 +30,15 @@ export class CoalescingMessageWriter implements MessageWriter {
   private readonly errors = new Emitter<[Error, Message | undefined, number | undefined]>();
   private readonly closes = new Emitter<void>();
 
-  constructor(private readonly output: NodeJS.WritableStream) {
+  /**
+   * `onBuffered` hears the stream's unsent byte count (`writableLength`)
+   * after each write is handed to it, each write's completion and each
+   * 'drain': the transport's flow control (backpressure.ts) decides on it.
+   */
+  constructor(
+    private readonly output: NodeJS.WritableStream,
+    private readonly onBuffered?: (bytes: number) => void,
+  ) {
     this.sink = new Writable({
       write: (chunk: Buffer, _encoding, done) => {
         this.chunks.push(chunk);
@@ -45,6 +53,7 @@ export class CoalescingMessageWriter implements MessageWriter {
     this.framer.onError((e) => this.errors.fire(e));
     output.on('error', (err: Error) => this.errors.fire([err, undefined, undefined]));
     output.on('close', () => this.closes.fire());
+    if (onBuffered) output.on('drain', () => onBuffered(this.unsent()));
   }
 
   get onError() {
@@ -81,10 +90,18 @@ export class CoalescingMessageWriter implements MessageWriter {
     const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     this.chunks = [];
     try {
-      this.output.write(bytes, (err?: Error | null) => settle?.(err));
+      this.output.write(bytes, (err?: Error | null) => {
+        settle?.(err);
+        this.onBuffered?.(this.unsent());
+      });
+      this.onBuffered?.(this.unsent());
     } catch (err) {
       settle?.(err as Error);
     }
+  }
+
+  private unsent(): number {
+    return (this.output as Partial<{ writableLength: number }>).writableLength ?? 0;
   }
 
   end(): void {

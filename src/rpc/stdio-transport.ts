@@ -1,4 +1,4 @@
-import { createMessageConnection, StreamMessageReader, type ResponseMessage } from 'vscode-jsonrpc/node';
+import { createMessageConnection, StreamMessageReader, type MessageWriter, type ResponseMessage } from 'vscode-jsonrpc/node';
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter } from './tracked-writer.js';
 import type { ServeContext } from './serve-context.js';
@@ -6,6 +6,8 @@ import { CoalescingMessageWriter } from './coalescing-writer.js';
 import { StdioFrameGuard } from './stdio-frame-guard.js';
 import { ShapeCheckingReader } from './message-shape.js';
 import { RpcErrorCode } from './errors.js';
+import { Backpressure } from './backpressure.js';
+import { FlowControlledReader } from './stdio-flow.js';
 
 export interface StdioHandle {
   /** Resolves with the exit code once the peer sent `exit` or closed stdin. */
@@ -17,13 +19,43 @@ export interface StdioHandle {
  * Serves JSON-RPC with LSP framing (Content-Length headers) on the given
  * streams. stdout carries protocol only. `exit` after `shutdown` ends with
  * 0, `exit` without it with 1, and stdin end counts as a clean goodbye.
+ *
+ * A host that stops reading stdout costs bounded memory (contract section
+ * 13): past `limits.ws_high_water_bytes` of unsent stdout bytes, stdin is
+ * no longer read (the pipe pushes back on the host) and requests already
+ * parsed wait; below half of it reading goes on. At most 2 × max_in_flight
+ * + 16 requests are handed on unanswered, as on WebSocket. stdio has no
+ * peer to drop, so `ws_max_buffered_bytes` does not apply.
  */
 export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): StdioHandle {
   const { daemon } = ctx;
   const opts = { ...ctx, maxInFlight: ctx.limits.maxInFlight, maxMessageBytes: ctx.limits.maxMessageBytes };
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
-  const writer = new TrackedWriter(new CoalescingMessageWriter(output), opts.writes);
+  const flow = new Backpressure(ctx.limits.highWaterBytes, Number.POSITIVE_INFINITY);
+  const onBuffered = (buffered: number) => {
+    switch (flow.update(buffered)) {
+      case 'pause':
+        daemon.log.log('info', 'backpressure: stopped reading stdin', { buffered });
+        reader.hold(true);
+        break;
+      case 'resume':
+        daemon.log.log('info', 'backpressure: reading stdin again', { buffered });
+        reader.hold(false);
+        break;
+    }
+  };
+  const tracked = new TrackedWriter(new CoalescingMessageWriter(output, onBuffered), opts.writes);
+  const writer: MessageWriter = {
+    onError: tracked.onError,
+    onClose: tracked.onClose,
+    write(msg) {
+      if (!('method' in msg) && 'id' in msg) reader.answered();
+      return tracked.write(msg);
+    },
+    end: () => tracked.end(),
+    dispose: () => tracked.dispose(),
+  };
   // Contract section 13: what the connection would only log is answered here, `id: null`.
   const reply = (code: number, message: string) =>
     void writer.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});
@@ -40,7 +72,8 @@ export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, outp
     },
   });
   input.pipe(guard);
-  const reader = new ShapeCheckingReader(new StreamMessageReader(guard), (r) => reply(r.code, r.message));
+  // Room for every request in flight plus as many refused past the limit (-32003) before reading stops.
+  const reader = new FlowControlledReader(new ShapeCheckingReader(new StreamMessageReader(guard), (r) => reply(r.code, r.message)), guard, 2 * opts.maxInFlight + 16);
   const rpc = createMessageConnection(reader, writer);
   // The host started this process: the connection is trusted by construction.
   const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });

@@ -42,6 +42,35 @@ test('sessions per connection are capped; another connection has its own cap; a 
   }
 });
 
+test('connections per user are capped: the next one is refused -32003, a closed one frees its place, other users are not counted', async () => {
+  const host = await startHost({ transport: 'ws', args: ['--config', configWith({ max_connections_per_user: 2 })] });
+  try {
+    const token = await mintBearer('alice');
+    const first = await host.connect();
+    await openSession(first, token);
+    await openSession(first, token); // a second session on the same connection takes no second place
+    const second = await host.connect();
+    await openSession(second, token);
+    const third = await host.connect();
+    const err = (await openSession(third, token).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(err.code, -32003);
+    assert.match(err.message, /too many connections for this user \(limit 2, limits\.max_connections_per_user\)/);
+    await openSession(third, await mintBearer('bob'));
+    await first.close();
+    // The daemon frees the place when it sees the close: the next open is admitted once it has.
+    let admitted: unknown;
+    for (let i = 0; i < 200 && !admitted; i++) {
+      admitted = await openSession(third, token).catch((e: unknown) => ((e as ResponseError<unknown>).code === -32003 ? undefined : Promise.reject(e)));
+      if (!admitted) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.ok(admitted, 'a closed connection frees its place');
+    await second.close();
+    await third.close();
+  } finally {
+    await host.stop();
+  }
+});
+
 test('subscriptions per connection are capped, re-subscribing costs nothing, and subscribing writes no thread', async () => {
   const host = await startHost({ args: ['--config', configWith({ max_subscriptions_per_connection: 2 })] });
   try {

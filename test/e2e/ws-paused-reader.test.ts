@@ -7,15 +7,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { startHost, type Host } from '../helpers/host.js';
 import { tempDir } from '../helpers/repo.js';
+import { peakUntilIdle, rssOf } from '../helpers/proc-stats.js';
 import { mintBearer } from '../helpers/tokens.js';
 
 const MIB = 1024 * 1024;
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const tick = () => new Promise((r) => setImmediate(r));
 
 async function rawPeer(host: Host) {
@@ -124,26 +124,6 @@ test('a peer that sends frames the daemon refuses, and never reads, is paused li
     await host.stop();
   }
 });
-
-/** CPU ticks the process has used (/proc/PID/stat utime + stime). */
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-/** The highest RSS seen until the process used no CPU over three samples in a row (at most 600 samples). */
-async function peakUntilIdle(pid: number): Promise<number> {
-  let peak = rssOf(pid);
-  let last = cpuTicks(pid);
-  for (let still = 0, n = 0; still < 3 && n < 600; n++) {
-    await new Promise((r) => setTimeout(r, 100));
-    peak = Math.max(peak, rssOf(pid));
-    const now = cpuTicks(pid);
-    still = now === last ? still + 1 : 0;
-    last = now;
-  }
-  return peak;
-}
 
 async function waitFor(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 20));
