@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 export interface RpcAnswer {
   jsonrpc?: unknown;
@@ -44,6 +45,16 @@ export function assertToolResponse(r: unknown, context: string): { status: strin
     assert.notEqual(text.error.code, 'INTERNAL', `${context}: no INTERNAL: ${JSON.stringify(text).slice(0, 500)}`);
   }
   return { status: t.status as string, text };
+}
+
+/**
+ * What must never come out for `token`: its signature, and two pieces of it far apart (a split or padded
+ * variant keeps at least one whole — a wrap or an inserted character cuts the signature in at most two places,
+ * never inside both), and the bearer secret it is signed with.
+ */
+export function tokenMarks(token: string): string[] {
+  const sig = token.split('.')[2]!;
+  return [sig, sig.slice(12, 22), sig.slice(-10), TEST_BEARER_SECRET];
 }
 
 /** No mark (a token's signature, a secret) in `text`. */

@@ -12,8 +12,9 @@ import assert from 'node:assert/strict';
 import { METHODS } from '../../src/rpc/dispatcher.js';
 import { frameOf, startRaw } from '../helpers/raw-stdio.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
+import { splitVariants } from '../helpers/split-tokens.js';
 import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
-import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertStructured } from './invariants.js';
+import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertStructured, tokenMarks } from './invariants.js';
 
 const FRAMES = 400;
 const MAX_BYTES = 4096;
@@ -23,7 +24,7 @@ test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no
   withSeed('stdio envelopes', async () => {
     const rng = new Rng(SEED);
     const token = await mintBearer('fuzz-user');
-    const marks = [token.split('.')[2]!, TEST_BEARER_SECRET];
+    const marks = tokenMarks(token);
     const d = startRaw(['--executor', 'inprocess', '--max-message-bytes', String(MAX_BYTES)]);
     try {
       d.frame({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocol_version: '1' } });
@@ -31,7 +32,8 @@ test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no
       const opened = await d.waitFor((m) => m.id === 'open');
       const sessionId = (opened?.result as { session_id: string }).session_id;
       assert.ok(sessionId);
-      const secretText = () => rng.pick([`x${token}`, `auth_${token}`, `key ${TEST_BEARER_SECRET}!`, token]);
+      // Whole, glued, and split or padded the ways that once got past the scan (contract section 7).
+      const secretText = () => rng.pick([`x${token}`, `auth_${token}`, `key ${TEST_BEARER_SECRET}!`, token, ...Object.values(splitVariants(token))]);
 
       let probes = 0;
       for (let i = 0; i < FRAMES; i++) {
@@ -52,7 +54,7 @@ test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no
             (params as Record<string, unknown>)[r.pick(['content', 'thread_id', 'title', 'args'])] =
               r.bool() ? secretText() : { module: 'memory', method: 'update', input: { key: 'k', content: secretText() } };
           }
-          const envelope: Record<string, unknown> = { jsonrpc: r.bool(0.95) ? '2.0' : r.pick(['1.0', 2, null]), method: r.bool(0.85) ? r.pick(methods) : r.pick([randomString(r), 5, null]) };
+          const envelope: Record<string, unknown> = { jsonrpc: r.bool(0.95) ? '2.0' : r.pick(['1.0', 2, null]), method: r.bool(0.85) ? r.pick(methods) : r.pick([randomString(r), 5, null, secretText()]) };
           if (id !== undefined) envelope.id = id;
           if (!r.bool(0.1)) envelope.params = params;
           d.send(frameOf(JSON.stringify(envelope)));

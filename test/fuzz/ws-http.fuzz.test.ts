@@ -12,9 +12,10 @@ import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { METHODS } from '../../src/rpc/dispatcher.js';
 import { startHost } from '../helpers/host.js';
-import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { splitVariants } from '../helpers/split-tokens.js';
 import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
-import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertStructured, type RpcAnswer } from './invariants.js';
+import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertStructured, type RpcAnswer, tokenMarks } from './invariants.js';
 
 const FRAMES = 300;
 const TARGETS = 150;
@@ -40,8 +41,10 @@ function rawStatus(port: number, request: Buffer | string): Promise<number> {
 test(`ws frames and http targets: structured answers, no 5xx, no secret out (seed ${SEED})`, { timeout: 150_000 }, () =>
   withSeed('ws frames / http targets', async () => {
     const rng = new Rng(SEED ^ 0x3e7);
+    const r0 = rng.fork(-1);
     const token = await mintBearer('fuzz-ws');
-    const marks = [token.split('.')[2]!, TEST_BEARER_SECRET];
+    const marks = tokenMarks(token);
+    const secretText = () => r0.pick([`x${token}`, token, ...Object.values(splitVariants(token))]);
     const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--max-message-bytes', String(MAX_BYTES)] });
     try {
       const ws = new WebSocket(`ws://127.0.0.1:${host.port}/rpc`);
@@ -81,8 +84,8 @@ test(`ws frames and http targets: structured answers, no 5xx, no secret out (see
         else if (kind === 4) ws.send(Buffer.from([0xff, 0xfe, 0x7b, 0x22]));
         else {
           const params = r.bool(0.3) ? randomJson(r) : { ...(randomJson(r) as object), session_id: r.bool(0.8) ? sessionId : randomString(r) };
-          if (r.bool(0.15) && params && typeof params === 'object') (params as Record<string, unknown>).content = `x${token}`;
-          const envelope: Record<string, unknown> = { jsonrpc: '2.0', method: r.bool(0.9) ? r.pick(methods) : r.pick([randomString(r), 7]), params };
+          if (r.bool(0.15) && params && typeof params === 'object') (params as Record<string, unknown>).content = secretText();
+          const envelope: Record<string, unknown> = { jsonrpc: '2.0', method: r.bool(0.9) ? r.pick(methods) : r.pick([randomString(r), 7, secretText()]), params };
           const id = r.pick<unknown>([`f-${i}`, i, null, undefined, {}, [1], false]);
           if (id !== undefined) envelope.id = id;
           ws.send(JSON.stringify(envelope));
