@@ -58,10 +58,21 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-/** The daemon's live child processes (project-cli), from /proc. */
+/**
+ * The daemon's live project-cli children, from /proc. Only a child that has exec'd project-cli counts: one caught
+ * between fork and exec still shows the daemon's own command line, and stopping it there would freeze the daemon
+ * (libuv's spawn waits for the exec).
+ */
 function childrenOf(pid: number): number[] {
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const all = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return all.filter((child) => {
+      try {
+        return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('project-cli');
+      } catch {
+        return false;
+      }
+    });
   } catch {
     return [];
   }
