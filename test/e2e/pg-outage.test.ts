@@ -14,6 +14,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHost } from '../helpers/host.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { freshPgDatabase, needsPgServer, startPrivateCluster, type PrivateCluster } from '../helpers/pg.js';
 import { assertExactlyOnce, assertSurvived, loadThroughCuts, startLoad, WORKERS } from '../helpers/pg-load.js';
 
@@ -35,7 +36,8 @@ describe('a daemon survives its database', needsPgServer, () => {
         const load = await loadThroughCuts(host, cluster.url, db.url, db.name, 10);
         assert.ok(load.failures.length > 0, 'the cuts reached calls in flight');
         assert.match(host.stderr(), /lost the database connection that listens for thread events; reconnecting/);
-        assert.match(host.stderr(), /reconnected to the database for thread events/);
+        // The LISTEN connection reconnects on its own backoff, which calls may outrun: wait for it.
+        await waitFor(() => /reconnected to the database for thread events/.test(host.stderr()), 'the thread-event connection to come back', 30_000);
       } finally {
         await host.stop();
       }
@@ -52,7 +54,8 @@ describe('a daemon survives its database', needsPgServer, () => {
         await load.finish();
         assertSurvived(host, load);
         await assertExactlyOnce(db.url, load);
-        assert.match(host.stderr(), /reconnected to the database for thread events/);
+        // The LISTEN connection reconnects on its own backoff, which calls may outrun: wait for it.
+        await waitFor(() => /reconnected to the database for thread events/.test(host.stderr()), 'the thread-event connection to come back', 30_000);
       } finally {
         await host.stop();
       }
