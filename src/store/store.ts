@@ -120,6 +120,13 @@ export interface StoreOptions {
    * (row-check.ts). The daemon passes `STORED_ROW_CHECK` (stored-rows.ts).
    */
   checkRows?: StoredRowCheck;
+  /**
+   * SQLite at FULL only: where the commit's fsync runs. `deferred` (the
+   * default): COMMIT at NORMAL, then an fdatasync of the WAL on libuv's pool
+   * before the group's answers (sqlite/wal-sync.ts); `inline`: SQLite's own
+   * fsync inside COMMIT, on the JavaScript thread. Both are FULL's durability.
+   */
+  sqliteSync?: 'inline' | 'deferred';
 }
 
 /** The repositories one unit of work may use. */

@@ -31,7 +31,7 @@ function countCommits(store: SqliteStore): { commits: number } {
   return counter;
 }
 
-test('the daemon’s live connection runs synchronous=FULL unless store.synchronous says NORMAL', async () => {
+test('the daemon’s store runs at FULL durability unless store.synchronous says NORMAL', async () => {
   for (const [config, expected] of [[undefined, 'FULL'], [{ store: { synchronous: 'NORMAL' } }, 'NORMAL'], [{ store: { synchronous: 'FULL' } }, 'FULL']] as const) {
     const dir = tempDir();
     let configFile: string | undefined;

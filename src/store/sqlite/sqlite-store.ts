@@ -14,11 +14,22 @@ import { sqliteInvites } from './invites.js';
 import { sqliteMemories } from './memories.js';
 import { sqliteContacts } from './contacts.js';
 import type { Checkpointer } from './checkpointer.js';
+import { WalSync } from './wal-sync.js';
 
 interface Unit {
   work: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+}
+
+/** A group once its transaction has ended: what is left is settling its units. */
+interface EndedGroup {
+  /** Whether a COMMIT wrote something the units' answers depend on. */
+  committed: boolean;
+  /** Settles every unit: `err` fails the committed ones too (their writes are not durable). */
+  settle(err?: unknown): void;
+  /** Tells the commit listener and the checkpointer, once the group is durable. */
+  durable(): void;
 }
 
 /** Units committed together at most; past it the next ones start the next group. */
@@ -56,9 +67,15 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly control: Statements;
   private checkpointer: Checkpointer | undefined;
+  /** Set while a WAL sync is outstanding (deferred sync): reads wait for it, so no reader sees what is not durable. */
+  private syncing: Promise<void> | null = null;
   onCommit?: CommitListener;
 
-  constructor(readonly connection: Db) {
+  /** `walSync`: the connection runs at NORMAL and each group's answers wait for this sync of the WAL (wal-sync.ts). */
+  constructor(
+    readonly connection: Db,
+    private readonly walSync?: WalSync,
+  ) {
     const st = new Statements(connection);
     this.control = st;
     const tx: Tx = {
@@ -87,8 +104,9 @@ export class SqliteStore implements Store {
   }
 
   async read<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    // Inside an open group the connection would show uncommitted writes: wait for its commit.
-    while (this.group) await this.group;
+    // Inside an open group the connection would show uncommitted writes: wait for its commit,
+    // and (deferred sync) for the commit to be durable.
+    while (this.group || this.syncing) await (this.group ?? this.syncing);
     return work(this.tx);
   }
 
@@ -97,7 +115,8 @@ export class SqliteStore implements Store {
     const sync = db.pragma('synchronous', { simple: true }) as number;
     return {
       engine: 'sqlite',
-      synchronous: SYNCHRONOUS_NAMES[sync] ?? 'FULL',
+      // With the WAL synced after each commit the connection runs at NORMAL, and the durability is FULL's.
+      synchronous: this.walSync ? 'FULL' : (SYNCHRONOUS_NAMES[sync] ?? 'FULL'),
       journalMode: String(db.pragma('journal_mode', { simple: true })),
       schemaVersion: db.pragma('user_version', { simple: true }) as number,
     };
@@ -114,11 +133,12 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    while (this.group || this.queue.length > 0 || this.scheduled) {
-      if (this.group) await this.group;
+    while (this.group || this.syncing || this.queue.length > 0 || this.scheduled) {
+      if (this.group || this.syncing) await (this.group ?? this.syncing);
       else await new Promise((r) => setImmediate(r));
     }
     this.closed = true;
+    await this.walSync?.close();
     await this.checkpointer?.stop();
     this.connection.close();
   }
@@ -145,7 +165,26 @@ export class SqliteStore implements Store {
       this.scheduled = false;
       let done!: () => void;
       this.group = new Promise<void>((r) => (done = r));
-      this.runGroup().finally(() => {
+      void this.runGroup().then((ended) => {
+        if (!this.walSync || !ended.committed) {
+          ended.durable();
+          ended.settle();
+        } else {
+          // Deferred sync: the transaction is over, so the next group may open while the disk syncs
+          // this one; its answers wait for the sync.
+          const sync = this.walSync.sync();
+          const syncing = sync.then(
+            () => {
+              ended.durable();
+              ended.settle();
+            },
+            (err: unknown) => ended.settle(err),
+          );
+          this.syncing = syncing;
+          void syncing.finally(() => {
+            if (this.syncing === syncing) this.syncing = null;
+          });
+        }
         this.group = null;
         done();
         if (this.queue.length > 0) this.schedule();
@@ -159,7 +198,8 @@ export class SqliteStore implements Store {
     this.control.get(sql).run();
   }
 
-  private async runGroup(): Promise<void> {
+  /** Runs one group's transaction; never rejects (every failure lands on its unit). */
+  private async runGroup(): Promise<EndedGroup> {
     const db = this.connection;
     const failed: Array<() => void> = [];
     let committed: Array<{ unit: Unit; value: unknown }> = [];
@@ -213,18 +253,28 @@ export class SqliteStore implements Store {
         committed = [];
       }
     }
-    // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
-    // be had) must not turn a durable group into failed calls.
-    if (open && committed.length > 0) {
-      this.onCommit?.((performance.now() - started) / 1000, committed.length);
-      try {
-        this.checkpointer?.committed();
-      } catch {
-        /* the auto-checkpoint safety net still runs (useCheckpointer) */
-      }
-    }
-    for (const c of committed) c.unit.resolve(c.value);
-    for (const f of failed) f();
+    const wrote = open && committed.length > 0;
+    return {
+      committed: wrote,
+      durable: () => {
+        if (!wrote) return;
+        // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
+        // be had) must not turn a durable group into failed calls.
+        this.onCommit?.((performance.now() - started) / 1000, committed.length);
+        try {
+          this.checkpointer?.committed();
+        } catch {
+          /* the auto-checkpoint safety net still runs (useCheckpointer) */
+        }
+      },
+      settle: (err?: unknown) => {
+        for (const c of committed) {
+          if (err === undefined) c.unit.resolve(c.value);
+          else c.unit.reject(err);
+        }
+        for (const f of failed) f();
+      },
+    };
   }
 
   private async savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -248,5 +298,9 @@ export class SqliteStore implements Store {
 
 /** Opens (creating and migrating when needed) a SQLite file as a Store. */
 export function openSqliteStore(file: string, opts: StoreOptions = {}): SqliteStore {
-  return new SqliteStore(openDatabase(file, { ...(opts.synchronous ? { synchronous: opts.synchronous } : {}), checkRows: opts.checkRows }));
+  const synchronous = opts.synchronous ?? 'FULL';
+  // FULL's fsync moves off the JavaScript thread (wal-sync.ts) for a file database; `:memory:` has no WAL.
+  const deferred = synchronous === 'FULL' && file !== ':memory:' && (opts.sqliteSync ?? 'deferred') === 'deferred';
+  const db = openDatabase(file, { synchronous: deferred ? 'NORMAL' : synchronous, checkRows: opts.checkRows });
+  return new SqliteStore(db, deferred ? new WalSync(`${file}-wal`) : undefined);
 }
