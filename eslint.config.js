@@ -1,10 +1,12 @@
 // ESLint flat config: typescript-eslint's recommended (type-unaware) rules, plus the layering
-// rule of the code base — no import points upward:
-//   src/app (the composition root: `toolgate`'s command line and `serve`) → transports (src/rpc:
-//   JSON-RPC, WebSocket, MCP, HTTP routes) → runtime (src/daemon) → cli-router / codec → store;
-//   src/protocol is the bottom (it imports nothing of ours) and the conformance runner sees only
-//   src/protocol. Only src/rpc turns errors into JSON-RPC errors: below it nothing imports
-//   ResponseError or the JSON-RPC code table (the daemon throws DaemonErrors).
+// rule of the code base — no import points upward (the graph in README.md, "Where things are"):
+//   src/app (the composition root: `toolgate`'s command line and `serve`) → src/mcp | src/http
+//   (MCP; the HTTP routes), side by side → src/rpc (JSON-RPC: dispatcher, stdio, WebSocket) →
+//   runtime (src/daemon) → telemetry | cli-router → codec | store; src/protocol is the bottom
+//   (it imports nothing of ours) and the conformance runner sees only src/protocol. Only the
+//   transports turn errors into JSON-RPC errors: below src/rpc nothing imports ResponseError or
+//   the JSON-RPC code table (the daemon throws DaemonErrors). src/inspector is not linted (a
+//   browser bundle): test/unit/layering.test.ts holds it to src/protocol and src/client.
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import { builtinRules } from 'eslint/use-at-your-own-risk';
@@ -89,6 +91,8 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'the store is below the composition root'),
+        up('mcp', 'the store is below MCP'),
+        up('http', 'the store is below the HTTP routes'),
         up('daemon', 'the store is below the daemon'),
         up('rpc', 'the store is below the rpc layer'),
         up('cli-router', 'the store is below the CLI router (handlers call the store)'),
@@ -103,9 +107,12 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'codec is pure: no composition root'),
+        up('mcp', 'codec is pure: no MCP'),
+        up('http', 'codec is pure: no HTTP routes'),
         up('daemon', 'codec is pure: no daemon'),
         up('rpc', 'codec is pure: no rpc'),
         up('store', 'codec is pure: no store (no I/O)'),
+        up('cli-router', 'codec is below the CLI router (the router calls the codec)'),
         up('telemetry', 'codec is pure: no telemetry'),
         up('conformance', 'codec never uses the conformance runner'),
         ...NO_WIRE_ERRORS,
@@ -117,6 +124,8 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'the CLI router runs without the composition root'),
+        up('mcp', 'the CLI router knows nothing of MCP'),
+        up('http', 'the CLI router knows nothing of HTTP'),
         up('daemon', 'the CLI router runs without the daemon'),
         up('rpc', 'the CLI router knows nothing of JSON-RPC'),
         up('telemetry', 'project-cli loads no metrics or tracing (its start-up budget)'),
@@ -130,6 +139,8 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'telemetry is below the composition root (src/app wires it)'),
+        up('mcp', 'telemetry is below the transports (they call its hook)'),
+        up('http', 'telemetry is below the HTTP routes (src/http serves its metrics)'),
         up('rpc', 'telemetry is below the transports (they call its hook)'),
         up('daemon', 'telemetry is below the daemon: it sees the store and the action table, never the runtime'),
         up('conformance', 'telemetry never uses the conformance runner'),
@@ -142,6 +153,8 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'the daemon is below the composition root (src/app)'),
+        up('mcp', 'the daemon is below the transports: MCP calls the daemon, never the reverse'),
+        up('http', 'the daemon is below the transports: the HTTP routes call the daemon, never the reverse'),
         up('rpc', 'the daemon is below the transports: throw domain errors, let src/rpc map them'),
         ...NO_WIRE_ERRORS,
       ),
@@ -152,6 +165,28 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'the transports are below the composition root (src/app)'),
+        up('mcp', 'src/rpc is JSON-RPC alone: MCP stands on it, not the reverse'),
+        up('http', 'src/rpc is JSON-RPC alone: the HTTP routes stand on it, not the reverse'),
+        up('conformance', 'the transports never use the conformance runner'),
+      ),
+    },
+  },
+  {
+    files: ['src/mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        up('app', 'MCP is below the composition root (src/app)'),
+        up('http', 'MCP and the HTTP routes stand side by side: share through src/rpc or below'),
+        up('conformance', 'the transports never use the conformance runner'),
+      ),
+    },
+  },
+  {
+    files: ['src/http/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        up('app', 'the HTTP routes are below the composition root (src/app)'),
+        up('mcp', 'the HTTP routes and MCP stand side by side: src/app mounts /mcp'),
         up('conformance', 'the transports never use the conformance runner'),
       ),
     },

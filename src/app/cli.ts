@@ -10,8 +10,8 @@ import { devToken } from '../daemon/dev-token.js';
 import { addAutomationJob } from '../daemon/automation.js';
 import { serve, VERSION } from './serve.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
-import { UsageError, parseCommand, printable, renderHelp, renderIndex } from '../daemon/cli-help.js';
-import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from '../daemon/cli-commands.js';
+import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
+import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 

@@ -9,7 +9,7 @@ import { ConfigError } from '../daemon/bearer-auth.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import { startTracing, type Tracing } from '../telemetry/tracing.js';
 import { storeAnswers } from '../telemetry/health.js';
-import { opsRoutes } from '../rpc/ops-routes.js';
+import { opsRoutes } from '../http/ops-routes.js';
 import { SubprocessExecutor } from '../daemon/executor.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

@@ -20,17 +20,17 @@ import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { recoverToolCalls } from '../daemon/recovery.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
-import { createHttpServer } from '../rpc/http-server.js';
+import { createHttpServer } from '../http/http-server.js';
 import { httpGuard } from '../rpc/http-guard.js';
 import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
-import { agUiStreamRoute } from '../rpc/ag-ui-stream.js';
+import { agUiStreamRoute } from '../http/ag-ui-stream.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from '../daemon/config.js';
-import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
+import { lazyMcpHttp } from '../mcp/mcp-http-lazy.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
-import { openMcpStdioPrincipal } from '../daemon/mcp-session.js';
+import { openMcpStdioPrincipal } from '../mcp/mcp-session.js';
 import { discoverSkills } from '../daemon/skills.js';
 import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
@@ -255,7 +255,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   } else if (opts.transport === 'mcp') {
     const principal = await openMcpStdioPrincipal(daemon, opts.env);
     // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
-    const { serveMcpStdio } = await import('../rpc/mcp-stdio.js');
+    const { serveMcpStdio } = await import('../mcp/mcp-stdio.js');
     const mcp = await serveMcpStdio(ctx, { principal });
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();

@@ -5,7 +5,7 @@
  * right after the commit that holds it, keyed by its thread `(user,
  * thread_id)`. Both consumers read from here: the `thread/subscribe` fan-out
  * (`subscriptions.ts`, which turns tool messages into `tool/result`
- * notifications) and the AG-UI event streams (`src/rpc/ag-ui-stream.ts`, which
+ * notifications) and the AG-UI event streams (`src/http/ag-ui-stream.ts`, which
  * encode every message).
  *
  * An event carries the stored row, not a ready-made notification, so a

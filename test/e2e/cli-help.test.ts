@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { ALL_SPECS, COMMANDS } from '../../src/daemon/cli-commands.js';
-import { ENVIRONMENT } from '../../src/daemon/cli-help.js';
+import { ALL_SPECS, COMMANDS } from '../../src/app/cli-commands.js';
+import { ENVIRONMENT } from '../../src/app/cli-help.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
 

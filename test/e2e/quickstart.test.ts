@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ALL_SPECS } from '../../src/daemon/cli-commands.js';
+import { ALL_SPECS } from '../../src/app/cli-commands.js';
 import { docBlocks, runDocPage } from '../helpers/doc-run.js';
 import { REPO_ROOT, tempDir } from '../helpers/repo.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { ACTIONS, ACTION_EXAMPLES, ACTION_NAMES, ACTIONS_WITH_UI, actionSpec, isBatchCall, type ActionName } from '../../src/protocol/action-table.js';
 import { ACTION_DATA } from '../../src/protocol/actions.js';
 import { REGISTRY, inputJsonSchema } from '../../src/cli-router/registry.js';
-import { toolAnnotations } from '../../src/rpc/mcp-server.js';
+import { toolAnnotations } from '../../src/mcp/mcp-server.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 import { ALL_ACTIONS } from '../helpers/credentials.js';
 import { REPO_ROOT } from '../helpers/repo.js';

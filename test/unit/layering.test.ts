@@ -1,8 +1,10 @@
 /**
- * Dependencies point one way (issue 11): src/app → src/rpc (transports) → src/daemon →
- * cli-router / codec → store → protocol. ESLint's no-restricted-imports says so per file
+ * Dependencies point one way (issues 11 and 19): src/app → src/mcp | src/http → src/rpc →
+ * src/daemon → src/telemetry | src/cli-router → src/codec | src/store → src/protocol (the
+ * graph in README.md's "Where things are"). ESLint's no-restricted-imports says so per file
  * while editing; this test reads the imports itself, so the rule holds even if an eslint
- * ignore list grows again. Only src/rpc turns errors into JSON-RPC errors.
+ * ignore list grows again (src/inspector is not linted: only this test holds it). Only
+ * src/rpc, src/mcp and src/http turn errors into JSON-RPC errors.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -51,23 +53,36 @@ const wireErrors = (imp: { from: string; names: string }) => {
 const both = (...rules: Array<(imp: { from: string; names: string }) => string | null>) => (imp: { from: string; names: string }) =>
   rules.map((r) => r(imp)).find((v) => v !== null) ?? null;
 
-test('no file in src/daemon imports src/rpc or src/app, nor builds JSON-RPC errors', () => {
-  assert.deepEqual(violations('daemon', both(upward('rpc', 'app'), wireErrors)), []);
+/** The transports on top of JSON-RPC: nothing below them imports either. */
+const TOP = ['app', 'mcp', 'http'];
+
+test('no file in src/daemon imports a transport or src/app, nor builds JSON-RPC errors', () => {
+  assert.deepEqual(violations('daemon', both(upward(...TOP, 'rpc'), wireErrors)), []);
 });
 
 test('the layers below the daemon import nothing above them and know no JSON-RPC error', () => {
-  assert.deepEqual(violations('store', both(upward('app', 'rpc', 'daemon', 'cli-router', 'telemetry'), wireErrors)), []);
-  assert.deepEqual(violations('codec', both(upward('app', 'rpc', 'daemon', 'store', 'telemetry'), wireErrors)), []);
-  assert.deepEqual(violations('cli-router', both(upward('app', 'rpc', 'daemon', 'telemetry'), wireErrors)), []);
+  assert.deepEqual(violations('store', both(upward(...TOP, 'rpc', 'daemon', 'cli-router', 'telemetry'), wireErrors)), []);
+  assert.deepEqual(violations('codec', both(upward(...TOP, 'rpc', 'daemon', 'cli-router', 'store', 'telemetry'), wireErrors)), []);
+  assert.deepEqual(violations('cli-router', both(upward(...TOP, 'rpc', 'daemon', 'telemetry'), wireErrors)), []);
   assert.deepEqual(violations('protocol', (imp) => (imp.from.startsWith('..') ? 'src/protocol is the bottom layer' : null)), []);
 });
 
 test('src/telemetry sits below the daemon: it imports neither the runtime, the transports nor the composition root', () => {
-  assert.deepEqual(violations('telemetry', both(upward('app', 'rpc', 'daemon'), wireErrors)), []);
+  assert.deepEqual(violations('telemetry', both(upward(...TOP, 'rpc', 'daemon'), wireErrors)), []);
 });
 
-test('the transports never import the composition root', () => {
-  assert.deepEqual(violations('rpc', upward('app')), []);
+test('src/rpc is JSON-RPC alone: it imports neither MCP, the HTTP routes nor the composition root', () => {
+  assert.deepEqual(violations('rpc', upward(...TOP)), []);
+});
+
+test('MCP and the HTTP routes stand side by side on src/rpc: neither imports the other or the composition root', () => {
+  assert.deepEqual(violations('mcp', upward('app', 'http')), []);
+  assert.deepEqual(violations('http', upward('app', 'mcp')), []);
+});
+
+test('the inspector imports only src/protocol and src/client (never the daemon, the store or the CLI router)', () => {
+  const only = (imp: { from: string }) => (imp.from.startsWith('.') && !/^\.\/|^\.\.\/(protocol|client)\//.test(imp.from) ? 'the inspector imports only src/protocol and src/client' : null);
+  assert.deepEqual(violations('inspector', only), []);
 });
 
 test('the client and the example hosts stand on the public protocol alone, never on the daemon', () => {
@@ -78,6 +93,9 @@ test('the client and the example hosts stand on the public protocol alone, never
 
 test('the scan sees imports (a probe of each kind is caught)', () => {
   assert.ok(upward('rpc')({ from: '../rpc/errors.js' }));
+  assert.ok(upward(...TOP)({ from: '../mcp/mcp-server.js' }));
+  assert.ok(upward(...TOP)({ from: '../../http/http-server.js' }));
+  assert.equal(upward(...TOP)({ from: '../rpc/errors.js' }), null);
   assert.ok(wireErrors({ from: 'vscode-jsonrpc', names: '{ ResponseError }' }));
   assert.ok(wireErrors({ from: '../protocol/errors.js', names: '{ RpcErrorCode }' }));
   assert.equal(importsOf("import { a } from '../rpc/x.js';\nconst m = await import('../app/y.js');").length, 2);

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { LAZY_MCP_PATH } from '../../src/rpc/mcp-http-lazy.js';
-import { MCP_PATH } from '../../src/rpc/mcp-http.js';
+import { LAZY_MCP_PATH } from '../../src/mcp/mcp-http-lazy.js';
+import { MCP_PATH } from '../../src/mcp/mcp-http.js';
 import { REPO_ROOT } from '../helpers/repo.js';
 
 test('the lazy MCP endpoint answers on the same path as the endpoint it loads', () => {
@@ -25,7 +25,7 @@ test('loading the daemon does not load the MCP SDK (it is imported on first use)
     register(${JSON.stringify(hook)}, { data: { port: port2 }, transferList: [port2] });
     await import(${JSON.stringify(`${REPO_ROOT}/dist/src/app/cli.js`)});
     await new Promise((r) => setTimeout(r, 200));
-    process.stdout.write(JSON.stringify({ total: seen.length, mcp: seen.filter((u) => u.includes('@modelcontextprotocol') || ['mcp-http.js', 'mcp-stdio.js', 'mcp-server.js'].some((f) => u.endsWith('/rpc/' + f))) }));
+    process.stdout.write(JSON.stringify({ total: seen.length, mcp: seen.filter((u) => u.includes('@modelcontextprotocol') || ['mcp-http.js', 'mcp-stdio.js', 'mcp-server.js'].some((f) => u.endsWith('/mcp/' + f))) }));
   `;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: REPO_ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
   assert.equal(r.status, 0, r.stderr);

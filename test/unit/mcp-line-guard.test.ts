@@ -1,7 +1,7 @@
 /** The MCP stdio line guard in process: what passes, what is refused, and where reading resumes. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { McpLineGuard } from '../../src/rpc/mcp-line-guard.js';
+import { McpLineGuard } from '../../src/mcp/mcp-line-guard.js';
 
 function run(max: number, chunks: string[]): { out: string; refused: number } {
   let refused = 0;

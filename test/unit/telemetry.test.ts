@@ -12,7 +12,7 @@ import { storeAnswers } from '../../src/telemetry/health.js';
 import { ToolgateMetrics } from '../../src/telemetry/metrics.js';
 import { actionLabel } from '../../src/telemetry/labels.js';
 import { startTracing, tracingRequested } from '../../src/telemetry/tracing.js';
-import { opsRoutes } from '../../src/rpc/ops-routes.js';
+import { opsRoutes } from '../../src/http/ops-routes.js';
 import { metricsEnabled } from '../../src/app/observability.js';
 
 const hangingStore = { read: () => new Promise(() => {}) } as unknown as Store;

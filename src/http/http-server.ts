@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { ServeContext } from './serve-context.js';
+import type { ServeContext } from '../rpc/serve-context.js';
 import { serveInspectorFile } from './inspector-files.js';
 import { requestTarget } from './request-target.js';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { AuthError, authenticate, type Principal } from './auth.js';
-import { ConfigError } from './bearer-auth.js';
-import type { Daemon } from './daemon.js';
-import type { Session, SessionSlot } from './sessions.js';
+import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
+import { ConfigError } from '../daemon/bearer-auth.js';
+import type { Daemon } from '../daemon/daemon.js';
+import type { Session, SessionSlot } from '../daemon/sessions.js';
 
 /** MCP sessions one user may hold open at once over HTTP; past it a new one is refused (no eviction). */
 export const MAX_MCP_SESSIONS_PER_USER = 32;

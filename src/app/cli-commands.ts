@@ -1,6 +1,6 @@
 /**
  * Every `toolgate` command as data: its help text and the flags parseArgs
- * accepts (src/daemon/cli-help.ts renders and parses both from here).
+ * accepts (src/app/cli-help.ts renders and parses both from here).
  *
  * Adding a command: declare its spec below (`{…} satisfies CommandSpec`, so the
  * parsed flags are typed from it), list it in COMMANDS (the

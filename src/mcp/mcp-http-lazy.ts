@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpHttpOptions, McpHttpServer } from './mcp-http.js';
-import type { ServeContext } from './serve-context.js';
+import type { ServeContext } from '../rpc/serve-context.js';
 
 /** The same path as mcp-http.ts's MCP_PATH (a test keeps them equal): importing it would load the SDK. */
 export const LAZY_MCP_PATH = '/mcp';

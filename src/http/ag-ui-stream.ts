@@ -27,7 +27,7 @@ import type { Daemon } from '../daemon/daemon.js';
 import { threadSeqOf } from '../daemon/thread-events.js';
 import { outputOf, uiSchemaOf } from '../daemon/message-views.js';
 import { requestTarget } from './request-target.js';
-import type { ServeContext } from './serve-context.js';
+import type { ServeContext } from '../rpc/serve-context.js';
 
 export interface AgUiStreamOptions {
   /** Interval of `: ping` comments that keep proxies from closing an idle stream. */

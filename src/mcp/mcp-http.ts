@@ -26,15 +26,15 @@ import {
 import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
 import { DaemonError } from '../daemon/errors.js';
-import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from '../daemon/mcp-session.js';
-import { RpcErrorCode } from './errors.js';
+import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from './mcp-session.js';
+import { RpcErrorCode } from '../rpc/errors.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
-import type { ServeContext } from './serve-context.js';
+import type { ServeContext } from '../rpc/serve-context.js';
 
-export { hostnameOf } from './http-guard.js';
+export { hostnameOf } from '../rpc/http-guard.js';
 
 export const MCP_PATH = '/mcp';
 /** An MCP session nobody used for this long is closed (its client re-initializes). */

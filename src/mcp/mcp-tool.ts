@@ -18,15 +18,15 @@ import type { ToolError, ToolResultNotification } from '../codec/tool-output.js'
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import type { Daemon } from '../daemon/daemon.js';
-import type { Connection } from './connection.js';
+import type { Connection } from '../rpc/connection.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import type { Logger } from '../daemon/logger.js';
 import type { Session } from '../daemon/sessions.js';
 import { answerToolCall } from '../daemon/tool-invoke.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
 import { metaTraceparent } from '../telemetry/spans.js';
-import { RpcErrorCode, asWireError } from './errors.js';
-import { ToolArgs } from './methods.js';
+import { RpcErrorCode, asWireError } from '../rpc/errors.js';
+import { ToolArgs } from '../rpc/methods.js';
 import { Id } from '../protocol/json.js';
 
 export const THREAD_META_KEY = 'toolgate/thread_id';

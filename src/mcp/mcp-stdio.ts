@@ -8,13 +8,13 @@ import type { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { deserializeMessage } from '@modelcontextprotocol/server';
-import type { StdioPrincipal } from '../daemon/mcp-session.js';
+import type { StdioPrincipal } from './mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
-import type { ServeContext } from './serve-context.js';
+import type { ServeContext } from '../rpc/serve-context.js';
 import { McpLineGuard } from './mcp-line-guard.js';
-import { RpcErrorCode } from './errors.js';
-import { envelopeProblem, type EnvelopeProblem } from './message-shape.js';
+import { RpcErrorCode } from '../rpc/errors.js';
+import { envelopeProblem, type EnvelopeProblem } from '../rpc/message-shape.js';
 
 export interface McpHandle {
   /** Resolves when the client closes stdin (or the streams fail). */
