@@ -39,8 +39,9 @@ const stores = new Map<string, Promise<Store>>();
 function storeFor(target: string): Promise<Store> {
   let store = stores.get(target);
   if (!store) {
-    // One call per process: nothing to gain from named statements, and the URL may go through a pooler.
-    store = openStore(target, { namedStatements: false });
+    // One call per process: nothing to gain from named statements (the URL may go through a pooler),
+    // nor from moving the fsync off the thread — there is no next call to overlap with it.
+    store = openStore(target, { namedStatements: false, sqliteSync: 'inline' });
     store.catch(() => stores.delete(target));
     stores.set(target, store);
   }
