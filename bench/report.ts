@@ -152,7 +152,7 @@ export function render(r: Results): string {
     L.push('## Where FULL\'s fsync runs: inline in COMMIT, or deferred off the JavaScript thread', '');
     L.push('Three in-process daemons: `synchronous=FULL` with SQLite\'s own fsync inside `COMMIT` (`TOOLGATE_SQLITE_SYNC=inline`), ' +
       '`FULL` with COMMIT at NORMAL and an fdatasync of the WAL on libuv\'s pool before the group\'s answers while the next group runs ' +
-      '(`deferred`, the default: src/store/sqlite/wal-sync.ts), and `NORMAL` (no fsync at commit: the ceiling). ' +
+      '(`deferred`: src/store/sqlite/wal-sync.ts; inline is the default), and `NORMAL` (no fsync at commit: the ceiling). ' +
       `${a.rounds} interleaved rounds in rotating order; per round and daemon ${a.seq} sequential calls, then ${a.conc} at concurrency ${a.concurrency}; ratios are medians of per-round ratios to inline.`, '');
     L.push('| daemon | p50 | calls/s @' + a.concurrency + ' | p50 ÷ inline | calls/s ÷ inline |', '|---|---:|---:|---:|---:|');
     for (const x of a.rows) L.push(`| ${x.variant === 'NORMAL' ? 'NORMAL (no fsync)' : `FULL, ${x.variant}`} | ${fmtMs(x.p50)} | ${fmtRate(x.rate)} | ${fmtRatio(x.p50OverInline)} | ${fmtRatio(x.rateOverInline)} |`);

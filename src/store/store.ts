@@ -121,10 +121,11 @@ export interface StoreOptions {
    */
   checkRows?: StoredRowCheck;
   /**
-   * SQLite at FULL only: where the commit's fsync runs. `deferred` (the
-   * default): COMMIT at NORMAL, then an fdatasync of the WAL on libuv's pool
-   * before the group's answers (sqlite/wal-sync.ts); `inline`: SQLite's own
-   * fsync inside COMMIT, on the JavaScript thread. Both are FULL's durability.
+   * SQLite at FULL only: where the commit's fsync runs. `inline` (the
+   * default): SQLite's own fsync inside COMMIT, on the JavaScript thread;
+   * `deferred`: COMMIT at NORMAL, then an fdatasync of the WAL on libuv's
+   * pool before the group's answers (sqlite/wal-sync.ts). Both are FULL's
+   * durability; the bench's A/B (`sync`) found deferred slower here.
    */
   sqliteSync?: 'inline' | 'deferred';
 }

@@ -86,7 +86,7 @@ test('a sync the disk refuses fails the group’s calls: nothing is acknowledged
   await store.close();
 });
 
-test('a FULL file store runs its connection at NORMAL, syncs the -wal file after each group, and describes itself as FULL', async () => {
+test('a FULL file store with deferred sync runs its connection at NORMAL, syncs the -wal file after each group, and describes itself as FULL', async () => {
   const file = join(tempDir(), 'toolgate.db');
   // Count datasync calls on any FileHandle, with the file they were made on.
   const probe = await open(file + '.probe', 'w');
@@ -98,7 +98,7 @@ test('a FULL file store runs its connection at NORMAL, syncs the -wal file after
     synced.push(this.fd);
     return original.call(this);
   };
-  const store = openSqliteStore(file);
+  const store = openSqliteStore(file, { sqliteSync: 'deferred' });
   try {
     assert.equal(store.connection.pragma('synchronous', { simple: true }), 1, 'the connection itself runs at NORMAL');
     assert.equal((await store.describe()).synchronous, 'FULL');
@@ -113,8 +113,8 @@ test('a FULL file store runs its connection at NORMAL, syncs the -wal file after
   }
 });
 
-test('inline keeps SQLite’s own fsync inside COMMIT (synchronous=FULL on the connection)', async () => {
-  const store = openSqliteStore(join(tempDir(), 'toolgate.db'), { sqliteSync: 'inline' });
+test('inline, the default, keeps SQLite’s own fsync inside COMMIT (synchronous=FULL on the connection)', async () => {
+  const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
   try {
     assert.equal(store.connection.pragma('synchronous', { simple: true }), 2);
     assert.equal((await store.describe()).synchronous, 'FULL');
