@@ -13,6 +13,8 @@ import type { ProfileSummary } from './profile.js';
 import type { FloorResult } from './floor.js';
 import type { CommitBlockResult } from './commit-block.js';
 import { renderCommitBlock } from './report-commit.js';
+import { renderAb } from './report-ab.js';
+import type { AbResult } from './ab.js';
 import { fmtMb, fmtMs, fmtRate, fmtRatio, median } from './stats.js';
 
 export const ANALYSIS_MARKER = '<!-- analysis: hand-written below this line, kept across runs -->';
@@ -29,6 +31,8 @@ export interface Results {
   profile?: ProfileSummary;
   floor?: FloorResult;
   commitBlock?: CommitBlockResult;
+  /** Interleaved A/Bs of in-process daemons (bench/ab.ts): the telemetry hooks, another build. */
+  ab?: AbResult[];
 }
 
 const LABEL: Record<EntryKey, string> = {
@@ -146,6 +150,7 @@ export function render(r: Results): string {
   if (r.floor) renderFloor(L, r.floor, r.sideBySide.find((s) => s.synchronous === r.floor!.synchronous));
   if (r.commitBlock) renderCommitBlock(L, r.commitBlock);
   if (r.pg) renderPg(L, r.pg);
+  for (const a of r.ab ?? []) renderAb(L, a);
 
   if (r.history) {
     const h = r.history;
