@@ -45,6 +45,8 @@ export interface AbRow {
 
 export interface AbResult {
   title: string;
+  /** The call-path hook measured alone (the telemetry section). */
+  hook?: import('./hook-cost.js').HookCost;
   synchronous: Synchronous;
   rounds: number;
   seq: number;

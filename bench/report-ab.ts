@@ -21,4 +21,10 @@ export function renderAb(L: string[], a: AbResult): void {
     L.push(`| ${r.name} | ${fmtMs(r.p50)} | ${fmtRate(r.rate)} | ${vs.join(' | ')} |`);
   }
   L.push('');
+  if (a.hook) {
+    const h = a.hook.ns;
+    L.push(`The hook alone, in the bench process (\`observeToolCall\` with tracing off and no metrics around a call that does nothing, ` +
+      `against the same call without it; ${a.hook.rounds} alternating rounds of ${a.hook.calls.toLocaleString('en')} calls): ` +
+      `**${h.median.toFixed(0)} ns per call** (per-round spread ${h.min.toFixed(0)}–${h.max.toFixed(0)} ns).`, '');
+  }
 }

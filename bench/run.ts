@@ -8,6 +8,7 @@
  *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,node   the side-by-side entries (default all)
  *   BENCH_COMMIT_CALLS=400   calls per round and load in the commit section (scaled by BENCH_SCALE)
  *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
+ *   BENCH_AB_SYNC=NORMAL   the A/B daemons' store.synchronous (default FULL; NORMAL takes the fsync's noise out of a small difference)
  *   BENCH_AB_ROUNDS=9   interleaved rounds of the A/B sections (telemetry, base); BENCH_AB_CALLS=200 calls per round and load
  *   BENCH_BASE=/path/to/checkout   section `base`: that checkout's build (bin/toolgate.mjs) against this one, interleaved
  *     e.g. BENCH_ONLY=telemetry BENCH_RESULTS=/tmp/ab.md node dist/bench/run.js   only the telemetry A/B, RESULTS.md left alone
@@ -27,6 +28,8 @@ import { openFloor } from './floor.js';
 import { runCommitBlock } from './commit-block.js';
 import { profileInprocess } from './profile.js';
 import { buildVariant, runAb, telemetryVariant } from './ab.js';
+import { measureHookCost } from './hook-cost.js';
+import type { Synchronous } from './targets/toolgate.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
 import { ENTRY_KEYS, type EntryKey } from './side-by-side.js';
 
@@ -93,13 +96,14 @@ if (only.has('pg')) {
     log(`  ${results.pg.skipped}`);
   }
 }
-const ab = { synchronous: 'FULL' as const, rounds: Number(process.env.BENCH_AB_ROUNDS ?? 9), seq: n(Number(process.env.BENCH_AB_CALLS ?? 200)), conc: n(Number(process.env.BENCH_AB_CALLS ?? 200)), concurrency: 8, log };
+const ab = { synchronous: (process.env.BENCH_AB_SYNC === 'NORMAL' ? 'NORMAL' : 'FULL') as Synchronous, rounds: Number(process.env.BENCH_AB_ROUNDS ?? 9), seq: n(Number(process.env.BENCH_AB_CALLS ?? 200)), conc: n(Number(process.env.BENCH_AB_CALLS ?? 200)), concurrency: 8, log };
 if (only.has('telemetry')) {
   log(`tracing off: telemetry hooks as shipped vs not installed (${elapsed()})`);
   results.ab = [...(results.ab ?? []), await runAb({
     ...ab, title: 'Tracing off: the telemetry hooks as shipped vs not installed (issue 24)',
     variants: [telemetryVariant('on', ab.synchronous), telemetryVariant('off', ab.synchronous)],
   })];
+  results.ab.at(-1)!.hook = await measureHookCost();
 }
 if (only.has('base')) {
   const base = process.env.BENCH_BASE;
