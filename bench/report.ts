@@ -14,6 +14,8 @@ import type { FloorResult } from './floor.js';
 import type { CommitBlockResult } from './commit-block.js';
 import { renderCommitBlock } from './report-commit.js';
 import type { SyncAbResult } from './sync-ab.js';
+import { renderAb } from './report-ab.js';
+import type { AbResult } from './ab.js';
 import { fmtMb, fmtMs, fmtRate, fmtRatio, median } from './stats.js';
 
 export const ANALYSIS_MARKER = '<!-- analysis: hand-written below this line, kept across runs -->';
@@ -31,6 +33,8 @@ export interface Results {
   floor?: FloorResult;
   commitBlock?: CommitBlockResult;
   syncAb?: SyncAbResult;
+  /** Interleaved A/Bs of in-process daemons (bench/ab.ts): the telemetry hooks, another build. */
+  ab?: AbResult[];
 }
 
 const LABEL: Record<EntryKey, string> = {
@@ -159,6 +163,7 @@ export function render(r: Results): string {
     L.push('');
   }
   if (r.pg) renderPg(L, r.pg);
+  for (const a of r.ab ?? []) renderAb(L, a);
 
   if (r.history) {
     const h = r.history;

@@ -64,11 +64,13 @@ export async function startToolgateStdio(opts: {
   env?: Record<string, string>;
   /** Name shown in the tables. */
   name?: string;
+  /** Another build's launcher (an A/B against it, bench/ab.ts); default this checkout's. */
+  bin?: string;
 }): Promise<ToolgateStdio> {
   const config = writeConfig(opts.dataDir, opts.synchronous);
   const viaEnv = /^postgres(ql)?:\/\//i.test(opts.dbFile);
   const peer = spawnStdioPeer(
-    [...(opts.nodeArgs ?? []), TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, ...(viaEnv ? [] : ['--db', opts.dbFile]), '--config', config],
+    [...(opts.nodeArgs ?? []), opts.bin ?? TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, ...(viaEnv ? [] : ['--db', opts.dbFile]), '--config', config],
     { ...toolgateEnv(opts.dataDir), ...(viaEnv ? { TOOLGATE_DB: opts.dbFile } : {}), ...opts.env },
   );
   const request = <T>(method: string, params: unknown) => peer.rpc.sendRequest(method, params) as Promise<T>;

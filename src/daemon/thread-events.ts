@@ -82,6 +82,9 @@ const GAP_WAIT_MS = 20;
  */
 const WATCH_RETRY_MS = 1000;
 
+/** Threads whose last locally answered seq the bus keeps after their last listener left (the latest ones). */
+const KEPT_ANSWERED = 4096;
+
 interface ThreadState {
   userId: string;
   threadId: string;
@@ -98,12 +101,20 @@ interface ThreadState {
   filling: boolean;
   /** Publishers waiting for a held seq to be delivered (`publish`'s promise). */
   waiters: Map<number, Array<() => void>>;
+  /** The highest seq a local caller published before this watch began (`ThreadEventBus.answered`). */
+  answeredBefore: number | undefined;
 }
 
 const DELIVERED: Promise<void> = Promise.resolve();
 
 export class ThreadEventBus {
   private readonly byThread = new Map<string, ThreadState>();
+  /**
+   * Per thread, the highest seq a caller on this daemon published (`origin`). A call published before a
+   * watch began has reached its caller already (or will, directly), so that watch never hands it, or
+   * anything before it, to its listeners: the caller's connection may be one of them.
+   */
+  private readonly answered = new Map<string, number>();
 
   /**
    * Without a source (tests, tools that publish in order) the first event a
@@ -162,6 +173,7 @@ export class ThreadEventBus {
       gapTimer: undefined,
       filling: false,
       waiters: new Map(),
+      answeredBefore: this.answered.get(threadKey(userId, threadId)),
     };
     if (this.source) {
       state.ready = this.source.watch(userId, threadId).then(
@@ -210,16 +222,41 @@ export class ThreadEventBus {
   /**
    * The thread's position is known. Events published since the first
    * listener joined are delivered even when the position read already
-   * counts them (they are after the listener joined).
+   * counts them (they are after the listener joined) — except a call this
+   * daemon published before the listener joined, and what precedes it.
    */
   private positioned(state: ThreadState, position: number | undefined): void {
     state.positioning = false;
-    if (this.byThread.get(threadKey(state.userId, state.threadId)) !== state) return;
+    const key = threadKey(state.userId, state.threadId);
+    if (this.byThread.get(key) !== state) return;
     const earliest = Math.min(...state.held.keys());
     if (position === undefined) position = Number.isFinite(earliest) ? earliest - 1 : undefined;
     else if (Number.isFinite(earliest)) position = Math.min(position, earliest - 1);
+    // Never below a call this daemon published before the watch began: its caller has it already, and a
+    // late copy of it (another publisher's, held meanwhile) would reach the caller's connection a second
+    // time when that connection is the new listener.
+    const answered = state.answeredBefore;
+    if (answered !== undefined && (position === undefined || position < answered)) position = answered;
     state.delivered = position;
-    if (position !== undefined) this.drain(state);
+    if (position === undefined) return;
+    for (const seq of state.held.keys()) if (seq <= position) this.skip(state, seq);
+    this.drain(state);
+  }
+
+  /** A held event the cursor already passed: dropped, and a publisher waiting for it goes on. */
+  private skip(state: ThreadState, seq: number): void {
+    state.held.delete(seq);
+    const waiting = state.waiters.get(seq);
+    state.waiters.delete(seq);
+    for (const resume of waiting ?? []) resume();
+  }
+
+  /** Remembers the latest seq a local caller published in its thread (bounded: the oldest thread is forgotten). */
+  private remember(key: string, seq: number): void {
+    const before = this.answered.get(key);
+    if (before !== undefined) this.answered.delete(key);
+    this.answered.set(key, Math.max(seq, before ?? 0));
+    if (this.answered.size > KEPT_ANSWERED) this.answered.delete(this.answered.keys().next().value!);
   }
 
   /**
@@ -230,7 +267,9 @@ export class ThreadEventBus {
    * must never fail the call that was stored.
    */
   publish(event: StoredMessageEvent): void {
-    const state = this.byThread.get(threadKey(event.userId, event.threadId));
+    const key = threadKey(event.userId, event.threadId);
+    if (event.origin !== undefined) this.remember(key, event.row.thread_seq);
+    const state = this.byThread.get(key);
     if (!state) return;
     const seq = event.row.thread_seq;
     if (state.delivered === undefined && !state.positioning) state.delivered = seq - 1;

@@ -219,3 +219,41 @@ test('a subscribed caller whose store copy reached its subscription before its c
     await close();
   }
 });
+
+test('a caller that resubscribes while a late copy of its answered call arrives is not sent it again', async () => {
+  const { daemon, session, byCall, close } = await inProcess();
+  try {
+    // The connection watched the thread once, then stopped: the thread has no listener left.
+    await session.subscribe('resub');
+    await session.unsubscribe('resub');
+    const bus = daemon.threadEvents;
+    const publish = bus.publish.bind(bus);
+    let own: StoredMessageEvent | undefined;
+    bus.publish = (event: StoredMessageEvent) => {
+      if (event.origin !== undefined) own = event;
+      publish(event);
+    };
+    // Unsubscribed, the caller is sent its call directly.
+    assert.equal((await session.invoke('resub', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } })).status, 'success');
+    assert.deepEqual(byCall('c0'), ['success final']);
+    // It subscribes again, the thread's first listener: while the bus reads the thread's position, a late
+    // copy of that call comes in without a caller (on PostgreSQL, the feed's NOTIFY of this daemon's commit).
+    const store = daemon.store;
+    const read = store.read.bind(store);
+    let copies = 0;
+    store.read = (async (work: Parameters<typeof read>[0]) => {
+      const value = await read(work);
+      if (own && copies++ === 0) publish({ userId: own.userId, threadId: own.threadId, row: own.row });
+      return value;
+    }) as typeof store.read;
+    await session.subscribe('resub');
+    store.read = read;
+    assert.equal(copies, 1, 'the copy came while the position was read');
+    // A later call through the subscription: everything sent before it has reached the client.
+    assert.equal((await session.invoke('resub', 'c1', { module: 'memory', method: 'update', input: { key: 'k1', content: 'v' } })).status, 'success');
+    assert.deepEqual(byCall('c1'), ['success final']);
+    assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
+  } finally {
+    await close();
+  }
+});
