@@ -20,7 +20,8 @@ import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import type { Server } from 'node:http';
 import { ToolgateClient } from '../../src/client/index.js';
-import { createDaemon, limitsOf, type Limits } from '../../src/app/serve.js';
+import { createDaemon, limitsOf } from '../../src/app/serve.js';
+import { serveOptionsOf } from '../../src/app/cli.js';
 import { daemonOpsRoutes } from '../../src/app/observability.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
@@ -53,16 +54,15 @@ export interface InProcessHost extends Client {
 
 export interface InProcessOptions {
   transport?: Transport;
+  /** `serve`'s flags, parsed as the binary parses them (`--config`, `--max-in-flight`, `--executor`…). */
+  args?: string[];
+  /** The executor when `args` names none: `inprocess` here (the binary's default is `subprocess`). */
   executor?: 'inprocess' | 'subprocess';
   /** The daemon's environment (bearer secret and TOOLGATE_HOME are set unless given). */
   env?: Record<string, string>;
   dataDir?: string;
   /** The database (path or URL) when it is not the data folder's own. */
   db?: string;
-  /** A config file, as `--config`. */
-  config?: string;
-  limits?: Partial<Limits>;
-  dev?: boolean;
 }
 
 /** Starts the daemon in this process and connects one client to it. */
@@ -74,15 +74,10 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
   const env: Record<string, string> = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: dataDir, ...opts.env };
   let logs = '';
   const log = createLogger((line) => (logs += line.endsWith('\n') ? line : `${line}\n`), (env.TOOLGATE_LOG_LEVEL as 'info' | undefined) ?? 'info');
-  const serveOpts = {
-    transport,
-    db: dbPath,
-    config: opts.config,
-    dev: opts.dev ?? false,
-    executor: opts.executor ?? 'inprocess',
-    limits: opts.limits,
-    env,
-  } as const;
+  // The binary's own flag parsing (src/app/cli.ts), so a suite passes the flags it would pass to `toolgate serve`.
+  const argv = [transport === 'ws' ? '--ws' : '--stdio', ...(transport === 'ws' ? ['--port', '0'] : []), '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])];
+  const serveOpts = serveOptionsOf(argv, env);
+  if (!serveOpts) throw new Error('startInProcess: --help is not a daemon');
   const daemon = await createDaemon(serveOpts, log);
   log.maskSecrets(daemon.secrets ?? []);
   let accepting = true;
