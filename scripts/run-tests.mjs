@@ -5,6 +5,11 @@
 // pass runs without it, the PostgreSQL pass with it. The PostgreSQL pass's
 // output is kept apart and printed after the SQLite pass, so the two never
 // interleave. Exit code: non-zero when either pass fails.
+//
+// TOOLGATE_TEST_QUICK=1 (a developer machine only; .ci/run never sets it)
+// skips the soak and fuzz suites, test/soak and test/fuzz: each case is
+// reported as skipped with that reason (test/helpers/quick.ts). Without it
+// every suite runs.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -72,7 +72,7 @@ export type FlagValues<F extends Record<string, FlagSpec>> = {
 export function parseCommand<F extends Record<string, FlagSpec>>(
   spec: CommandSpec<F>,
   args: readonly string[],
-  out: NodeJS.WritableStream = process.stdout,
+  out: { write(text: string): unknown } = process.stdout,
 ): FlagValues<F> | null {
   if (args.includes('--help') || args.includes('-h')) {
     out.write(renderHelp(spec));

@@ -8,56 +8,71 @@ import { FolderError, ensureFolder, resolveDbPath } from '../daemon/data-dir.js'
 import { isPostgresUrl } from '../store/pg/url.js';
 import { devToken } from '../daemon/dev-token.js';
 import { addAutomationJob } from '../daemon/automation.js';
-import { serve, VERSION } from './serve.js';
+import { serve, VERSION, type ServeOptions } from './serve.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
 import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 
-export async function main(argv: string[] = process.argv.slice(2)): Promise<number> {
+/** Where a command writes and what environment it reads: the process's own, or a test's (`main(argv, io)`). */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: NodeJS.ProcessEnv;
+}
+
+const PROCESS_IO: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+
+/**
+ * Runs one `toolgate` command line and returns its exit code. `io` is the
+ * process's stdout, stderr and environment unless given: tests run help and
+ * usage through here in process. (`serve` itself always serves the process's
+ * own stdio or port.)
+ */
+export async function main(argv: string[] = process.argv.slice(2), io: CliIo = PROCESS_IO): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'serve':
-        return await serveCommand(rest);
+        return await serveCommand(rest, io);
       case 'dev-token':
-        return await devTokenCommand(rest);
+        return await devTokenCommand(rest, io);
       case 'automation':
-        return await automationCommand(rest);
+        return await automationCommand(rest, io);
       case 'conformance': {
-        const values = parseCommand(CONFORMANCE, rest);
+        const values = parseCommand(CONFORMANCE, rest, io.stdout);
         if (values === null) return 0;
         const { ConformanceUsageError, conformanceCommand } = await import('../conformance/cli.js');
         try {
-          return await conformanceCommand(values);
+          return await conformanceCommand(values, (t) => io.stdout.write(t));
         } catch (err) {
           throw err instanceof ConformanceUsageError ? new UsageError(err.message, 'conformance') : err;
         }
       }
       case 'demo': {
-        if (parseCommand(DEMO, rest) === null) return 0;
+        if (parseCommand(DEMO, rest, io.stdout) === null) return 0;
         // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
         const demo = new URL('../../examples/demo-host/demo.js', import.meta.url).href;
         const { runDemo } = (await import(demo)) as { runDemo(args: string[]): Promise<number> };
         return await runDemo(rest);
       }
       case '--version':
-        process.stdout.write(`${VERSION}\n`);
+        io.stdout.write(`${VERSION}\n`);
         return 0;
       case 'help': {
         // `toolgate help automation add` = `toolgate automation add --help`.
         const spec = ALL_SPECS.find((c) => c.name === rest.join(' '));
         if (rest.length > 0 && !spec) throw new UsageError(`no help for ${JSON.stringify(printable(rest.join(' ')))}`);
-        process.stdout.write(spec ? renderHelp(spec) : INDEX);
+        io.stdout.write(spec ? renderHelp(spec) : INDEX);
         return 0;
       }
       case '--help':
       case '-h':
-        process.stdout.write(INDEX);
+        io.stdout.write(INDEX);
         return 0;
       case undefined:
-        process.stderr.write(INDEX);
+        io.stderr.write(INDEX);
         return 2;
       default:
         throw new UsageError(`unknown command ${JSON.stringify(printable(command))}`);
@@ -65,7 +80,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<numb
   } catch (err) {
     const line = usageLine(err, command);
     if (line === null) throw err;
-    process.stderr.write(`${line}\n`);
+    io.stderr.write(`${line}\n`);
     return 2;
   }
 }
@@ -93,9 +108,19 @@ function usageLine(err: unknown, command: string | undefined): string | null {
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
 
-async function serveCommand(args: string[]): Promise<number> {
-  const values = parseCommand(SERVE, args);
-  if (values === null) return 0;
+async function serveCommand(args: string[], io: CliIo): Promise<number> {
+  const opts = serveOptionsOf(args, io.env, io.stdout);
+  return opts === null ? 0 : serve(opts);
+}
+
+/**
+ * `serve`'s flags as the options `serve` (and `createDaemon`) take, or null
+ * when they asked for help (printed). Tests that run the daemon in process
+ * (test/helpers/in-process.ts) pass their flags through here too.
+ */
+export function serveOptionsOf(args: string[], env: NodeJS.ProcessEnv, out: CliIo['stdout'] = process.stdout): ServeOptions | null {
+  const values = parseCommand(SERVE, args, out);
+  if (values === null) return null;
   const transports = [values.stdio, values.ws, values.mcp].filter(Boolean).length;
   if (transports !== 1) throw new UsageError('needs exactly one transport: --stdio, --ws or --mcp', 'serve');
   if (!values.ws && (values.port !== undefined || values.host !== undefined)) throw new UsageError('--port and --host belong to --ws', 'serve');
@@ -103,7 +128,7 @@ async function serveCommand(args: string[]): Promise<number> {
   const executor = values.executor ?? 'subprocess';
   if (executor !== 'subprocess' && executor !== 'inprocess') throw new UsageError('--executor must be subprocess or inprocess', 'serve');
   const port = values.port === undefined ? undefined : integer('--port', values.port, 0, 65535);
-  return serve({
+  return {
     transport: values.ws ? 'ws' : values.mcp ? 'mcp' : 'stdio',
     host: values.host,
     port,
@@ -118,8 +143,8 @@ async function serveCommand(args: string[]): Promise<number> {
       pingIntervalMs: optionalMillis('--ping-interval-ms', values['ping-interval-ms']),
       shutdownGraceMs: optionalMillis('--shutdown-grace-ms', values['shutdown-grace-ms']),
     },
-    env: process.env,
-  });
+    env,
+  };
 }
 
 function integer(flag: string, raw: string, min: number, max: number): number {
@@ -137,32 +162,32 @@ function optionalMillis(flag: string, raw: string | undefined): number | undefin
   return raw === undefined ? undefined : integer(flag, raw, 1, MAX_TIMER_MS);
 }
 
-async function devTokenCommand(args: string[]): Promise<number> {
-  const values = parseCommand(DEV_TOKEN, args);
+async function devTokenCommand(args: string[], io: CliIo): Promise<number> {
+  const values = parseCommand(DEV_TOKEN, args, io.stdout);
   if (values === null) return 0;
   if (!values.user) throw new UsageError('needs --user ID', 'dev-token');
   const ttl = values.ttl === undefined ? 24 * 3600 : Number(values.ttl);
   if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive whole number of seconds', 'dev-token');
-  const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, env: process.env });
-  process.stdout.write(`${token}\n`);
+  const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, env: io.env });
+  io.stdout.write(`${token}\n`);
   return 0;
 }
 
-async function automationCommand(args: string[]): Promise<number> {
+async function automationCommand(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'add' && (args.includes('--help') || args.includes('-h'))) {
-    process.stdout.write(renderHelp(AUTOMATION));
+    io.stdout.write(renderHelp(AUTOMATION));
     return 0;
   }
   if (sub !== 'add') throw new UsageError(sub === undefined ? 'needs a subcommand: add' : `unknown subcommand ${JSON.stringify(printable(sub))}`, 'automation');
-  const values = parseCommand(AUTOMATION_ADD, rest);
+  const values = parseCommand(AUTOMATION_ADD, rest, io.stdout);
   if (values === null) return 0;
   if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
   if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');
-  const db = resolveDbPath(values.db, process.env);
+  const db = resolveDbPath(values.db, io.env);
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-  const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: process.env });
-  process.stdout.write(`${JSON.stringify(job)}\n`);
+  const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: io.env });
+  io.stdout.write(`${JSON.stringify(job)}\n`);
   return 0;
 }

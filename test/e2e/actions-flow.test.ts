@@ -5,12 +5,13 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dbCount } from '../helpers/db.js';
-import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
+import { openSession, TRANSPORTS } from '../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
-  let host: Host;
+  let host: InProcessHost;
   const sessions: Record<string, string> = {};
 
   interface Projection {
@@ -28,7 +29,7 @@ for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
   }
 
   before(async () => {
-    host = await startHost();
+    host = await startInProcess({ transport });
     for (const [user, phone, name] of [['alice', '+15550001', 'Alice'], ['bob', '+15550002', 'Bob'], ['carol', '+15550003', 'Carol']] as const) {
       sessions[user] = (await openSession(host, await mintBearer(user, { phone, name }))).session_id;
     }

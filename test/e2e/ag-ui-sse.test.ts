@@ -27,6 +27,7 @@ import type { MessageRow } from '../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../src/codec/ui-hints.js';
 import type { HistoryMessage, ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 
 
@@ -326,8 +327,7 @@ describe('AG-UI event stream on the --ws server', () => {
       return new Response(forClient, { status: res.status, headers: res.headers });
     };
     const recordedRuns = async (index: number, n: number) => {
-      const deadline = Date.now() + 10_000;
-      while ((recorded[index] ?? '').split('event: RUN_FINISHED').length - 1 < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => (recorded[index] ?? '').split('event: RUN_FINISHED').length - 1 >= n, `${n} recorded runs`, 10_000, 10).catch(() => {});
       return parseFrames(recorded[index] ?? '').frames.filter((f) => f.comment === undefined);
     };
 
@@ -487,7 +487,7 @@ describe('AG-UI event stream on the --ws server', () => {
   });
 
   test('the daemon logs streams opening and closing, and never a token', async () => {
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => /"msg":"ag-ui stream closed"/.test(host.stderr()), 'the log line of a closed stream');
     const stderr = host.stderr();
     assert.match(stderr, /"msg":"ag-ui stream opened"/);
     assert.match(stderr, /"msg":"ag-ui stream closed"/);
@@ -552,9 +552,7 @@ describe('AG-UI event stream, in process', () => {
     assert.equal(live.at(-1)!.id, String(row.thread_seq + 1));
 
     sse.close();
-    const deadline = Date.now() + 5_000;
-    while (daemon.threadEvents.count() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(daemon.threadEvents.count(), 0);
+    await waitFor(() => daemon.threadEvents.count() === 0, () => `no listener left on the bus (${daemon.threadEvents.count()})`, 5_000, 20);
   });
 
   test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {

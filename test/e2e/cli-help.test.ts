@@ -2,12 +2,17 @@
  * `toolgate` as a newcomer meets it: every command and subcommand answers
  * --help (exit 0, names its flags), and every usage mistake is one clean
  * line on stderr with exit 2 — no Node parser text, no stack.
+ *
+ * The many cases run through `main(argv, io)` in this process; the binary
+ * itself (bin/toolgate.mjs: its stdout, stderr and exit code) is checked
+ * spawned for help, for a usage mistake and for a port in use.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { main } from '../../src/app/cli.js';
 import { ALL_SPECS, COMMANDS } from '../../src/app/cli-commands.js';
 import { ENVIRONMENT } from '../../src/app/cli-help.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
@@ -15,13 +20,28 @@ import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
 
-function toolgate(args: string[]) {
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The binary, as a newcomer runs it. */
+function spawned(args: string[]): Run {
   const r = spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env, encoding: 'utf8', timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** The same command line through `main(argv, io)`, in process. */
+async function toolgate(args: string[]): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env });
+  return { code, stdout, stderr };
+}
+
 /** One line, ending in a pointer to help, and nothing that looks like a stack or Node's own wording. */
-function assertCleanUsageError(r: ReturnType<typeof toolgate>, label: string): void {
+function assertCleanUsageError(r: Run, label: string): void {
   assert.equal(r.code, 2, `${label}: exit 2\n${r.stderr}`);
   assert.equal(r.stdout, '', `${label}: nothing on stdout`);
   const lines = r.stderr.trimEnd().split('\n');
@@ -30,33 +50,43 @@ function assertCleanUsageError(r: ReturnType<typeof toolgate>, label: string): v
   assert.doesNotMatch(r.stderr, /\n\s+at |ERR_PARSE_ARGS|TypeError|crashed|Unknown option|ambiguous/, label);
 }
 
-test('top-level --help lists every command on one line and names the environment', () => {
+test('the binary: --help on stdout with exit 0; a usage mistake is one line on stderr with exit 2', () => {
+  const help = spawned(['--help']);
+  assert.equal(help.code, 0, help.stderr);
+  assert.equal(help.stderr, '');
+  for (const c of COMMANDS) assert.match(help.stdout, new RegExp(`^  ${c.name}\\s+\\S.*$`, 'm'), `lists ${c.name}`);
+  const bad = spawned(['dev-token', '--user', 'a', '--ttl', '-5']);
+  assertCleanUsageError(bad, 'dev-token --ttl -5');
+  assert.match(bad.stderr, /--ttl must be a positive whole number of seconds/);
+});
+
+test('top-level --help lists every command on one line and names the environment', async () => {
   for (const flag of ['--help', '-h', 'help']) {
-    const r = toolgate([flag]);
+    const r = await toolgate([flag]);
     assert.equal(r.code, 0, r.stderr);
     for (const c of COMMANDS) assert.match(r.stdout, new RegExp(`^  ${c.name}\\s+\\S.*$`, 'm'), `lists ${c.name}`);
     for (const name of Object.keys(ENVIRONMENT)) assert.ok(r.stdout.includes(name), `names ${name}`);
   }
 });
 
-test('every command and subcommand answers --help: exit 0, its flags, environment and an example', () => {
+test('every command and subcommand answers --help: exit 0, its flags, environment and an example', async () => {
   for (const spec of ALL_SPECS) {
     const argv = [...spec.name.split(' '), '--help'];
-    const r = toolgate(argv);
+    const r = await toolgate(argv);
     assert.equal(r.code, 0, `${argv.join(' ')}: ${r.stderr}`);
     assert.equal(r.stderr, '', argv.join(' '));
     assert.ok(r.stdout.startsWith(`toolgate ${spec.name} — `), `${spec.name}: says what it does`);
     for (const flag of Object.keys(spec.flags)) assert.match(r.stdout, new RegExp(`--${flag}\\b`), `${spec.name} names --${flag}`);
     for (const e of spec.env) assert.ok(r.stdout.includes(e), `${spec.name} names ${e}`);
     assert.match(r.stdout, /^examples?:$/m, `${spec.name} has an example`);
-    assert.equal(toolgate(['help', ...spec.name.split(' ')]).stdout, r.stdout, `toolgate help ${spec.name}`);
+    assert.equal((await toolgate(['help', ...spec.name.split(' ')])).stdout, r.stdout, `toolgate help ${spec.name}`);
     // -h works too, and --help wins over other (even bad) flags.
-    assert.equal(toolgate([...spec.name.split(' '), '--no-such-flag', '-h']).code, 0, `${spec.name} -h`);
+    assert.equal((await toolgate([...spec.name.split(' '), '--no-such-flag', '-h'])).code, 0, `${spec.name} -h`);
   }
 });
 
-test('serve --help names the variables a host needs, with defaults for the limits', () => {
-  const r = toolgate(['serve', '--help']);
+test('serve --help names the variables a host needs, with defaults for the limits', async () => {
+  const r = await toolgate(['serve', '--help']);
   for (const name of ['TOOLGATE_MCP_TOKEN', 'TOOLGATE_LOG_LEVEL', 'TOOLGATE_BEARER_JWKS', 'TOOLGATE_SERVICE_KEY', 'TOOLGATE_CREDENTIAL_KEY_FILE']) {
     assert.ok(r.stdout.includes(name), name);
   }
@@ -64,16 +94,16 @@ test('serve --help names the variables a host needs, with defaults for the limit
   assert.match(r.stdout, /--call-timeout-ms N .*\(default: 30000\)/);
 });
 
-test('a bad flag on every command and subcommand is one line with exit 2', () => {
+test('a bad flag on every command and subcommand is one line with exit 2', async () => {
   for (const spec of ALL_SPECS) {
     const argv = [...spec.name.split(' '), '--no-such-flag'];
-    const r = toolgate(argv);
+    const r = await toolgate(argv);
     assertCleanUsageError(r, argv.join(' '));
     assert.match(r.stderr, /unknown flag --no-such-flag|needs a subcommand|unknown subcommand/, argv.join(' '));
   }
 });
 
-test('usage mistakes are one line with exit 2: missing values, negative numbers, missing required flags', () => {
+test('usage mistakes are one line with exit 2: missing values, negative numbers, missing required flags', async () => {
   const cases: Array<[string[], RegExp]> = [
     [['dev-token', '--user', 'a', '--ttl', '-5'], /--ttl must be a positive whole number of seconds/],
     [['dev-token', '--user', 'a', '--ttl', 'soon'], /--ttl must be/],
@@ -93,7 +123,7 @@ test('usage mistakes are one line with exit 2: missing values, negative numbers,
     [['frobnicate'], /unknown command "frobnicate"/],
   ];
   for (const [argv, message] of cases) {
-    const r = toolgate(argv);
+    const r = await toolgate(argv);
     assertCleanUsageError(r, argv.join(' '));
     assert.match(r.stderr, message, argv.join(' '));
   }

@@ -13,6 +13,7 @@ import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession } from '../helpers/host.js';
 import { tempDir } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 function configWith(limits: Record<string, number>): string {
   const file = join(tempDir('toolgate-cfg-'), 'config.json');
@@ -58,12 +59,10 @@ test('connections per user are capped: the next one is refused -32003, a closed 
     await openSession(third, await mintBearer('bob'));
     await first.close();
     // The daemon frees the place when it sees the close: the next open is admitted once it has.
-    let admitted: unknown;
-    for (let i = 0; i < 200 && !admitted; i++) {
-      admitted = await openSession(third, token).catch((e: unknown) => ((e as ResponseError<unknown>).code === -32003 ? undefined : Promise.reject(e)));
-      if (!admitted) await new Promise((r) => setTimeout(r, 25));
-    }
-    assert.ok(admitted, 'a closed connection frees its place');
+    await waitFor(
+      () => openSession(third, token).catch((e: unknown) => ((e as ResponseError<unknown>).code === -32003 ? undefined : Promise.reject(e))),
+      'a closed connection to free its place',
+    );
     await second.close();
     await third.close();
   } finally {
@@ -102,8 +101,10 @@ test('a subscriber to a thread id hears only its own user’s calls there', asyn
     await host.request('tool/invoke', {
       session_id: a.session_id, thread_id: 'shared-name', tool_call_id: 'c1', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'alice only' } },
     });
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal(mallory.wire.filter((e) => e.method === 'tool/result').length, 0);
+    // No fixed wait for what must not come: mallory's own call in the thread she watches is published after
+    // alice's was answered, so a leak of alice's call would reach her ahead of it.
+    await mallory.request('tool/invoke', { session_id: m.session_id, thread_id: 'shared-name', tool_call_id: 'm1', args: { module: 'memory', method: 'read', input: {} } });
+    assert.deepEqual(mallory.wire.filter((e) => e.method === 'tool/result').map((e) => (e.payload as { tool_call_id: string }).tool_call_id), ['m1']);
     assert.equal(host.wire.filter((e) => e.method === 'tool/result').length, 1);
   } finally {
     await host.stop();

@@ -15,6 +15,7 @@ import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.j
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 
 const EXECUTORS = ['subprocess', 'inprocess'] as const;
@@ -56,7 +57,7 @@ async function orphansDone(dbPath: string): Promise<void> {
         return false;
       }
     });
-  while (mine().length > 0) await new Promise((r) => setTimeout(r, 50));
+  await waitFor(() => mine().length === 0, () => `the project-cli children of ${dbPath} to exit (pids ${mine().join(', ')})`, 30_000);
 }
 
 for (const executor of EXECUTORS) {

@@ -11,6 +11,7 @@ import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, connectWs } from '../helpers/host.js';
 import { dbCount } from '../helpers/db.js';
 import { mintBearer } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 test('a malformed upgrade request line does not take the WebSocket daemon down', async () => {
   const host = await startHost({ transport: 'ws' });
@@ -109,10 +110,12 @@ test('a replayed call reaches its caller only, not the thread’s subscribers ag
     await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r1', args });
     await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r1', args });
     await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r1', args: { ...args, input: { key: 'k', content: 'w' } } });
-    await new Promise((r) => setTimeout(r, 200));
-    const seen = (c: { wire: Array<{ method?: string }> }) => c.wire.filter((e) => e.method === 'tool/result').length;
-    assert.equal(seen(host), 3, 'the caller hears every answer');
-    assert.equal(seen(watcher), 1, 'the subscriber hears the one call that ran');
+    // No fixed wait for what must not come: a new call after the replays; the watcher hears it last.
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'replay', tool_call_id: 'r2', args: { module: 'memory', method: 'read', input: {} } });
+    const seen = (c: { wire: Array<{ method?: string; payload: unknown }> }) => c.wire.filter((e) => e.method === 'tool/result').map((e) => (e.payload as { tool_call_id: string }).tool_call_id);
+    await waitFor(() => seen(watcher).includes('r2'), 'the watcher to hear r2');
+    assert.deepEqual(seen(host), ['r1', 'r1', 'r1', 'r2'], 'the caller hears every answer');
+    assert.deepEqual(seen(watcher), ['r1', 'r2'], 'the subscriber hears the one call that ran');
     await watcher.close();
   } finally {
     await host.stop();
@@ -128,9 +131,7 @@ test('a call in flight when the host closes stdin is still answered before the d
     });
     // End stdin once the call is surely in flight (its credential is audited before the child starts),
     // not after a fixed sleep: on a loaded machine the request may not even be written yet.
-    for (let i = 0; i < 400 && (await dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit')) === 0; i++) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await waitFor(async () => (await dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit')) > 0, 'the call in flight', 15_000, 5);
     host.proc.stdin.end();
     const r = await pending;
     assert.equal(r.status, 'success');
@@ -156,7 +157,7 @@ test('a raw frame nested 100,000 levels deep is refused without harm', async () 
     const deep = `${'{"d":'.repeat(100_000)}{}${'}'.repeat(100_000)}`;
     raw.send(`{"jsonrpc":"2.0","id":2,"method":"tool/invoke","params":{"session_id":"${s.session_id}","thread_id":"t","tool_call_id":"c","args":{"module":"memory","method":"read","input":${deep}}}}`);
     raw.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'thread/list', params: { session_id: 'nope' } }));
-    for (let i = 0; i < 100 && replies.length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => replies.length >= 3, () => `three replies, got ${JSON.stringify(replies).slice(0, 300)}`);
     const byId = new Map(replies.map((r) => [r.id, r]));
     assert.ok([-32602, -32001, -32700].includes(byId.get(2)?.error?.code ?? 0), JSON.stringify(byId.get(2)));
     assert.equal(byId.get(3)?.error?.code, -32001, 'the connection keeps answering');
@@ -186,8 +187,8 @@ test('one user may hold at most 16 AG-UI streams; the 17th is 429, and closing o
     const refused = await open();
     assert.equal(refused.status, 429);
     controllers[0]!.abort();
-    await new Promise((r) => setTimeout(r, 200));
-    assert.equal((await open()).status, 200);
+    // The slot is free once the daemon saw the close: a refused attempt holds nothing, so try until one is let in.
+    await waitFor(async () => (await open()).status === 200, 'a closed stream to free its slot');
   } finally {
     for (const c of controllers) c.abort();
     await host.stop();

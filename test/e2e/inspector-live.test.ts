@@ -19,6 +19,7 @@ import { startHost } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // Code passed to page.evaluate runs in the browser; this project compiles without the DOM lib.
 declare const document: any;
@@ -135,9 +136,7 @@ test('at 390 px from a #token= link: conversation first, a failure’s issues sh
     assert.equal(await page.getByTestId('header-user').isHidden(), true);
     assert.equal(await page.getByTestId('thread-list').locator('li').count(), 0);
     await page.getByTestId('connection-status').filter({ hasText: 'Connected' }).waitFor();
-    const deadline = Date.now() + 5000;
-    while (host.stderr().split('"msg":"connection closed"').length === closedBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(host.stderr().split('"msg":"connection closed"').length > closedBefore, 'the daemon saw the connection close');
+    await waitFor(() => host.stderr().split('"msg":"connection closed"').length > closedBefore, 'the daemon to see the connection close', 5000, 50);
     await page.getByTestId('call-submit').click();
     await page.getByTestId('call-status').filter({ hasText: 'Open a session first.' }).waitFor();
 

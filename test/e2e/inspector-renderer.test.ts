@@ -18,6 +18,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
 import { REPO_ROOT, screenshotPath } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // Code passed to page.evaluate runs in the browser. This project compiles without the DOM lib,
 // so the few browser globals it names are declared here, for this module only.
@@ -563,7 +564,7 @@ describe('inspector app against a scripted JSON-RPC peer', { skip: CHROMIUM_SKIP
     assert.match(await failed.getByTestId('tool-error-message').innerText(), /evt_9 not found/);
     assert.match(await failed.locator('h3').innerText(), /^calendar\.delete$/);
     // history/get asked for the ui view; then thread/subscribe.
-    await waitFor(() => rpc.received.some((r) => r.method === 'thread/subscribe' && r.params.thread_id === 't1'));
+    await waitFor(() => rpc.received.some((r) => r.method === 'thread/subscribe' && r.params.thread_id === 't1'), 'thread/subscribe of t1', 5000, 20);
     const hist = rpc.received.find((r) => r.method === 'history/get');
     assert.equal(hist?.params.view, 'ui');
     assert.equal(hist?.params.thread_id, 't1');
@@ -623,7 +624,7 @@ describe('inspector app against a scripted JSON-RPC peer', { skip: CHROMIUM_SKIP
     // Switching threads unsubscribed t1; the new thread now shows in the list and is subscribed.
     assert.ok(rpc.received.some((r) => r.method === 'thread/unsubscribe' && r.params.thread_id === 't1'));
     await page.locator('[data-testid="thread-item"][data-thread-id="t-new"]').filter({ hasText: '1 message' }).waitFor();
-    await waitFor(() => rpc.received.some((r) => r.method === 'thread/subscribe' && r.params.thread_id === 't-new'));
+    await waitFor(() => rpc.received.some((r) => r.method === 'thread/subscribe' && r.params.thread_id === 't-new'), 'thread/subscribe of t-new', 5000, 20);
     assert.notEqual(await page.getByTestId('call-tool-call-id').inputValue(), toolCallId, 'a fresh tool_call_id for the next call');
   });
 
@@ -679,11 +680,3 @@ describe('inspector app against a scripted JSON-RPC peer', { skip: CHROMIUM_SKIP
     await other.close();
   });
 });
-
-async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

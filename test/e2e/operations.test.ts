@@ -16,6 +16,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const PROMTOOL = process.env.TOOLGATE_PROMTOOL ?? '/usr/bin/promtool';
 const PROMETHEUS = process.env.TOOLGATE_PROMETHEUS ?? '/usr/bin/prometheus';
@@ -34,22 +35,13 @@ async function get(host: Host, path: string): Promise<{ status: number; type: st
   return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
 }
 
-/** Polls until `check` holds; each round waits for the previous answer (no fixed sleep decides the outcome). */
-async function until<T>(what: string, probe: () => Promise<T>, check: (v: T) => boolean, rounds = 500): Promise<T> {
+/** Probes until `check` holds (test/helpers/wait-for.ts; each round waits for the previous answer; a probe that fails is a round that did not see it yet). */
+async function until<T>(what: string, probe: () => Promise<T>, check: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
   let last: T | undefined;
-  let failed: unknown;
-  for (let i = 0; i < rounds; i++) {
-    try {
-      last = await probe();
-    } catch (err) {
-      // One probe that timed out or was refused is one round that did not see it yet.
-      failed = err;
-      continue;
-    }
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`${what}: never happened (last: ${JSON.stringify(last)}; last failure: ${String(failed)})`);
+  return waitFor(async () => {
+    last = await probe();
+    return check(last) ? { value: last } : undefined;
+  }, () => `${what} (last: ${JSON.stringify(last)})`, timeoutMs, 10).then((r) => r.value);
 }
 
 /** The value of one series line of an exposition, or undefined. */
@@ -243,7 +235,7 @@ test('a real Prometheus scrapes the daemon and its query API returns toolgate_to
       } catch {
         return undefined;
       }
-    }, (a) => (a?.data.result.length ?? 0) > 0, 3000).catch((err: Error) => {
+    }, (a) => (a?.data.result.length ?? 0) > 0, 60_000).catch((err: Error) => {
       throw new Error(`${err.message}\nprometheus:\n${promLog}`);
     });
     const series = answer!.data.result[0]!;

@@ -12,6 +12,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { dbCount } from '../helpers/db.js';
 import { freshPgDatabase, needsPg, pgQuery, TEST_PG_URL } from '../helpers/pg.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const create = (title: string) => ({
   module: 'calendar',
@@ -112,9 +113,4 @@ async function retryOnce<T>(f: () => Promise<T>): Promise<T> {
   } catch {
     return f();
   }
-}
-
-async function waitFor(cond: () => boolean, what: () => string): Promise<void> {
-  for (let i = 0; i < 600 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(cond(), `timed out: ${what()}`);
 }

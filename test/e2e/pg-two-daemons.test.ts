@@ -10,6 +10,7 @@ import { dbCount, dbRows } from '../helpers/db.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 type Executor = 'inprocess' | 'subprocess';
 import type { ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const EXECUTORS: Executor[] = ['inprocess', 'subprocess'];
 
@@ -190,11 +191,6 @@ describe('message timestamps across two daemons', needsPg, () => {
   });
 });
 
-async function waitFor(cond: () => boolean, what: () => string): Promise<void> {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(cond(), `timed out: ${what()}`);
-}
-
 interface SseIds {
   /** The `id:` of every frame that carries one (RUN_FINISHED: one per stored message). */
   ids: string[];
@@ -225,7 +221,7 @@ async function sseIds(port: number, thread: string, token: string, opts: { repla
   })().catch(() => {});
   return {
     ids,
-    until: (n) => waitFor(() => ids.length >= n, () => `ids ${ids.join(',')}`),
+    until: async (n) => void (await waitFor(() => ids.length >= n, () => `ids ${ids.join(',')}`)),
     close: () => {
       abort.abort();
       void reading;

@@ -13,6 +13,7 @@ import { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, TRANSPORTS, type Client, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import type { HistoryGetResult, ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type History = HistoryGetResult;
 
@@ -160,9 +161,13 @@ describe('subscriptions are per user (ws, several connections)', () => {
 
     await aCall.request('tool/invoke', { session_id: ca.session_id, thread_id: 'room', tool_call_id: 'a1', args: memoryUpdate('a', '1') });
     await bCall.request('tool/invoke', { session_id: cb.session_id, thread_id: 'room', tool_call_id: 'b1', args: memoryUpdate('b', '1') });
-    await new Promise((r) => setTimeout(r, 200));
+    // No fixed wait for what must not come: one more call per user in their own 'room'. It is published after
+    // the other user's call was answered, so a leak of that call would reach the watcher ahead of this one.
+    await aCall.request('tool/invoke', { session_id: ca.session_id, thread_id: 'room', tool_call_id: 'a2', args: memoryUpdate('a', '2') });
+    await bCall.request('tool/invoke', { session_id: cb.session_id, thread_id: 'room', tool_call_id: 'b2', args: memoryUpdate('b', '2') });
     const heard = (c: Client) => c.wire.filter((e) => e.method === 'tool/result').map((e) => (e.payload as { tool_call_id: string }).tool_call_id);
-    assert.deepEqual(heard(aWatch), ['a1']);
-    assert.deepEqual(heard(bWatch), ['b1']);
+    await waitFor(() => heard(aWatch).includes('a2') && heard(bWatch).includes('b2'), () => `both watchers' own calls (a: ${heard(aWatch)}, b: ${heard(bWatch)})`);
+    assert.deepEqual(heard(aWatch), ['a1', 'a2']);
+    assert.deepEqual(heard(bWatch), ['b1', 'b2']);
   });
 });

@@ -14,6 +14,7 @@ import { startHost, type Host } from '../helpers/host.js';
 import { tempDir } from '../helpers/repo.js';
 import { peakUntilIdle, rssOf } from '../helpers/proc-stats.js';
 import { mintBearer } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const MIB = 1024 * 1024;
 const tick = () => new Promise((r) => setImmediate(r));
@@ -63,7 +64,7 @@ test('a peer that sends skills/read without reading grows the daemon by at most 
     const { sent, peak } = await flood(host, peer, 200_000);
     // The daemon stopped reading: the peer's sends pile up on its own side.
     assert.ok(peer.ws.bufferedAmount >= 2 * MIB, `after ${sent} requests the daemon still reads (peer buffered ${peer.ws.bufferedAmount})`);
-    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'));
+    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'), 'the daemon to stop reading the slow peer', 60_000);
     // Whatever the daemon read before it stopped is worked off now: follow its RSS until it is idle.
     const settledPeak = await peakUntilIdle(host.proc.pid!);
     const growth = Math.max(peak, settledPeak) - base;
@@ -85,9 +86,9 @@ test('when the paused peer reads again, every request it sent is answered, in fu
     const peer = await rawPeer(host);
     peer.stopReading();
     const { sent } = await flood(host, peer, 20_000);
-    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'));
+    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'), 'the daemon to stop reading the slow peer', 60_000);
     peer.readAgain();
-    await waitFor(() => peer.answered.size >= sent + 2);
+    await waitFor(() => peer.answered.size >= sent + 2, () => `every answer, got ${peer.answered.size} of ${sent + 2}`, 60_000);
     const answers = [...peer.answered.values()];
     assert.ok(answers.every((a) => a.result !== undefined || a.error?.code === -32003), 'each answer is the skill or -32003');
     assert.ok(answers.filter((a) => a.result !== undefined).length > sent / 2, 'most were served once the peer read again');
@@ -116,15 +117,9 @@ test('a peer that sends frames the daemon refuses, and never reads, is paused li
       for (let i = 0; i < 1000; i++, sent++) peer.ws.send('x');
       await tick();
     }
-    const deadline = Date.now() + 30_000;
-    while (!paused() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(paused(), `after ${sent} refused frames the daemon still reads them`);
+    await waitFor(paused, () => `the daemon to stop reading: after ${sent} refused frames it still reads them`, 30_000);
     peer.ws.terminate();
   } finally {
     await host.stop();
   }
 });
-
-async function waitFor(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 20));
-}

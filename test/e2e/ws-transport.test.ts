@@ -14,6 +14,7 @@ import { tempDir } from '../helpers/repo.js';
 import { startHost, openSession, connectWs, type Host, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 
 const createArgs = (title: string) => ({
@@ -40,14 +41,6 @@ async function rawSocket(port: number): Promise<{ ws: WebSocket; next(): Promise
   return { ws, next: () => (inbox.length ? Promise.resolve(inbox.shift()) : new Promise((r) => waiters.push(r))) };
 }
 
-/** Polls `condition` every 20 ms until it holds (true) or 15 s pass (false). */
-async function poll(condition: () => Promise<boolean>): Promise<boolean> {
-  for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
-    if (await condition()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return condition();
-}
 
 function count(dbPath: string, sql: string, ...params: unknown[]): Promise<number> {
   return dbCount(dbPath, sql, params);
@@ -85,16 +78,20 @@ describe('one daemon, many connections', () => {
       session_id: s2.session_id, thread_id: 'shared-view', tool_call_id: 'sub-1', args: createArgs('Watched'),
     });
     assert.equal(r.status, 'success');
-    await new Promise((res) => setTimeout(res, 200));
     const notes = (c: Client) => c.wire.filter((e) => e.method === 'tool/result').map((e) => (e.payload as { tool_call_id: string }).tool_call_id);
+    await waitFor(() => notes(a1).includes('sub-1'), 'the subscriber to hear sub-1');
+    // No fixed wait for what must not come: bob calls in his own subscribed thread. A leak of sub-1 (published
+    // before a2 had its answer, so before this call was sent) would reach b1 ahead of bob's own notification.
+    await b1.request('tool/invoke', { session_id: sb.session_id, thread_id: 'bobs-own', tool_call_id: 'bob-mark', args: { module: 'memory', method: 'read', input: {} } });
     assert.deepEqual(notes(a1), ['sub-1'], 'the subscriber on another connection sees the call');
     assert.deepEqual(notes(a2), ['sub-1'], 'the invoking connection sees it once');
-    assert.deepEqual(notes(b1), [], 'another user sees nothing');
+    assert.deepEqual(notes(b1), ['bob-mark'], 'another user sees nothing of it');
 
     await a1.request('thread/unsubscribe', { session_id: s1.session_id, thread_id: 'shared-view' });
     await a2.request('tool/invoke', { session_id: s2.session_id, thread_id: 'shared-view', tool_call_id: 'sub-2', args: createArgs('Unwatched') });
-    await new Promise((res) => setTimeout(res, 200));
-    assert.deepEqual(notes(a1), ['sub-1']);
+    // The same marker: a1's own call comes after sub-2 was published, so sub-2 would have come first.
+    await a1.request('tool/invoke', { session_id: s1.session_id, thread_id: 'a1-own', tool_call_id: 'a1-mark', args: { module: 'memory', method: 'read', input: {} } });
+    assert.deepEqual(notes(a1), ['sub-1', 'a1-mark']);
 
     // A session id belongs to its connection.
     const foreign = (await a1.request('thread/list', { session_id: s2.session_id }).catch((e: unknown) => e)) as ResponseError<unknown>;
@@ -148,11 +145,9 @@ describe('one daemon, many connections', () => {
     const s = await openSession(c, await mintBearer('erin'));
     void c.request('tool/invoke', { session_id: s.session_id, thread_id: 'gone', tool_call_id: 'g1', args: createArgs('Left behind') }).catch(() => {});
     // Disconnect only once the call has started (its credential is issued), so the test cannot pass on a call that never ran.
-    const started = await poll(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0);
-    assert.ok(started, 'the call started');
+    await waitFor(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0, 'the call to start');
     await c.close();
-    const stored = await poll(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0);
-    assert.ok(stored, 'the call that started is stored although its client left');
+    await waitFor(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'gone' AND tool_call_id = 'g1'")) > 0, 'the call that started to be stored although its client left');
     assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Left behind'"), 1, 'its effect exactly once');
     const again = await connectWs(host.port!);
     const s2 = await openSession(again, await mintBearer('erin'));
@@ -260,7 +255,8 @@ describe('limits', () => {
     const calls = Array.from({ length: 5 }, (_, i) =>
       host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'term', tool_call_id: `t${i}`, args: createArgs(`Term ${i}`) }),
     );
-    await new Promise((r) => setTimeout(r, 50));
+    // SIGTERM once a call is surely in flight (its credential is audited before the child starts).
+    await waitFor(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'term'")) > 0, 'a call in flight');
     host.proc.kill('SIGTERM');
     const results = await Promise.allSettled(calls);
     assert.equal(await host.exited, 0);
@@ -280,11 +276,16 @@ describe('limits', () => {
         dead.once('close', () => resolve(Date.now() - t));
       });
       assert.ok(closedAfter < 5000);
-      const alive = await connectWs(host.port!);
-      await new Promise((r) => setTimeout(r, 600));
-      const init = await alive.request<{ protocol_version: string }>('initialize', { protocol_version: '1' });
-      assert.equal(init.protocol_version, '1', 'a peer that answers pings stays connected');
-      await alive.close();
+      // A peer that answers pings (ws answers them itself) is still served after several of them.
+      const alive = new WebSocket(`ws://127.0.0.1:${host.port}/rpc`);
+      let pings = 0;
+      alive.on('ping', () => pings++);
+      await new Promise((r) => alive.once('open', r));
+      await waitFor(() => pings >= 3, () => `three pings, got ${pings}`);
+      const reply = new Promise<{ result: { protocol_version: string } }>((r) => alive.once('message', (d) => r(JSON.parse(d.toString()))));
+      alive.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocol_version: '1' } }));
+      assert.equal((await reply).result.protocol_version, '1', 'a peer that answers pings stays connected');
+      alive.close();
     } finally {
       await host.stop();
     }
@@ -294,7 +295,7 @@ describe('limits', () => {
     const host = await startHost({ transport: 'stdio' });
     const s = await openSession(host, await mintBearer('jon'));
     const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'term', tool_call_id: 't0', args: createArgs('Stdio term') });
-    await new Promise((r) => setTimeout(r, 30));
+    await waitFor(async () => (await count(host.dbPath, "SELECT count(*) AS n FROM credential_audit WHERE thread_id = 'term'")) > 0, 'the call in flight');
     host.proc.kill('SIGTERM');
     const outcome = await pending.then(() => 'answered', () => 'dropped');
     assert.equal(await host.exited, 0);
@@ -328,10 +329,7 @@ describe('limits', () => {
       const tcp = (raw.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
       tcp.pause();
       for (let i = 0; i < 40; i++) send(100 + i, 'history/get', { session_id: sessionId, thread_id: 'big', view: 'context' });
-      for (const deadline = Date.now() + 15_000; !/backpressure: stopped reading a slow peer/.test(host.stderr()) && Date.now() < deadline; ) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.match(host.stderr(), /backpressure: stopped reading a slow peer/);
+      await waitFor(() => /backpressure: stopped reading a slow peer/.test(host.stderr()), 'the daemon to stop reading the slow peer');
 
       const other = await host.request<{ threads: unknown[] }>('thread/list', { session_id: s.session_id });
       assert.equal(other.threads.length, 1, 'another connection is served while the slow one is paused');
@@ -344,10 +342,7 @@ describe('limits', () => {
         ids.add(reply.id);
       }
       // Log lines of one event-loop turn leave stderr together, so the line may follow the last reply.
-      for (const deadline = Date.now() + 5_000; !/backpressure: reading again/.test(host.stderr()) && Date.now() < deadline; ) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.match(host.stderr(), /backpressure: reading again/);
+      await waitFor(() => /backpressure: reading again/.test(host.stderr()), 'the daemon to read the peer again');
       raw.ws.close();
     } finally {
       await host.stop();

@@ -15,6 +15,7 @@ import { startHost, openSession } from '../helpers/host.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
 import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertToolResponse } from './invariants.js';
+import { slowSuite } from '../helpers/quick.js';
 
 const PER_ACTION = 30;
 
@@ -32,7 +33,7 @@ const FIELDS: Record<string, string[]> = {
   'memory.read': ['key'],
 };
 
-test(`every action's input, ${PER_ACTION} random inputs each: structured, never INTERNAL, no secret stored (seed ${SEED})`, { timeout: 150_000 }, () =>
+test(`every action's input, ${PER_ACTION} random inputs each: structured, never INTERNAL, no secret stored (seed ${SEED})`, slowSuite({ timeout: 150_000 }), () =>
   withSeed('action inputs', async () => {
     assert.deepEqual(Object.keys(FIELDS).sort(), [...ACTION_NAMES].sort(), 'every action is fuzzed');
     const rng = new Rng(SEED ^ 0xac710);

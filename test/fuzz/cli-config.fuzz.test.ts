@@ -24,6 +24,7 @@ import { ALL_ACTIONS, generateTestKeyPair, mintCredential, recordTrustedKey } fr
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
 import { FIELD_NAMES, Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
 import { assertNoSecret, assertNoSecretInDbFiles } from './invariants.js';
+import { slowSuite } from '../helpers/quick.js';
 
 const CLI_RUNS = 24;
 const CONFIGS = 1500;
@@ -45,7 +46,7 @@ function run(bin: string, args: string[], env: Record<string, string>, stdin: st
   });
 }
 
-test(`project-cli argv/stdin: one JSON document, the right exit code, never INTERNAL, no credential echoed (seed ${SEED})`, { timeout: 150_000 }, () =>
+test(`project-cli argv/stdin: one JSON document, the right exit code, never INTERNAL, no credential echoed (seed ${SEED})`, slowSuite({ timeout: 150_000 }), () =>
   withSeed('project-cli argv/stdin', async () => {
     const rng = new Rng(SEED ^ 0xc11);
     const dir = tempDir('toolgate-fuzz-cli-');
@@ -125,7 +126,7 @@ function mutate(rng: Rng, value: unknown, depth = 0): unknown {
   return value;
 }
 
-test(`config files: loaded or refused with a ConfigError, never a crash (seed ${SEED})`, { timeout: 150_000 }, () =>
+test(`config files: loaded or refused with a ConfigError, never a crash (seed ${SEED})`, slowSuite({ timeout: 150_000 }), () =>
   withSeed('config files', async () => {
     const rng = new Rng(SEED ^ 0xc0f);
     const dir = tempDir('toolgate-fuzz-cfg-');

@@ -15,12 +15,13 @@ import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 import { splitVariants } from '../helpers/split-tokens.js';
 import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
 import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertStructured, tokenMarks } from './invariants.js';
+import { slowSuite } from '../helpers/quick.js';
 
 const FRAMES = 400;
 const MAX_BYTES = 4096;
 const methods = Object.keys(METHODS).filter((m) => m !== 'shutdown');
 
-test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no secret out (seed ${SEED})`, { timeout: 120_000 }, () =>
+test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no secret out (seed ${SEED})`, slowSuite({ timeout: 120_000 }), () =>
   withSeed('stdio envelopes', async () => {
     const rng = new Rng(SEED);
     const token = await mintBearer('fuzz-user');
@@ -83,7 +84,7 @@ test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no
   }),
 );
 
-test(`stdio: broken headers end the daemon loudly, never silently (seed ${SEED})`, { timeout: 120_000 }, () =>
+test(`stdio: broken headers end the daemon loudly, never silently (seed ${SEED})`, slowSuite({ timeout: 120_000 }), () =>
   withSeed('stdio headers', async () => {
     const rng = new Rng(SEED ^ 0x5eed);
     const broken = [

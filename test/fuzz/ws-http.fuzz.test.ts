@@ -16,6 +16,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { splitVariants } from '../helpers/split-tokens.js';
 import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
 import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertStructured, type RpcAnswer, tokenMarks } from './invariants.js';
+import { slowSuite } from '../helpers/quick.js';
 
 const FRAMES = 300;
 const TARGETS = 150;
@@ -38,7 +39,7 @@ function rawStatus(port: number, request: Buffer | string): Promise<number> {
   });
 }
 
-test(`ws frames and http targets: structured answers, no 5xx, no secret out (seed ${SEED})`, { timeout: 150_000 }, () =>
+test(`ws frames and http targets: structured answers, no 5xx, no secret out (seed ${SEED})`, slowSuite({ timeout: 150_000 }), () =>
   withSeed('ws frames / http targets', async () => {
     const rng = new Rng(SEED ^ 0x3e7);
     const r0 = rng.fork(-1);

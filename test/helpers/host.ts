@@ -62,7 +62,7 @@ export interface StartOptions {
  * Every result and `tool/result` notification a test receives is validated against schemas/:
  * a notification that does not match fails the client's next request.
  */
-function makeClient(tg: ToolgateClient, close: () => Promise<void> = () => tg.close()): Client {
+export function makeClient(tg: ToolgateClient, close: () => Promise<void> = () => tg.close()): Client {
   const wire: WireEvent[] = [];
   const violations: string[] = [];
   tg.onAnyNotification((method, params) => {

@@ -8,12 +8,13 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { startHost, openSession, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import { slowSuite } from '../helpers/quick.js';
 
 const CONNECTIONS = 50;
 const CALLS_PER_CONNECTION = 100;
 const IN_FLIGHT_PER_CONNECTION = 4;
 
-test(`soak: ${CONNECTIONS} connections × ${CALLS_PER_CONNECTION} calls, every acknowledged call stored exactly once`, { timeout: 240_000 }, async () => {
+test(`soak: ${CONNECTIONS} connections × ${CALLS_PER_CONNECTION} calls, every acknowledged call stored exactly once`, slowSuite({ timeout: 240_000 }), async () => {
   const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess'] });
   const acknowledged: Array<{ thread: string; call: string }> = [];
   const clients: Client[] = [];

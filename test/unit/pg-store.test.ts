@@ -14,6 +14,7 @@ import { describePgUrl } from '../../src/store/pg/connect.js';
 import { StoreConflictError, type MessageRow } from '../../src/store/store.js';
 import { STORED_ROW_CHECK } from '../../src/store/stored-rows.js';
 import { dropAllFreshDatabases, freshPgDatabase, needsPg, pgQuery, TEST_PG_URL, withDatabase } from '../helpers/pg.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 after(dropAllFreshDatabases);
 
@@ -287,7 +288,7 @@ describe('PostgreSQL engine', needsPg, () => {
         );
         // Another thread nobody watches here is not read.
         await b.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 'other', role: 'user', content: 'o', metadataJson: '{}' }));
-        await waitFor(() => got.length >= 20);
+        await waitFor(() => got.length >= 20, () => `20 notifications, got ${got.length}`);
         // Our own pokes (a local commit) do not deliver twice.
         await feed.poke({ userId: 'alice', threadId: 't' }, 20);
         await new Promise((r) => setTimeout(r, 200));
@@ -311,14 +312,14 @@ describe('PostgreSQL engine', needsPg, () => {
         const insert = (n: number) =>
           b.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 't', role: 'user', content: `m${n}`, metadataJson: '{}' }));
         await insert(1);
-        await waitFor(() => got.length === 1);
+        await waitFor(() => got.length === 1, () => `1 notification, got ${got.length}`);
         // Cut the listening session from the server side, then write while it is away.
         await pgQuery(db.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'");
         await insert(2);
         await insert(3);
-        await waitFor(() => got.length === 3);
+        await waitFor(() => got.length === 3, () => `3 notifications, got ${got.length}`);
         await insert(4);
-        await waitFor(() => got.length === 4);
+        await waitFor(() => got.length === 4, () => `4 notifications, got ${got.length}`);
         assert.deepEqual(got, [1, 2, 3, 4]);
         assert.ok(lines.some((l) => /^warn: lost the database connection/.test(l)), lines.join('\n'));
         assert.ok(lines.some((l) => /^info: reconnected to the database/.test(l)), lines.join('\n'));
@@ -328,8 +329,3 @@ describe('PostgreSQL engine', needsPg, () => {
     });
   });
 });
-
-async function waitFor(cond: () => boolean, what = 'condition'): Promise<void> {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok(cond(), `timed out waiting for ${what}`);
-}

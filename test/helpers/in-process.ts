@@ -1,0 +1,148 @@
+/**
+ * The daemon in this process, the way vscode-jsonrpc's own tests run a
+ * server: `createDaemon` (the same runtime `toolgate serve` builds), served
+ * by the real stdio transport over an in-memory duplex pair, or by the real
+ * WebSocket transport on a loopback port of this process. The test's client
+ * is the package's typed client (`toolgate/client`), wrapped exactly as
+ * test/helpers/host.ts wraps it, so every result and `tool/result` is
+ * validated against schemas/ too.
+ *
+ * What this skips is the process boundary: the binary's argv parsing, its
+ * stdio pipes and signals, its exit code. The outside-in suites in test/e2e
+ * keep that path (one per transport and executor); a suite about the
+ * protocol's behaviour (dispatcher, tool/invoke, history, subscriptions,
+ * sessions) runs here, without a child process per case.
+ *
+ * The executor defaults to `inprocess` (no project-cli process per call);
+ * `executor: 'subprocess'` starts project-cli per call as `serve` does.
+ */
+import { PassThrough } from 'node:stream';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import { ToolgateClient } from '../../src/client/index.js';
+import { createDaemon, limitsOf } from '../../src/app/serve.js';
+import { serveOptionsOf } from '../../src/app/cli.js';
+import { daemonOpsRoutes } from '../../src/app/observability.js';
+import type { Daemon } from '../../src/daemon/daemon.js';
+import { createLogger } from '../../src/daemon/logger.js';
+import { serveStdio } from '../../src/rpc/stdio-transport.js';
+import { serveContext, type ServeContext } from '../../src/rpc/serve-context.js';
+import { createHttpServer } from '../../src/http/http-server.js';
+import { attachWebSocketRpc } from '../../src/rpc/ws-transport.js';
+import { agUiStreamRoute } from '../../src/http/ag-ui-stream.js';
+import { connectWs, makeClient, type Client, type Transport } from './host.js';
+import { tempDir } from './repo.js';
+import { TEST_BEARER_SECRET } from './tokens.js';
+import { pgDatabaseFor, TEST_PG_URL } from './pg.js';
+
+export interface InProcessHost extends Client {
+  transport: Transport;
+  /** The runtime itself: its store, sessions, subscriptions and executor, for a test to look at or to hold. */
+  daemon: Daemon;
+  ctx: ServeContext;
+  dbPath: string;
+  dataDir: string;
+  /** ws only: the loopback port of this process's HTTP server. */
+  port?: number;
+  /** The daemon's log lines (JSON, one a line), as `serve` would write them to stderr. */
+  stderr(): string;
+  /** Another WebSocket connection to the same daemon (ws only). */
+  connect(): Promise<Client>;
+  /** Closes the connection(s) and the transport, then the store. Resolves with 0 like a clean exit. */
+  stop(): Promise<number>;
+}
+
+export interface InProcessOptions {
+  transport?: Transport;
+  /** `serve`'s flags, parsed as the binary parses them (`--config`, `--max-in-flight`, `--executor`…). */
+  args?: string[];
+  /** The executor when `args` names none: `inprocess` here (the binary's default is `subprocess`). */
+  executor?: 'inprocess' | 'subprocess';
+  /** The daemon's environment (bearer secret and TOOLGATE_HOME are set unless given). */
+  env?: Record<string, string>;
+  dataDir?: string;
+  /** The database (path or URL) when it is not the data folder's own. */
+  db?: string;
+}
+
+/** Starts the daemon in this process and connects one client to it. */
+export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcessHost> {
+  const transport = opts.transport ?? 'stdio';
+  const dataDir = opts.dataDir ?? tempDir();
+  // The PostgreSQL pass: the daemons of one data folder share one fresh database (as host.ts).
+  const dbPath = opts.db ?? (TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
+  const env: Record<string, string> = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: dataDir, ...opts.env };
+  let logs = '';
+  const log = createLogger((line) => (logs += line.endsWith('\n') ? line : `${line}\n`), (env.TOOLGATE_LOG_LEVEL as 'info' | undefined) ?? 'info');
+  // The binary's own flag parsing (src/app/cli.ts), so a suite passes the flags it would pass to `toolgate serve`.
+  const argv = [transport === 'ws' ? '--ws' : '--stdio', ...(transport === 'ws' ? ['--port', '0'] : []), '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])];
+  const serveOpts = serveOptionsOf(argv, env);
+  if (!serveOpts) throw new Error('startInProcess: --help is not a daemon');
+  const daemon = await createDaemon(serveOpts, log);
+  log.maskSecrets(daemon.secrets ?? []);
+  let accepting = true;
+  const limits = limitsOf(serveOpts, daemon.config);
+  const ctx = serveContext(daemon, { limits, accepting: () => accepting });
+
+  const extra: Client[] = [];
+  let client: Client;
+  let port: number | undefined;
+  let closeTransport: () => Promise<void>;
+  if (transport === 'stdio') {
+    const toDaemon = new PassThrough();
+    const fromDaemon = new PassThrough();
+    const served = serveStdio(ctx, toDaemon, fromDaemon);
+    // `exit` (or the end of input) ends the served connection; the client then sees its stream close.
+    void served.finished.then(() => fromDaemon.end());
+    const tg = ToolgateClient.fromStreams(fromDaemon, toDaemon);
+    client = makeClient(tg, async () => tg.connection.dispose());
+    closeTransport = async () => {
+      toDaemon.end();
+      served.close();
+    };
+  } else {
+    const http: Server = createHttpServer(ctx, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx)]);
+    const ws = attachWebSocketRpc(ctx, http);
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(0, '127.0.0.1', () => resolve());
+    });
+    port = (http.address() as { port: number }).port;
+    client = await connectWs(port);
+    closeTransport = async () => {
+      ws.closeAll();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    };
+  }
+
+  let stopped: Promise<number> | undefined;
+  return {
+    ...client,
+    transport,
+    daemon,
+    ctx,
+    dbPath,
+    dataDir,
+    ...(port === undefined ? {} : { port }),
+    stderr: () => logs,
+    async connect() {
+      if (port === undefined) throw new Error('connect() needs the ws transport');
+      const c = await connectWs(port);
+      extra.push(c);
+      return c;
+    },
+    stop() {
+      stopped ??= (async () => {
+        accepting = false;
+        for (const c of extra) await c.close().catch(() => {});
+        await client.close().catch(() => {});
+        await closeTransport();
+        await ctx.writes.drained();
+        await daemon.store.close();
+        return 0;
+      })();
+      return stopped;
+    },
+  };
+}
