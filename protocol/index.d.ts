@@ -513,12 +513,19 @@ export interface StoreConfig {
   pool_size?: number;
   listen_url?: string | null;
 }
+/**
+ * Bearer token policy, and the OAuth authorization server (issuer) whose access tokens are accepted.
+ */
 export interface AuthConfig {
   max_token_lifetime_s?: number;
+  issuer?: string;
+  audience?: string;
+  jwks_url?: string;
 }
 export interface HttpConfig {
   allowed_origins?: string[];
   allowed_hosts?: string[];
+  public_url?: string;
 }
 export interface McpConfig {
   agent?: string;

@@ -10,6 +10,7 @@ import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, DEV_SECRET_FILE, resolveBearerKeys } from '../daemon/bearer-auth.js';
 import { loadConfig } from '../daemon/config.js';
+import { ProtectedResource, RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../daemon/protected-resource.js';
 import { loadSigningKey } from '../daemon/credential-issuer.js';
 import { describeDb, ensureFolder, keysDir, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
@@ -28,7 +29,9 @@ import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from '../daemon/config.js';
-import { lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
+import { LAZY_MCP_PATH, lazyMcpHttp } from '../rpc/mcp-http-lazy.js';
+import { corsRoute } from '../rpc/cors.js';
+import { resourceMetadataRoute } from '../rpc/oauth-metadata.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from '../daemon/mcp-session.js';
 import { discoverSkills } from '../daemon/skills.js';
@@ -93,18 +96,20 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     // No token can verify against a secret that does not exist yet: creating one now would only hide that.
     throw new ConfigError(`TOOLGATE_MCP_TOKEN cannot verify: there is no dev secret in ${dataDir} yet; mint the token with toolgate dev-token --user ID (it creates the secret)`);
   }
+  const config = loadConfig(opts.config, discoverSkills());
   const bearerKeys = resolveBearerKeys(opts.env, dataDir, opts.dev);
-  if (!bearerKeys) {
+  // With auth.issuer, its access tokens are enough: no HS256 secret is needed (contract section 11).
+  const oauth = config.auth.issuer ? protectedResource(config, opts.transport, log) : undefined;
+  if (!bearerKeys && !oauth) {
     throw new ConfigError(
       'no bearer secret configured: set TOOLGATE_BEARER_SECRET (HS256) or TOOLGATE_BEARER_JWKS (a JWKS file), ' +
-        'or pass --dev to create a local development secret in the data folder',
+        'auth.issuer in the --config file (an OAuth / OpenID provider), or pass --dev to create a local development secret in the data folder',
     );
   }
-  if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'env' && bearerKeys.secret.length < 32) {
+  if (bearerKeys?.kind === 'secret' && bearerKeys.origin === 'env' && bearerKeys.secret.length < 32) {
     log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
   }
-  if (bearerKeys.kind === 'secret' && bearerKeys.origin === 'dev') warnStrayDevSecret(dbPath, dataDir, log);
-  const config = loadConfig(opts.config, discoverSkills());
+  if (bearerKeys?.kind === 'secret' && bearerKeys.origin === 'dev') warnStrayDevSecret(dbPath, dataDir, log);
   if (!isPostgresUrl(dbPath)) {
     const created = ensureFolder(dirname(dbPath), '--db');
     // A named folder that did not exist may be a typo: say where the database now is (the data folder is expected).
@@ -139,6 +144,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       config,
       signingKey,
       bearerKeys,
+      ...(oauth ? { oauth } : {}),
       executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses),
       log,
       env: opts.env,
@@ -166,6 +172,19 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     await store.close();
     throw err;
   }
+}
+
+/**
+ * `auth.issuer`'s protected resource. Without an HTTP port there is no
+ * default public URL, so the audience must then be configured.
+ */
+function protectedResource(config: DaemonConfig, transport: ServeOptions['transport'], log: Logger): ProtectedResource {
+  const { issuer, audience, jwksUrl } = config.auth;
+  const resource = new ProtectedResource({ issuer: issuer!, audience, jwksUrl, publicUrl: config.http.publicUrl }, log);
+  if (transport !== 'ws' && !resource.ready) {
+    throw new ConfigError(`auth.audience: serve --${transport} has no HTTP port to name the resource by: set auth.audience (or http.public_url)`);
+  }
+  return resource;
 }
 
 /**
@@ -258,7 +277,9 @@ export async function serve(opts: ServeOptions): Promise<number> {
     const host = opts.host ?? '127.0.0.1';
     const mcpHttp = lazyMcpHttp(ctx);
     await attachMetrics(daemon, host);
-    const http = createHttpServer(ctx, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx), mcpHttp.route]);
+    const cors = corsRoute([LAZY_MCP_PATH, RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH]);
+    const routes = [cors, daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx), resourceMetadataRoute(daemon), mcpHttp.route];
+    const http = createHttpServer(ctx, routes);
     const ws = attachWebSocketRpc(ctx, http);
     await new Promise<void>((resolve, reject) => {
       http.once('error', reject);
@@ -267,6 +288,12 @@ export async function serve(opts: ServeOptions): Promise<number> {
     const address = http.address();
     const port = typeof address === 'object' && address ? address.port : opts.port;
     if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
+    if (daemon.oauth && port !== undefined) {
+      daemon.oauth.listening(host, port);
+      if (!daemon.config.http.publicUrl && !LOOPBACK.has(host)) {
+        log.log('warn', 'auth.issuer is set without http.public_url: clients are told this server is at its socket address', { public_url: `http://${host}:${port}` });
+      }
+    }
     // The one line a launcher waits for (contract section 1).
     process.stderr.write(`${JSON.stringify({ listening: { host, port } })}\n`);
     finished = new Promise<number>(() => {});

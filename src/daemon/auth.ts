@@ -3,10 +3,11 @@
  * `session/open` (a token in params), `/mcp`, the AG-UI stream (an
  * `Authorization` header) and `serve --mcp` (TOOLGATE_MCP_TOKEN).
  * `authenticate` checks the token's length and shape, verifies it with the
- * configured keys and policy (bearer-auth.ts), and provisions its user from
+ * configured keys and policy (bearer-auth.ts) — or, for an access token of
+ * `auth.issuer`, with that issuer's JWKS (protected-resource.ts) — and provisions its user from
  * the claims. The token is never echoed, logged or kept.
  */
-import { Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
+import { identityOf, Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import { MAX_BEARER_TOKEN_LENGTH } from '../protocol/limits.js';
 
@@ -70,8 +71,12 @@ export async function authenticate(daemon: Daemon, credentials: Credentials, opt
   const token = 'token' in credentials ? credentials.token : bearerOf(credentials.header);
   if (!token || token.length > MAX_TOKEN_CHARS) throw new AuthError('missing', 'a user bearer token is required: Authorization: Bearer <token>');
   let identity: BearerIdentity;
+  const policy = { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS };
   try {
-    identity = await verifyBearer(token, daemon.bearerKeys, opts.env ?? daemon.env, { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS });
+    // An access token of `auth.issuer` goes to its JWKS; anything else to the secret / JWKS file.
+    if (daemon.oauth?.claims(token)) identity = identityOf(await daemon.oauth.verify(token), policy);
+    else if (daemon.bearerKeys) identity = await verifyBearer(token, daemon.bearerKeys, opts.env ?? daemon.env, policy);
+    else throw new Unauthorized(`invalid bearer token: only access tokens of ${daemon.oauth?.issuer ?? 'the configured issuer'} are accepted`);
   } catch (err) {
     if (err instanceof Unauthorized) throw new AuthError('invalid', err.message);
     throw err;

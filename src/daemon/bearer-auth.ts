@@ -101,6 +101,15 @@ export async function verifyBearer(
   } catch {
     throw new Unauthorized('invalid, expired or wrongly signed bearer token');
   }
+  return identityOf(payload, policy);
+}
+
+/**
+ * The identity of a verified token's claims (`exp` already required):
+ * refused when it lives longer than the policy allows or has no usable `sub`.
+ * Shared by every way a token is verified (secret, JWKS file, issuer).
+ */
+export function identityOf(payload: JWTPayload, policy: BearerPolicy = {}): BearerIdentity {
   if (policy.maxLifetimeS !== undefined) {
     const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
     if (payload.exp! - from > policy.maxLifetimeS) throw new Unauthorized('bearer token lifetime exceeds auth.max_token_lifetime_s');

@@ -36,12 +36,20 @@ export interface DaemonConfig {
   auth: {
     /** When set, a bearer token whose `exp - iat` (or `exp - now`) exceeds this is refused. */
     maxTokenLifetimeS?: number;
+    /** `auth.issuer`: the OAuth / OpenID authorization server whose access tokens are accepted. */
+    issuer?: string;
+    /** `auth.audience`: the `aud` its tokens must carry; unset → `<http.public_url>/mcp`. */
+    audience?: string;
+    /** `auth.jwks_url`: the issuer's keys; unset → discovered from the issuer's metadata. */
+    jwksUrl?: string;
   };
   http: {
     /** Origins a browser may call `/mcp` (and friends) from; unset → loopback origins only. */
     allowedOrigins?: string[];
     /** Host header values accepted; unset → loopback hosts only (DNS-rebinding protection). */
     allowedHosts?: string[];
+    /** `http.public_url` without a trailing slash; unset → `http://HOST:PORT` of the listening socket. */
+    publicUrl?: string;
   };
   mcp: {
     /** The agent profile MCP sessions use (stdio also reads `TOOLGATE_MCP_AGENT`). */
@@ -111,10 +119,16 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
       ...(d.store?.pool_size ? { poolSize: d.store.pool_size } : {}),
       ...(d.store?.listen_url ? { listenUrl: d.store.listen_url } : {}),
     },
-    auth: d.auth?.max_token_lifetime_s ? { maxTokenLifetimeS: d.auth.max_token_lifetime_s } : {},
+    auth: {
+      ...(d.auth?.max_token_lifetime_s ? { maxTokenLifetimeS: d.auth.max_token_lifetime_s } : {}),
+      ...(d.auth?.issuer ? { issuer: d.auth.issuer } : {}),
+      ...(d.auth?.audience ? { audience: d.auth.audience } : {}),
+      ...(d.auth?.jwks_url ? { jwksUrl: d.auth.jwks_url } : {}),
+    },
     http: {
       ...(d.http?.allowed_origins ? { allowedOrigins: d.http.allowed_origins } : {}),
       ...(d.http?.allowed_hosts ? { allowedHosts: d.http.allowed_hosts } : {}),
+      ...(d.http?.public_url ? { publicUrl: d.http.public_url.replace(/\/+$/, '') } : {}),
     },
     mcp: d.mcp?.agent ? { agent: d.mcp.agent } : {},
     metrics: d.metrics?.enabled === undefined ? {} : { enabled: d.metrics.enabled },

@@ -7,9 +7,9 @@ import type { SigningKey } from './credential-issuer.js';
  * secret (from the environment or the dev file), the service key, and the
  * private part of the credential signing key.
  */
-export function configuredSecrets(env: NodeJS.ProcessEnv, bearerKeys: BearerKeySource, signingKey: SigningKey): string[] {
+export function configuredSecrets(env: NodeJS.ProcessEnv, bearerKeys: BearerKeySource | null, signingKey: SigningKey): string[] {
   const out = new Set<string>();
-  if (bearerKeys.kind === 'secret') out.add(new TextDecoder().decode(bearerKeys.secret));
+  if (bearerKeys?.kind === 'secret') out.add(new TextDecoder().decode(bearerKeys.secret));
   if (env.TOOLGATE_SERVICE_KEY) out.add(env.TOOLGATE_SERVICE_KEY);
   if (signingKey.privateD) out.add(signingKey.privateD);
   out.delete('');

@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.js';
 import type { BearerKeySource } from './bearer-auth.js';
+import type { ProtectedResource } from './protected-resource.js';
 import type { DaemonConfig } from './config.js';
 import type { SigningKey } from './credential-issuer.js';
 import type { Executor } from './executor.js';
@@ -18,7 +19,10 @@ export interface Daemon {
   dbPath: string;
   config: DaemonConfig;
   signingKey: SigningKey;
-  bearerKeys: BearerKeySource;
+  /** TOOLGATE_BEARER_SECRET / _JWKS (or the dev secret); null when only `auth.issuer` verifies tokens. */
+  bearerKeys: BearerKeySource | null;
+  /** `auth.issuer` set: its access tokens are accepted too, and `/mcp` is an OAuth protected resource. */
+  oauth?: ProtectedResource;
   executor: Executor;
   log: Logger;
   env: NodeJS.ProcessEnv;

@@ -62,12 +62,64 @@ export const StoreConfig = named(
   }),
 );
 
-export const AuthConfig = named('config', 'AuthConfig', z.strictObject({ max_token_lifetime_s: Positive.optional() }));
+/** Host names a plain-http issuer or JWKS may use: anything else must be https (tokens' keys are fetched from it). */
+export function isLoopbackHostname(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** An absolute http(s) URL without credentials or fragment, at most 2000 characters. */
+const HttpUrl = z
+  .string()
+  .max(2_000)
+  .refine((v) => {
+    try {
+      const u = new URL(v);
+      return (u.protocol === 'https:' || u.protocol === 'http:') && u.username === '' && u.password === '' && u.hash === '';
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http:// or https:// URL (no user, password or #fragment)');
+
+/** Where signing keys come from: https, or plain http only on a loopback host (a test or a local provider). */
+const KeyServerUrl = HttpUrl.refine((v) => {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || isLoopbackHostname(u.hostname);
+  } catch {
+    return true; // HttpUrl has said why already
+  }
+}, 'must be https:// (plain http:// only for a loopback host such as 127.0.0.1 or localhost)');
+
+export const AuthConfig = named(
+  'config',
+  'AuthConfig',
+  z.strictObject({
+    max_token_lifetime_s: Positive.optional(),
+    /** An OAuth 2.1 / OpenID authorization server whose access tokens are accepted (`iss`). */
+    issuer: KeyServerUrl.optional(),
+    /** The `aud` an access token must carry: this resource (default `<http.public_url>/mcp`). */
+    audience: z.string().min(1).max(2_000).optional(),
+    /** The issuer's JWKS (default: `jwks_uri` of the issuer's RFC 8414 / OpenID metadata). */
+    jwks_url: KeyServerUrl.optional(),
+  }),
+  'Bearer token policy, and the OAuth authorization server (issuer) whose access tokens are accepted.',
+);
 
 export const HttpConfig = named(
   'config',
   'HttpConfig',
-  z.strictObject({ allowed_origins: z.array(HttpPattern).optional(), allowed_hosts: z.array(HttpPattern).optional() }),
+  z.strictObject({
+    allowed_origins: z.array(HttpPattern).optional(),
+    allowed_hosts: z.array(HttpPattern).optional(),
+    /** The base URL clients reach this server at (e.g. `https://tools.example.com`); default `http://HOST:PORT`. */
+    public_url: HttpUrl.refine((v) => {
+      try {
+        return new URL(v).search === '';
+      } catch {
+        return true;
+      }
+    }, 'must not carry a ?query').optional(),
+  }),
 );
 
 export const McpConfig = named('config', 'McpConfig', z.strictObject({ agent: z.string().min(1).optional() }));
@@ -90,6 +142,9 @@ export const ConfigFile = named(
     http: HttpConfig.optional(),
     mcp: McpConfig.optional(),
     metrics: MetricsConfig.optional(),
+  }).refine((c) => c.auth?.issuer !== undefined || (c.auth?.audience === undefined && c.auth?.jwks_url === undefined), {
+    message: 'required when auth.audience or auth.jwks_url is set (they describe its tokens)',
+    path: ['auth', 'issuer'],
   }),
   'The daemon configuration file (--config FILE).',
 );

@@ -2,8 +2,8 @@
  * MCP over Streamable HTTP at `/mcp` on the `--ws` server.
  *
  * Every request: `Host`/`Origin` checked (DNS-rebinding protection, 403),
- * the user bearer token verified (401 + `WWW-Authenticate: Bearer`, no
- * OAuth metadata), the body bounded like a `/rpc` frame (413). Then the
+ * the user bearer token verified (401 + `WWW-Authenticate: Bearer`, naming
+ * the OAuth metadata when `auth.issuer` is set), the body bounded like a `/rpc` frame (413). Then the
  * SDK's own classifier (`isLegacyRequest`) routes it:
  *
  * - 2026-07-28 requests (per-request `_meta` envelope, no session) go to
@@ -211,7 +211,8 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
       principal = await authenticate(daemon, { header: req.headers.authorization });
     } catch (err) {
       if (!(err instanceof AuthError)) throw err;
-      const challenge = err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"';
+      // With auth.issuer, the challenge names the RFC 9728 metadata (how an OAuth client finds the issuer).
+      const challenge = daemon.oauth?.challenge(err.reason) ?? (err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
       jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': challenge });
       return;
     }
