@@ -22,9 +22,9 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 export interface OidcProviderOptions {
   /** The `sub` of every token: the one account that logs in. */
@@ -48,6 +48,12 @@ export interface OidcProviderHandle {
    * resolves with that redirect (it carries `code`, `state`, `iss` or an `error`).
    */
   authorize(authorizationUrl: URL | string, redirectPrefix: string): Promise<URL>;
+  /**
+   * The whole flow by plain HTTP, as any OAuth client would run it: register a
+   * public client, authorize with PKCE S256 and `resource`, exchange the code
+   * (with `resource` again). Resolves with the access token.
+   */
+  mintAccessToken(resource: string, scope?: string): Promise<string>;
   /** The interactions finished so far ("login", "consent"), in order. */
   interactions: string[];
   close(): Promise<void>;
@@ -56,6 +62,58 @@ export interface OidcProviderHandle {
 async function signingKey(): Promise<JWK> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   return { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' };
+}
+
+/**
+ * The provider's storage, one per handle (the built-in memory adapter is one
+ * per process, and warns): it outlives `rotateKeys()`, which makes a new
+ * Provider instance, so clients, grants and sessions carry over.
+ */
+function mapAdapterFactory(): (model: string) => Adapter {
+  const rows = new Map<string, { payload: AdapterPayload; expiresAt: number }>();
+  const byUid = new Map<string, string>();
+  const byUserCode = new Map<string, string>();
+  const byGrant = new Map<string, Set<string>>();
+  const read = (key: string | undefined): AdapterPayload | undefined => {
+    const row = key === undefined ? undefined : rows.get(key);
+    if (!row) return undefined;
+    if (row.expiresAt <= Date.now()) {
+      rows.delete(key!);
+      return undefined;
+    }
+    return row.payload;
+  };
+  return (model) => {
+    const key = (id: string) => `${model}:${id}`;
+    return {
+      async upsert(id, payload, expiresIn) {
+        rows.set(key(id), { payload, expiresAt: expiresIn === undefined ? Infinity : Date.now() + expiresIn * 1000 });
+        if (payload.uid && model === 'Session') byUid.set(payload.uid, key(id));
+        if (payload.userCode) byUserCode.set(payload.userCode, key(id));
+        if (payload.grantId) byGrant.set(payload.grantId, (byGrant.get(payload.grantId) ?? new Set()).add(key(id)));
+      },
+      async find(id) {
+        return read(key(id));
+      },
+      async findByUid(uid) {
+        return read(byUid.get(uid));
+      },
+      async findByUserCode(userCode) {
+        return read(byUserCode.get(userCode));
+      },
+      async consume(id) {
+        const payload = read(key(id));
+        if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+      },
+      async destroy(id) {
+        rows.delete(key(id));
+      },
+      async revokeByGrantId(grantId) {
+        for (const k of byGrant.get(grantId) ?? []) rows.delete(k);
+        byGrant.delete(grantId);
+      },
+    };
+  };
 }
 
 /** Cookies by origin-wide name and path, as a browser keeps them for one host. */
@@ -96,6 +154,7 @@ export async function startOidcProvider(opts: OidcProviderOptions = {}): Promise
   const cookieKeys = [randomBytes(32).toString('base64url')];
   const keys: JWK[] = [await signingKey()];
   const interactions: string[] = [];
+  const adapter = mapAdapterFactory();
 
   let provider: Provider | undefined;
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
@@ -148,6 +207,7 @@ export async function startOidcProvider(opts: OidcProviderOptions = {}): Promise
 
   function configuration(): Configuration {
     return {
+      adapter,
       jwks: { keys: keys.map((k) => ({ ...k })) },
       cookies: { keys: cookieKeys },
       async findAccount(_ctx: KoaContextWithOIDC, id: string) {
@@ -202,6 +262,75 @@ export async function startOidcProvider(opts: OidcProviderOptions = {}): Promise
   install();
 
   const jar = new CookieJar();
+  async function authorize(authorizationUrl: URL | string, redirectPrefix: string): Promise<URL> {
+    let url = new URL(authorizationUrl);
+    for (let hop = 0; hop < 20; hop++) {
+      if (url.href.startsWith(redirectPrefix)) return url;
+      if (url.origin !== issuer) throw new Error(`the authorization flow left the provider for ${url.href}`);
+      const res = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header(url) } });
+      jar.store(res);
+      const location = res.headers.get('location');
+      if (res.status < 300 || res.status >= 400 || !location) {
+        throw new Error(`authorization stopped at ${url.pathname} with ${res.status}: ${await res.text()}`);
+      }
+      await res.body?.cancel();
+      url = new URL(location, url);
+    }
+    throw new Error('too many redirects in the authorization flow');
+  }
+
+  async function json<T>(res: Response, what: string): Promise<T> {
+    const body = (await res.json()) as T;
+    if (!res.ok) throw new Error(`${what}: ${res.status} ${JSON.stringify(body)}`);
+    return body;
+  }
+
+  async function mintAccessToken(resource: string, scope = resourceScopes): Promise<string> {
+    const meta = await json<{ registration_endpoint: string; authorization_endpoint: string; token_endpoint: string }>(
+      await fetch(`${issuer}/.well-known/openid-configuration`),
+      'discovery',
+    );
+    const redirectUri = 'http://127.0.0.1:1/minted';
+    const { client_id: clientId } = await json<{ client_id: string }>(
+      await fetch(meta.registration_endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          redirect_uris: [redirectUri],
+          token_endpoint_auth_method: 'none',
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          scope,
+        }),
+      }),
+      'registration',
+    );
+    const verifier = randomBytes(32).toString('base64url');
+    const state = randomBytes(8).toString('base64url');
+    const url = new URL(meta.authorization_endpoint);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope,
+      resource,
+      state,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString();
+    const callback = await authorize(url, redirectUri);
+    const code = callback.searchParams.get('code');
+    if (!code || callback.searchParams.get('state') !== state) throw new Error(`no code: ${callback.search}`);
+    const tokens = await json<{ access_token: string }>(
+      await fetch(meta.token_endpoint, {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier, resource }),
+      }),
+      'token',
+    );
+    return tokens.access_token;
+  }
+
   return {
     issuer,
     interactions,
@@ -211,22 +340,8 @@ export async function startOidcProvider(opts: OidcProviderOptions = {}): Promise
       install();
       return keys[0]!.kid!;
     },
-    async authorize(authorizationUrl, redirectPrefix) {
-      let url = new URL(authorizationUrl);
-      for (let hop = 0; hop < 20; hop++) {
-        if (url.href.startsWith(redirectPrefix)) return url;
-        if (url.origin !== issuer) throw new Error(`the authorization flow left the provider for ${url.href}`);
-        const res = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header(url) } });
-        jar.store(res);
-        const location = res.headers.get('location');
-        if (res.status < 300 || res.status >= 400 || !location) {
-          throw new Error(`authorization stopped at ${url.pathname} with ${res.status}: ${await res.text()}`);
-        }
-        await res.body?.cancel();
-        url = new URL(location, url);
-      }
-      throw new Error('too many redirects in the authorization flow');
-    },
+    authorize,
+    mintAccessToken,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
