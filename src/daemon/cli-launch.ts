@@ -74,7 +74,7 @@ function probe(blob: string): Promise<string | null> {
 
 /** The line of node's stderr that says what went wrong (an abort prints a banner and a native stack). */
 function whatWentWrong(text: string): string {
-  const lines = text.split('\n').map((l) => l.replace(/^#\s*/, '').trim()).filter(Boolean);
+  const lines = text.split('\n').map((l) => l.trim().replace(/^#\s*/, '')).filter(Boolean);
   return (lines.find((l) => /assert|error|fail|cannot|incompatible/i.test(l)) ?? lines[0] ?? '').slice(0, 200);
 }
 
