@@ -47,7 +47,7 @@ export type { Query };
 
 /** A write whose result the caller does not need now: held back in a transaction (unit.ts), else run at once. */
 async function write(q: Query, w: HeldWrite): Promise<void> {
-  if (q.hold) q.hold(w);
+  if (q.hold) await q.hold(w);
   else await q(w.text, w.values);
 }
 
@@ -533,11 +533,14 @@ export class PgMemories implements MemoriesRepo {
 
   async upsert(userId: string, key: string, content: string): Promise<Memory> {
     const now = nowIso();
-    await this.q(
-      `INSERT INTO memories (user_id, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (user_id, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
-      [userId, key, content, now],
-    );
+    // Its answer is all known here: held back in a transaction.
+    await write(this.q, {
+      text: `INSERT INTO memories (user_id, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+             ON CONFLICT (user_id, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
+      values: [userId, key, content, now],
+      writes: ['memories'],
+      row: JSON.stringify(['memories', userId, key]),
+    });
     return { key, content, updated_at: now };
   }
 
@@ -546,8 +549,8 @@ export class PgMemories implements MemoriesRepo {
   }
 
   async read(userId: string, key?: string): Promise<Memory[]> {
-    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key]);
-    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId]);
+    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key], ['memories']);
+    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId], ['memories']);
   }
 }
 

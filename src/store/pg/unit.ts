@@ -37,6 +37,12 @@ export interface HeldWrite extends Statement {
   writes: readonly string[];
   /** An idempotent write: another one with the same key while it is held adds nothing. */
   once?: string;
+  /**
+   * The row an upsert writes: a second write of it cannot share a statement
+   * with the first (an upsert may touch a row once per statement), so the
+   * held writes are sent before it is held.
+   */
+  row?: string;
 }
 
 /**
@@ -48,7 +54,7 @@ export interface HeldWrite extends Statement {
 export interface Query {
   <R = Record<string, unknown>>(text: string, values?: readonly unknown[], reads?: readonly string[]): Promise<R[]>;
   /** Holds a write back (absent outside a transaction: the repository runs it at once). */
-  hold?: (write: HeldWrite) => void;
+  hold?: (write: HeldWrite) => Promise<void>;
   /**
    * The unit's last statement: nothing follows it in the unit (its work
    * returns right after). Absent outside a transaction.
@@ -105,9 +111,14 @@ export class PgUnit {
     },
   );
 
-  private hold(write: HeldWrite): void {
+  private async hold(write: HeldWrite): Promise<void> {
     this.check();
     if (write.once !== undefined && this.pending.some((p) => p.write.once === write.once)) return;
+    if (write.row !== undefined && this.pending.some((p) => p.write.row === write.row)) {
+      await this.begin();
+      await this.openSavepoints();
+      await this.flush(() => true);
+    }
     this.pending.push({ write, level: this.depth });
   }
 
@@ -125,12 +136,18 @@ export class PgUnit {
   }
 
   private async last<R>(s: Statement, reads: readonly string[]): Promise<R[]> {
-    if (this.began || this.depth > 0 || this.touchesHeld(reads)) return this.statement<R>(s, reads);
     this.check();
+    if (this.touchesHeld(reads)) return this.statement<R>(s, undefined);
+    // Alone, it is the unit; inside a transaction, it still carries the held writes (all of its level by now).
+    const alone = !this.began && this.depth === 0;
+    if (!alone) {
+      await this.begin();
+      await this.openSavepoints();
+    }
     const writes = this.pending.map((p) => p.write);
     this.pending = [];
     const combined = combine(writes, s);
-    this.done = true;
+    if (alone) this.done = true;
     return this.run<R>(combined.text, combined.values);
   }
 
