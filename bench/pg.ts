@@ -5,6 +5,13 @@
  * the same daemon on SQLite, in interleaved rounds like the side-by-side
  * table, as medians of per-round ratios to that SQLite row.
  *
+ * Over each concurrent window it also takes, from /proc, the CPU time of the
+ * daemon(s) and of the server's backends and other processes (bench/proc-cpu.ts),
+ * and the server's write transactions and WAL bytes; per round, a commit probe
+ * (bench/pg-commit-probe.ts); once, the round trips per call through a counting
+ * proxy (bench/pg-wire-count.ts). bench/pg-capacity.ts turns them into the
+ * capacity model.
+ *
  * Every entry spreads its calls over 8 threads (call i → thread i mod 8), so
  * the calls at concurrency 8 are not all queued on one thread's row lock.
  *
