@@ -175,3 +175,22 @@ test('a typo in a required key names the unknown key and the key it was likely m
   const y = file('typo.yaml', 'agent:\n  default: {enabled_skills: [calendar], allowed_actions: [calendar.read]}\n');
   assert.equal(configError(y), `config ${y}: unknown key agent (did you mean agents?)`);
 });
+
+test('auth.scopes: a list of RFC 6749 scope tokens, each once, and only with auth.issuer; a bad one names its key', () => {
+  const issuer = 'http://127.0.0.1:9/';
+  const ok = file('scopes.json', JSON.stringify({ agents: { default: AGENT }, auth: { issuer, scopes: ['mcp', 'tools:read'] } }));
+  assert.deepEqual(loadConfig(ok, SKILLS).auth.scopes, ['mcp', 'tools:read']);
+  assert.equal(loadConfig(file('none.json', JSON.stringify({ agents: { default: AGENT }, auth: { issuer } })), SKILLS).auth.scopes, undefined);
+  const cases: Array<[unknown, RegExp]> = [
+    [{ issuer, scopes: ['mcp tools'] }, /auth\.scopes\.0: a scope is 1-200 printable ASCII characters without space/],
+    [{ issuer, scopes: ['say"hi'] }, /auth\.scopes\.0: a scope is/],
+    [{ issuer, scopes: [''] }, /auth\.scopes\.0: a scope is/],
+    [{ issuer, scopes: ['mcp', 'mcp'] }, /auth\.scopes: each scope once/],
+    [{ issuer, scopes: 'mcp' }, /auth\.scopes: /],
+    [{ scopes: ['mcp'] }, /auth\.issuer: required when auth\.audience, auth\.jwks_url or auth\.scopes is set/],
+  ];
+  for (const [auth, expected] of cases) {
+    const f = file('bad-scopes.json', JSON.stringify({ agents: { default: AGENT }, auth }));
+    assert.match(configError(f), expected, JSON.stringify(auth));
+  }
+});
