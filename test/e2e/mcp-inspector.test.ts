@@ -7,6 +7,8 @@
  *
  *   npm install --prefix /tmp/insp @modelcontextprotocol/inspector@2.12.0
  *   TOOLGATE_MCP_INSPECTOR=/tmp/insp/node_modules/.bin/mcp-inspector node --test dist/test/e2e/mcp-inspector.test.js
+ *
+ * `.ci/run` installs it that way and sets the variable, so CI runs this file.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +21,7 @@ import { startOidcProvider } from '../helpers/oidc-provider.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 const INSPECTOR = process.env.TOOLGATE_MCP_INSPECTOR;
+const inspectorHome = tempDir();
 const skip = INSPECTOR ? false : 'set TOOLGATE_MCP_INSPECTOR to the mcp-inspector bin to run the Inspector CLI';
 
 interface Run {
@@ -37,7 +40,9 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
     execFile(
       INSPECTOR!,
       ['--cli', ...args],
-      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env }, timeout: 120_000 },
+      // A HOME of its own: the Inspector keeps OAuth state in ~/.mcp-inspector, which must neither leak
+      // into nor come from the developer's own.
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: inspectorHome, ...env }, timeout: 120_000 },
       (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
   });
