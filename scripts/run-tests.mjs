@@ -10,6 +10,10 @@
 // skips the soak and fuzz suites, test/soak and test/fuzz: each case is
 // reported as skipped with that reason (test/helpers/quick.ts). Without it
 // every suite runs.
+//
+// TOOLGATE_TEST_TIMES=1 prints, after the SQLite pass, its slowest test files
+// with each one's wall time (scripts/file-times-reporter.mjs) and the pass's
+// own wall time: where the suite's time goes.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,7 +84,16 @@ if (pgUrl) {
   });
 }
 
-const sqliteCode = await run(['--test', '--test-concurrency=2', join(root, 'dist', 'test')], sqliteEnv);
+const timesLog = process.env.TOOLGATE_TEST_TIMES === '1' ? join(mkdtempSync(join(tmpdir(), 'toolgate-times-')), 'files.jsonl') : undefined;
+const reporters = timesLog ? ['--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts', 'file-times-reporter.mjs')}`, `--test-reporter-destination=${timesLog}`] : [];
+const started = Date.now();
+const sqliteCode = await run(['--test', '--test-concurrency=2', ...reporters, join(root, 'dist', 'test')], sqliteEnv);
+if (timesLog) {
+  const files = readFileSync(timesLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
+  process.stdout.write(`\n==== slowest of ${files.length} test files (SQLite pass) ====\n`);
+  for (const { file, ms } of files.slice(0, 15)) process.stdout.write(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(join(root, 'dist', 'test') + '/', '')}\n`);
+  process.stdout.write(`SQLite pass: ${((Date.now() - started) / 1000).toFixed(0)} s wall\n`);
+}
 const pgCode = await pgPass;
 if (pgLog) {
   process.stdout.write(`\n==== PostgreSQL pass (${PG_SUITES.length} suites) ====\n`);
