@@ -15,7 +15,7 @@
 // with each one's wall time (scripts/file-times-reporter.mjs) and the pass's
 // own wall time: where the suite's time goes.
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -84,10 +84,19 @@ if (pgUrl) {
   });
 }
 
+// The compiled suites: each dist/test/…/x.test.js whose source test/…/x.test.ts exists. Named one
+// by one, because `node --test dist/test` would also run every helper module (any .js under a
+// folder named test counts as a test file to it) and a stale compiled suite whose source moved.
+const SUITES = readdirSync(join(root, 'test'), { recursive: true })
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => join(root, 'dist', 'test', f.replace(/\.ts$/, '.js')))
+  .filter((f) => existsSync(f))
+  .sort();
+
 const timesLog = process.env.TOOLGATE_TEST_TIMES === '1' ? join(mkdtempSync(join(tmpdir(), 'toolgate-times-')), 'files.jsonl') : undefined;
 const reporters = timesLog ? ['--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts', 'file-times-reporter.mjs')}`, `--test-reporter-destination=${timesLog}`] : [];
 const started = Date.now();
-const sqliteCode = await run(['--test', '--test-concurrency=2', ...reporters, join(root, 'dist', 'test')], sqliteEnv);
+const sqliteCode = await run(['--test', '--test-concurrency=2', ...reporters, ...SUITES], sqliteEnv);
 if (timesLog) {
   const files = readFileSync(timesLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
   process.stdout.write(`\n==== slowest of ${files.length} test files (SQLite pass) ====\n`);
