@@ -25,11 +25,11 @@ const root = new URL('..', import.meta.url).pathname;
 // restart or cut the server; they run once, in the SQLite pass, and skip when PostgreSQL is not installed.
 /** The suites the PostgreSQL pass runs: outside-in (daemon over stdio and WebSocket, security, durability, UI) plus the engine's own. */
 const PG_SUITES = [
-  'unit/pg-store',
+  'unit/store/pg-store',
   'e2e/pg-two-daemons',
   'e2e/pg-open-errors',
   'e2e/pg-connection',
-  'unit/thread-order',
+  'unit/daemon/thread-order',
   'e2e/daemon-skeleton',
   'e2e/ws-transport',
   'e2e/ui-on-the-wire',
