@@ -29,6 +29,7 @@ const PG_SUITES = [
   'e2e/pg-two-daemons',
   'e2e/pg-open-errors',
   'e2e/pg-connection',
+  'e2e/pg-round-trips',
   'unit/daemon/thread-order',
   'e2e/daemon-skeleton',
   'e2e/ws-transport',

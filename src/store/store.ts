@@ -278,8 +278,13 @@ export interface MessagesRepo {
    * needed — assigns its `thread_seq` and bumps the thread's `updated_at`.
    * A second tool message for the same `(user, thread, tool_call_id)` throws
    * StoreConflictError.
+   *
+   * `last`: nothing follows this insert in the unit — `work` returns right
+   * after it. An engine may then commit the unit with this statement
+   * (PostgreSQL: the unit's held writes and this insert are one statement,
+   * no BEGIN, no COMMIT).
    */
-  insert(m: NewMessage): Promise<MessageRow>;
+  insert(m: NewMessage, opts?: { last?: boolean }): Promise<MessageRow>;
   getToolMessage(userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined>;
   /**
    * Newest-first paging, returned oldest-first within the page. `before` is a

@@ -232,6 +232,55 @@ describe('PostgreSQL engine', needsPg, () => {
     }
   });
 
+  test('held writes: a failing savepoint drops its own, a read of their table sees them, the last statement carries the rest', async () => {
+    const { store, url } = await freshStore();
+    const fields = (title: string) => ({ title, start_at: '2026-10-01T09:00:00Z', end_at: '2026-10-01T10:00:00Z' });
+    try {
+      const seen = await store.transaction(async (tx) => {
+        await tx.users.ensure('bob');
+        await assert.rejects(
+          tx.savepoint(async (inner) => {
+            await inner.events.create('bob', fields('undone'));
+            throw new Error('item failed');
+          }),
+          /item failed/,
+        );
+        await tx.savepoint((inner) => inner.events.create('bob', fields('kept')));
+        const visible = await tx.events.listVisible('bob', Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-10-02T00:00:00Z'));
+        await tx.events.create('bob', fields('after the read'));
+        await tx.messages.insert(toolMessage('bob', 't', 'c'), { last: true });
+        return visible.map((e) => e.title);
+      });
+      assert.deepEqual(seen, ['kept'], 'the read saw the held event, not the undone one');
+      const titles = (await pgQuery<{ title: string }>(url, 'SELECT title FROM events ORDER BY title')).map((r) => r.title);
+      assert.deepEqual(titles, ['after the read', 'kept']);
+      assert.equal((await pgQuery(url, "SELECT 1 FROM messages WHERE tool_call_id = 'c'")).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a last statement that conflicts takes every held write of its unit down with it', async () => {
+    const { store, url } = await freshStore();
+    try {
+      await store.transaction((tx) => tx.users.ensure('alice'));
+      await store.transaction((tx) => tx.messages.insert(toolMessage('alice', 't', 'c'), { last: true }));
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.events.create('alice', { title: 'held', start_at: '2026-10-01T09:00:00Z', end_at: '2026-10-01T10:00:00Z' });
+          await tx.toolCalls.record({ user_id: 'alice', thread_id: 't', tool_call_id: 'c', action: 'calendar.create', args: '{}', args_sha256: 'x', outcome: '{}', exit_code: 0 });
+          return tx.messages.insert(toolMessage('alice', 't', 'c'), { last: true });
+        }),
+        StoreConflictError,
+      );
+      assert.deepEqual(await pgQuery(url, 'SELECT * FROM events'), []);
+      assert.deepEqual(await pgQuery(url, 'SELECT * FROM tool_calls'), []);
+      assert.deepEqual(await pgQuery(url, "SELECT last_seq FROM threads WHERE id = 't'"), [{ last_seq: 1 }], 'the thread stays gapless');
+    } finally {
+      await store.close();
+    }
+  });
+
   test('metadata round-trips as JSON; content comes back byte for byte', async () => {
     const { store } = await freshStore();
     try {
