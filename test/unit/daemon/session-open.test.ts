@@ -15,13 +15,13 @@ import { startInProcess, type InProcessHost } from '../../helpers/in-process.js'
 import { tempDir } from '../../helpers/repo.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import { MAX_BEARER_TOKEN_LENGTH } from '../../../src/protocol/limits.js';
+import type { SessionOpenResult } from '../../../src/protocol/index.js';
 
 const AGENTS = {
   default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.read', 'memory.read'] },
   planner: { enabled_skills: ['calendar'], allowed_actions: ['calendar.create', 'calendar.read'] },
 };
 
-type Opened = { session_id: string; user_id: string; enabled_skills: string[]; allowed_actions: string[] };
 type RpcError = ResponseError<{ code?: string; issues?: unknown[] } | undefined>;
 
 describe('session/open', () => {
@@ -35,7 +35,7 @@ describe('session/open', () => {
   });
   after(() => host.stop());
 
-  const open = (params: unknown) => host.request<Opened>('session/open', params);
+  const open = (params: unknown) => host.request<SessionOpenResult>('session/open', params);
   const refusal = (params: unknown) => open(params).then(() => assert.fail('session/open should have been refused'), (err: RpcError) => err);
 
   test('a good token opens a session for its sub with the default profile', async () => {

@@ -19,7 +19,7 @@ import { TOOL_OUTPUT_JSON_SCHEMA } from '../../../src/mcp/mcp-server.js';
 
 interface Called {
   isError?: boolean;
-  content: Array<{ type: string; text: string }>;
+  content: Array<{ text: string }>;
   structuredContent?: { status: string; data?: unknown; error?: { code: string; module: string | null; method: string | null; issues?: unknown[] } };
 }
 
