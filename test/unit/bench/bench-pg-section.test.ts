@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, connect, type AddressInfo } from 'node:net';
-import { PG_BEGIN, PG_END, readRoundTrips, replacePgSection } from '../../bench/report-pg.js';
-import { startWireCounter } from '../../bench/pg-wire-count.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { PG_BEGIN, PG_END, readRoundTrips, replacePgSection } from '../../../bench/report-pg.js';
+import { startWireCounter } from '../../../bench/pg-wire-count.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 test('a PostgreSQL-only run replaces its marked section and keeps the others', () => {
   const file = ['# r', '## Side by side', 'side figures', PG_BEGIN, '## PostgreSQL: one daemon, two daemons on one database', 'old', PG_END, '## (f) history', 'h'].join('\n');
