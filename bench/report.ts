@@ -43,7 +43,8 @@ const LABEL: Record<EntryKey, string> = {
   mcp: '(b) MCP SDK server: zod + 1 SQLite insert (the thin anchor)',
   mcpEq: '(b′) MCP SDK server: zod + toolgate’s writes in 1 transaction (the equal-work anchor)',
   inprocess: '(c) toolgate `--executor inprocess`',
-  subprocess: '(d) toolgate `--executor subprocess`',
+  subprocess: '(d) toolgate `--executor subprocess` (project-cli from its start-up snapshot)',
+  subprocessBundle: '(d′) toolgate `--executor subprocess`, project-cli from its bundle (`TOOLGATE_CLI_SNAPSHOT=off`)',
   node: '(e) bare `node -e 0` (one process start)',
 };
 
@@ -100,6 +101,7 @@ export function targets(r: Results): Target[] {
     out.push(ratio(`in-process calls/s @${c} ÷ thin MCP anchor (b)`, full.ratio('inprocess', 'mcp', 'rate'), 1.2, true));
     out.push(ratio('in-process sequential p50 ÷ equal-work MCP anchor (b′)', full.ratio('inprocess', 'mcpEq', 'p50'), 1.0, false));
     out.push(ratio('subprocess p50 ÷ bare node start', full.ratio('subprocess', 'node', 'p50'), 2.0, false));
+    out.push(ratio('subprocess p50 ÷ bare node start, project-cli from its bundle (d′)', full.ratio('subprocessBundle', 'node', 'p50'), 2.0, false));
     if (r.floor && r.floor.synchronous === 'FULL') {
       const own = ownWork(r.floor, full);
       const s = OWN_WORK_START;
@@ -133,7 +135,7 @@ export function render(r: Results, previousPg?: RoundTripHistory): string {
     const e = s.entries;
     L.push(`## Side by side: \`calendar.create\` over stdio, \`synchronous=${s.synchronous}\``, '');
     const fast = e.inprocess ?? e.echo ?? e.mcp ?? e.mcpEq;
-    const slow = e.subprocess ?? e.node;
+    const slow = e.subprocess ?? e.subprocessBundle ?? e.node;
     const counts = [fast && `${fast.seqPerRound}+${fast.concPerRound} for a–c`, slow && `${slow.seqPerRound}+${slow.concPerRound} for d–e`].filter(Boolean).join(', ');
     L.push(`${s.rounds} interleaved rounds; per round and entry: sequential calls, then calls at concurrency ${s.concurrency} ` +
       `(${counts}). Ratios are medians of per-round ratios (b = the thin MCP anchor, b′ = the equal-work one). ` +

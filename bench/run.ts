@@ -5,7 +5,7 @@
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
  *   BENCH_ONLY=side,floor,commit,sync,pg,telemetry,history,ws,startup,profile   a subset (base: see BENCH_BASE)
- *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,node   the side-by-side entries (default all)
+ *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,subprocessBundle,node   the side-by-side entries (default all)
  *   BENCH_COMMIT_CALLS=400   calls per round and load in the commit section (scaled by BENCH_SCALE)
  *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
  *   BENCH_AB_SYNC=NORMAL   the A/B daemons' store.synchronous (default FULL; NORMAL takes the fsync's noise out of a small difference)

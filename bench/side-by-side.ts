@@ -14,10 +14,10 @@ import { startMcp } from './targets/mcp.js';
 import { startToolgateStdio, type Synchronous } from './targets/toolgate.js';
 import { nodeStart } from './targets/node-start.js';
 
-export type EntryKey = 'echo' | 'mcp' | 'mcpEq' | 'inprocess' | 'subprocess' | 'node';
+export type EntryKey = 'echo' | 'mcp' | 'mcpEq' | 'inprocess' | 'subprocess' | 'subprocessBundle' | 'node';
 
 /** Every entry, in the tables' order. */
-export const ENTRY_KEYS: readonly EntryKey[] = ['echo', 'mcp', 'mcpEq', 'inprocess', 'subprocess', 'node'];
+export const ENTRY_KEYS: readonly EntryKey[] = ['echo', 'mcp', 'mcpEq', 'inprocess', 'subprocess', 'subprocessBundle', 'node'];
 
 export interface EntryResult {
   key: EntryKey;
@@ -67,11 +67,17 @@ export async function runSideBySide(opts: SideBySideOptions): Promise<SideBySide
       mcp: () => startMcp(join(dir, 'mcp.db'), opts.synchronous, 'thin'),
       mcpEq: () => startMcp(join(dir, 'mcp-equal.db'), opts.synchronous, 'equal'),
       inprocess: () => startToolgateStdio({ executor: 'inprocess', dbFile: join(dir, 'inprocess.db'), dataDir: dir, synchronous: opts.synchronous }),
-      subprocess: () => startToolgateStdio({ executor: 'subprocess', dbFile: join(dir, 'subprocess.db'), dataDir: dir, synchronous: opts.synchronous }),
+      subprocess: () => startToolgateStdio({ executor: 'subprocess', dbFile: join(dir, 'subprocess.db'), dataDir: dir, synchronous: opts.synchronous, awaitLaunch: true }),
+      // The same daemon with project-cli started from its bundle, not its start-up snapshot (the A/B of that snapshot).
+      subprocessBundle: () =>
+        startToolgateStdio({
+          executor: 'subprocess', dbFile: join(dir, 'subprocess-bundle.db'), dataDir: dir, synchronous: opts.synchronous, awaitLaunch: true,
+          env: { TOOLGATE_CLI_SNAPSHOT: 'off' }, name: `toolgate subprocess, bundle (${opts.synchronous})`,
+        }),
       node: nodeStart,
     };
     for (const k of ENTRY_KEYS) if (!opts.only || opts.only.has(k)) targets.push([k, await start[k]()]);
-    const isSlow = (k: EntryKey) => k === 'subprocess' || k === 'node';
+    const isSlow = (k: EntryKey) => k === 'subprocess' || k === 'subprocessBundle' || k === 'node';
 
     for (const [k, t] of targets) await sequential(t, isSlow(k) ? 3 : 100); // warm-up: JIT, caches, first pages
 

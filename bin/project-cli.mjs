@@ -33,7 +33,7 @@ function load() {
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-  return { main: module.exports.main, script };
+  return { runProjectCli: module.exports.runProjectCli, script };
 }
 
 let loaded;
@@ -45,12 +45,8 @@ try {
   process.stderr.write(`project-cli: this checkout cannot run yet, it is not built (no ${bundle}): run npm ci && npm run build in ${fileURLToPath(new URL('..', import.meta.url))}\n`);
   process.exit(2);
 }
-const { main, script } = loaded;
-await main().catch((err) => {
-  process.stdout.write(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
-  process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String(err?.stack ?? err) })}\n`);
-  process.exitCode = 1;
-});
+const { runProjectCli, script } = loaded;
+await runProjectCli();
 if (process.env.PROJECT_CLI_WRITE_CODE_CACHE === '1') {
   // The build step (scripts/bundle-cli.mjs) only, after a real call it made up
   // (a fresh database, key and credential): V8's cache then holds every function

@@ -14,7 +14,7 @@
 //    a dozen candidate folders and walks a stack trace on every start.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
@@ -22,6 +22,7 @@ import { dirname, join, relative } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 const require = createRequire(import.meta.url);
 const outfile = `${root}dist/project-cli.bundle.cjs`;
+const blob = `${root}dist/project-cli.snapshot.blob`;
 
 /** zod's classic entry re-exports every locale as `z.locales`; keep only `en`. */
 const zodEnglishOnly = {
@@ -81,9 +82,58 @@ rmSync(`${root}dist/project-cli.bundle.mjs`, { force: true });
 // key, then saves V8's cache — which holds every function loading and that call
 // compiled, so a subprocess call compiles little beyond its own handler.
 // The call doubles as a smoke test of the bundle: a failed one fails the build.
-await writeCodeCache();
+await withThrowawayCall(async (call) => {
+  await call([`${root}bin/project-cli.mjs`], { PROJECT_CLI_WRITE_CODE_CACHE: '1' });
+  // The start-up snapshot the subprocess executor starts the CLI from (see
+  // src/daemon/cli-launch.ts); one call through it is its smoke test.
+  if (buildSnapshot()) await call(['--snapshot-blob', blob, outfile], {});
+});
 
-async function writeCodeCache() {
+/**
+ * A V8 start-up snapshot of the evaluated bundle: a child started from it
+ * skips reading, compiling and evaluating the bundle (zod, jose, our modules).
+ * Node 20 builds one from a single CommonJS script whose `require` serves
+ * built-ins only, so the entry wraps the bundle with a `require` that, once the
+ * snapshot runs, is a real one rooted at the bundle (argv[1]: the better-sqlite3
+ * addon and pg's lazy modules load then — no native addon is in the snapshot).
+ * Nothing runs at build time beyond module evaluation (no random state, no
+ * store) and the environment is empty, as a child's is of everything modules read
+ * when they load. A blob fits only the node binary that built it: the daemon
+ * probes it and falls back to the bundle. Returns false (no blob) when this Node
+ * cannot build one.
+ */
+function buildSnapshot() {
+  rmSync(blob, { force: true });
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-snapshot-'));
+  const entry = join(dir, 'project-cli.snapshot-entry.cjs');
+  writeFileSync(entry, `'use strict';
+globalThis.__zod_globalConfig = { jitless: true }; // as bin/project-cli.mjs sets it
+const builtinRequire = require;
+let runtimeRequire = null;
+const bundleRequire = (id) => (runtimeRequire ?? builtinRequire)(id);
+bundleRequire.resolve = (id, options) => runtimeRequire.resolve(id, options);
+const bundleModule = { exports: {} };
+(function (exports, require, module, __filename, __dirname) {${readFileSync(outfile, 'utf8')}
+})(bundleModule.exports, bundleRequire, bundleModule, undefined, undefined);
+require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {
+  runtimeRequire = process.getBuiltinModule('node:module').createRequire(process.argv[1]);
+  return bundleModule.exports.runProjectCli();
+});
+`);
+  try {
+    execFileSync(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', entry], { env: {}, stdio: ['ignore', 'ignore', 'pipe'] });
+    return true;
+  } catch (err) {
+    rmSync(blob, { force: true });
+    process.stderr.write(`bundle-cli: no start-up snapshot (the daemon starts project-cli from the bundle): ${String(err.stderr ?? err.message).trim()}\n`);
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `fn` with `call(nodeArgs, env)`: one real `calendar.create` through project-cli, checked. */
+async function withThrowawayCall(fn) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-cache-'));
   try {
     const { loadSigningKey, issueClaims, signCredential } = await import(`${root}dist/src/daemon/credential-issuer.js`);
@@ -94,16 +144,19 @@ async function writeCodeCache() {
     const store = openSqliteStore(db);
     await store.transaction((tx) => tx.credentialKeys.record(key.kid, key.publicJwk));
     await store.close();
-    const input = { title: 'code cache', start_at: '2026-01-01T10:00:00Z', end_at: '2026-01-01T11:00:00Z' };
-    const args = { module: 'calendar', method: 'create', input };
-    const call = { thread_id: 'build', tool_call_id: 'code-cache', args_sha256: argsSha256(args) };
-    const { claims } = issueClaims({ userId: 'build', actions: ['calendar.create'], source: 'session', jobId: null, call });
-    const out = execFileSync(process.execPath, [`${root}bin/project-cli.mjs`, 'calendar', 'create'], {
-      env: { PROJECT_CLI_WRITE_CODE_CACHE: '1', PROJECT_CLI_CREDENTIAL: await signCredential(claims, key), TOOLGATE_DB: db },
-      input: JSON.stringify(input),
-      encoding: 'utf8',
+    let n = 0;
+    await fn(async (nodeArgs, env) => {
+      const input = { title: 'code cache', start_at: '2026-01-01T10:00:00Z', end_at: '2026-01-01T11:00:00Z' };
+      const args = { module: 'calendar', method: 'create', input };
+      const call = { thread_id: 'build', tool_call_id: `build-${n++}`, args_sha256: argsSha256(args) };
+      const { claims } = issueClaims({ userId: 'build', actions: ['calendar.create'], source: 'session', jobId: null, call });
+      const out = execFileSync(process.execPath, [...nodeArgs, 'calendar', 'create'], {
+        env: { ...env, PROJECT_CLI_CREDENTIAL: await signCredential(claims, key), TOOLGATE_DB: db },
+        input: JSON.stringify(input),
+        encoding: 'utf8',
+      });
+      if (!JSON.parse(out).ok) throw new Error(`project-cli (${nodeArgs.join(' ')}): the build's call failed: ${out}`);
     });
-    if (!JSON.parse(out).ok) throw new Error(`project-cli bundle: the code-cache call failed: ${out}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

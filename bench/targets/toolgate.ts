@@ -66,6 +66,8 @@ export async function startToolgateStdio(opts: {
   name?: string;
   /** Another build's launcher (an A/B against it, bench/ab.ts); default this checkout's. */
   bin?: string;
+  /** Subprocess executor: wait until the daemon says how it starts project-cli (its snapshot probe is done). */
+  awaitLaunch?: boolean;
 }): Promise<ToolgateStdio> {
   const config = writeConfig(opts.dataDir, opts.synchronous);
   const viaEnv = /^postgres(ql)?:\/\//i.test(opts.dbFile);
@@ -79,6 +81,7 @@ export async function startToolgateStdio(opts: {
   } catch (err) {
     throw new Error(`toolgate did not start: ${(err as Error).message}\n${peer.stderr().slice(-2000)}`, { cause: err });
   }
+  if (opts.awaitLaunch) await waitForLine(() => peer.stderr(), '"msg":"project-cli launch"');
   const { session_id: sessionId } = await request<{ session_id: string }>('session/open', { auth: { type: 'bearer', token: await mintBearer('bench') } });
   const thread = typeof opts.thread === 'function' ? opts.thread : () => (opts.thread as string | undefined) ?? `bench-${opts.executor}`;
   return {
@@ -98,4 +101,13 @@ export async function startToolgateStdio(opts: {
     },
     stop: () => peer.stop({ shutdown: true }),
   };
+}
+
+/** Polls `text()` until it holds `needle` (a daemon's log line); fails after 30 s. */
+async function waitForLine(text: () => string, needle: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!text().includes(needle)) {
+    if (Date.now() > deadline) throw new Error(`toolgate never logged ${needle}:\n${text().slice(-2000)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

@@ -150,7 +150,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       signingKey,
       bearerKeys,
       ...(oauth ? { oauth } : {}),
-      executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses),
+      executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses, opts.env, log),
       log,
       env: opts.env,
       sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection, limitsOf(opts, config).maxConnectionsPerUser),

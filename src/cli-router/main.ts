@@ -2,6 +2,19 @@ import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import { closeCliStores, runCli } from './run-cli.js';
 import { helpFor } from './help.js';
 
+/**
+ * What both launchers run (bin/project-cli.mjs and the V8 start-up snapshot
+ * scripts/bundle-cli.mjs builds): `main`, and a crash as one INTERNAL
+ * document on stdout, its stack on stderr, exit 1.
+ */
+export async function runProjectCli(): Promise<void> {
+  await main().catch((err: unknown) => {
+    writeStdout(`${JSON.stringify({ ok: false, module: null, method: null, error: { code: 'INTERNAL', message: 'internal error', module: null, method: null } })}\n`);
+    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'project-cli crashed', err: String((err as Error | undefined)?.stack ?? err) })}\n`);
+    process.exitCode = 1;
+  });
+}
+
 /** `project-cli` process entry: stdin (when piped), env, argv → one JSON document + exit code. */
 export async function main(): Promise<void> {
   // Help is text, needs no credential and is answered before stdin is read.

@@ -16,6 +16,7 @@ import type { Daemon } from './daemon.js';
 import type { AdmittedCall, Outcome } from './call.js';
 import type { Logger } from './logger.js';
 import type { Session } from './sessions.js';
+import { cliLauncher } from './cli-launch.js';
 import { InProcessExecutor } from './inprocess-executor.js';
 import { SubprocessExecutor, spawnCliWithin } from './subprocess-executor.js';
 
@@ -35,9 +36,14 @@ export interface Executor {
   execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome>;
 }
 
-/** The subprocess executor, at most `maxProcesses` children at once daemon-wide. */
-export function subprocessExecutor(maxProcesses: number): SubprocessExecutor {
-  return new SubprocessExecutor(spawnCliWithin(maxProcesses));
+/**
+ * The subprocess executor, at most `maxProcesses` children at once daemon-wide,
+ * started from project-cli's start-up snapshot once a probe shows it runs here
+ * (cli-launch.ts; `env` may turn that off).
+ */
+export function subprocessExecutor(maxProcesses: number, env: NodeJS.ProcessEnv, log: Logger): SubprocessExecutor {
+  const launcher = cliLauncher(env, log);
+  return new SubprocessExecutor(spawnCliWithin(maxProcesses, launcher));
 }
 
 export function inprocessExecutor(): InProcessExecutor {

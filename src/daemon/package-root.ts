@@ -15,3 +15,6 @@ export const PACKAGE_ROOT: string = (() => {
 
 export const SKILLS_DIR = join(PACKAGE_ROOT, 'skills');
 export const PROJECT_CLI_BIN = join(PACKAGE_ROOT, 'bin', 'project-cli.mjs');
+/** The bundle bin/project-cli.mjs runs, and the V8 start-up snapshot of it (scripts/bundle-cli.mjs). */
+export const PROJECT_CLI_BUNDLE = join(PACKAGE_ROOT, 'dist', 'project-cli.bundle.cjs');
+export const PROJECT_CLI_SNAPSHOT = join(PACKAGE_ROOT, 'dist', 'project-cli.snapshot.blob');

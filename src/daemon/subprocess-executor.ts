@@ -16,9 +16,9 @@ import { CLI_ENV } from '../cli-router/run-cli.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreUnavailableError } from '../store/store.js';
 import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
 import { signCredential } from './credential-issuer.js';
+import type { CliLauncher, CliLaunchMode } from './cli-launch.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from './logger.js';
-import { PROJECT_CLI_BIN } from './package-root.js';
 import { Semaphore } from './semaphore.js';
 import type { Session } from './sessions.js';
 
@@ -86,15 +86,16 @@ export class SubprocessExecutor implements Executor {
 }
 
 /**
- * Starts `node bin/project-cli.mjs <module> <method>` with an argv array (no
+ * Starts `node bin/project-cli.mjs <module> <method>` (or the same program
+ * from its start-up snapshot, as `launcher` decides) with an argv array (no
  * shell), the input as JSON on stdin — never as flags, so no value can be
  * read as an option — and only the environment it is given.
  * At most `maxProcesses` children run at once daemon-wide.
  */
-export function spawnCliWithin(maxProcesses: number): RunCli {
+export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): RunCli {
   // One Node per call costs ~100 ms of CPU: past a few per core they only queue in the kernel.
   const slots = new Semaphore(maxProcesses);
-  return (req, log) => slots.run(() => spawnCli(req, log));
+  return (req, log) => slots.run(() => spawnCli(launcher.launch(req.module, req.method), req, log));
 }
 
 const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
@@ -117,9 +118,9 @@ function parseDocument(stdout: string): CliDocument | null {
   return null;
 }
 
-function spawnCli(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
+function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: ExecRequest, log: Logger): Promise<ExecOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [PROJECT_CLI_BIN, req.module, req.method], {
+    const child = spawn(process.execPath, args, {
       env: req.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
@@ -154,6 +155,7 @@ function spawnCli(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      log.log('debug', 'project-cli ran', { launch: mode, exit_code: code });
       if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
       if (timedOut) return resolve(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
       if (tooLarge) return resolve(failure(req, 'INTERNAL', 'the tool produced too much output'));

@@ -22,6 +22,7 @@ import { dirname, join } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { REPO_ROOT, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface LockEntry {
   dependencies?: Record<string, string>;
@@ -134,7 +135,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
   test('the tarball ships what a user needs and no tests or source maps', () => {
     for (const needed of [
       'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
-      'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/src/index.js', 'dist/src/index.d.ts',
+      'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/project-cli.snapshot.blob', 'dist/src/index.js', 'dist/src/index.d.ts',
       'dist/src/app/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
       'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
       'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
@@ -221,12 +222,12 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
   });
 
-  test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke', async () => {
+  test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke from the CLI\'s start-up snapshot', async () => {
     const bin = join(app, 'node_modules', '.bin', 'toolgate');
     const db = join(work, 'data', 'toolgate.db');
     const stdioEnv = homeOf('stdio');
     const token = await devToken('alice', db, stdioEnv);
-    const proc = spawn(bin, ['serve', '--stdio', '--db', db], { cwd: app, env: stdioEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const proc = spawn(bin, ['serve', '--stdio', '--db', db], { cwd: app, env: { ...stdioEnv, TOOLGATE_LOG_LEVEL: 'debug' }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
@@ -237,6 +238,8 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       assert.ok(init.server_info.version);
       const session = await rpc.sendRequest<{ session_id: string; user_id: string }>('session/open', { auth: { type: 'bearer', token } });
       assert.equal(session.user_id, 'alice');
+      // The shipped blob runs here (same node): the call starts from it, better-sqlite3 found where it is installed.
+      await waitFor(() => stderr.includes('"msg":"project-cli launch","mode":"snapshot"'), () => `the snapshot launch line in:\n${stderr}`);
       const r = await rpc.sendRequest<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
         session_id: session.session_id,
         thread_id: 'packed',
@@ -245,6 +248,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       });
       assert.equal(r.status, 'success', `${r.content[0]?.text}\n${stderr}`);
       assert.equal((JSON.parse(r.content[0]!.text) as { data: { event: { title: string } } }).data.event.title, 'From the tarball');
+      assert.match(stderr, /"msg":"project-cli ran".*"launch":"snapshot","exit_code":0/);
       await rpc.sendRequest('shutdown');
       await rpc.sendNotification('exit');
       assert.equal(await exited, 0, stderr);

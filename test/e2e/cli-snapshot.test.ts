@@ -1,0 +1,123 @@
+/**
+ * The subprocess executor starts project-cli from its V8 start-up snapshot
+ * (dist/project-cli.snapshot.blob) once a probe shows the blob runs on this
+ * node, with the same results as the bundle; a damaged or missing blob leaves
+ * it on the bundle, said in one warning, and every call still succeeds.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { startHost, openSession, type Host } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { tempDir } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
+
+const CALLS: Array<{ module: string; method: string; input: Record<string, unknown> }> = [
+  { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } },
+  { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-13-01' } },
+  { module: 'calendar', method: 'create', input: { title: 'x', start_at: '2026-10-10T10:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+  { module: 'calendar', method: 'teleport', input: {} },
+  { module: 'memory', method: 'read', input: {} },
+  { module: 'contacts', method: 'read', input: { phone: '+15550009' } },
+];
+
+interface LogLine {
+  level: string;
+  msg: string;
+  mode?: string;
+  launch?: string;
+  reason?: string;
+}
+
+function lines(host: Host, msg: string): LogLine[] {
+  return host
+    .stderr()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine)
+    .filter((l) => l.msg === msg);
+}
+
+/** A daemon whose launch decision is made (the probe has finished), with debug lines of each run. */
+async function startDecided(dataDir: string, env: Record<string, string> = {}): Promise<{ host: Host; launch: LogLine }> {
+  const host = await startHost({ dataDir, env: { TOOLGATE_LOG_LEVEL: 'debug', ...env } });
+  const launch = await waitFor(() => lines(host, 'project-cli launch')[0], () => `a project-cli launch line in:\n${host.stderr()}`);
+  return { host, launch };
+}
+
+async function runAll(host: Host, token: string, thread: string): Promise<string[]> {
+  const session = await openSession(host, token);
+  const out: string[] = [];
+  for (const [i, args] of CALLS.entries()) {
+    const r = await host.request<ToolResponse>('tool/invoke', { session_id: session.session_id, thread_id: thread, tool_call_id: `c${i}`, args });
+    out.push(`${r.status} ${r.content[0]!.text}`);
+  }
+  return out;
+}
+
+async function seeded(): Promise<{ dataDir: string; token: string }> {
+  const dataDir = tempDir();
+  const token = await mintBearer('alice', { phone: '+15550001' });
+  const host = await startHost({ dataDir });
+  try {
+    const s = await openSession(host, token);
+    await host.request('tool/invoke', {
+      session_id: s.session_id, thread_id: 'seed', tool_call_id: 'seed-1',
+      args: { module: 'calendar', method: 'create', input: { title: 'Seeded', start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+    });
+  } finally {
+    await host.stop();
+  }
+  return { dataDir, token };
+}
+
+test('calls run from the start-up snapshot with the results the bundle gives', async () => {
+  const { dataDir, token } = await seeded();
+  const results: Record<string, string[]> = {};
+  for (const [name, env] of [['snapshot', {}], ['bundle', { TOOLGATE_CLI_SNAPSHOT: 'off' }]] as const) {
+    const { host, launch } = await startDecided(dataDir, env);
+    try {
+      assert.equal(launch.mode, name, JSON.stringify(launch));
+      results[name] = await runAll(host, token, `t-${name}`);
+      const runs = lines(host, 'project-cli ran');
+      assert.equal(runs.length, CALLS.length);
+      assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set([name]));
+      assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
+    } finally {
+      await host.stop();
+    }
+  }
+  assert.match(results.snapshot![0]!, /^success .*Seeded/);
+  assert.deepEqual(results.snapshot, results.bundle);
+});
+
+test('a damaged or missing snapshot leaves the daemon on the bundle, with one warning', async () => {
+  const { dataDir, token } = await seeded();
+  const damaged = join(tempDir(), 'damaged.blob');
+  writeFileSync(damaged, 'not a V8 start-up snapshot\n');
+  const expected = await (async () => {
+    const { host } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: 'off' });
+    try {
+      return await runAll(host, token, 't-expected');
+    } finally {
+      await host.stop();
+    }
+  })();
+  for (const [i, blob] of [damaged, join(tempDir(), 'missing.blob')].entries()) {
+    const { host, launch } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: blob });
+    try {
+      assert.equal(launch.level, 'warn');
+      assert.equal(launch.mode, 'bundle');
+      assert.ok(launch.reason, 'says why not the snapshot');
+      assert.deepEqual(await runAll(host, token, `t-fallback-${i}`), expected, `${blob}: the same answers`);
+      assert.equal(lines(host, 'project-cli launch').length, 1, 'said once');
+      const runs = lines(host, 'project-cli ran');
+      assert.equal(runs.length, CALLS.length);
+      assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
+    } finally {
+      await host.stop();
+    }
+  }
+});
