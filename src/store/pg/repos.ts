@@ -51,6 +51,14 @@ async function write(q: Query, w: HeldWrite): Promise<void> {
   else await q(w.text, w.values);
 }
 
+/**
+ * What a read of users by phone or through invites looks at: never a blank
+ * row held back (no phone; invites reference only users that exist), so
+ * such a read runs before the held `ensure` is sent and sees what it would
+ * after.
+ */
+const USERS_REACHED = 'users/reached';
+
 export class PgUsers implements UsersRepo {
   constructor(private readonly q: Query) {}
 
@@ -82,7 +90,8 @@ export class PgUsers implements UsersRepo {
     await write(this.q, {
       text: 'INSERT INTO users (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING',
       values: [id, now],
-      writes: ['users'],
+      // An id-only row: it has no phone and nothing references it before it exists (unit.ts, `users/reached`).
+      writes: ['users/blank'],
       once: `users ${id}`,
     });
   }
@@ -92,7 +101,7 @@ export class PgUsers implements UsersRepo {
   }
 
   async findByPhone(phone: string): Promise<UserRow | undefined> {
-    return (await this.q<UserRow>('SELECT id, name, phone, role FROM users WHERE phone = $1', [phone]))[0];
+    return (await this.q<UserRow>('SELECT id, name, phone, role FROM users WHERE phone = $1', [phone], [USERS_REACHED]))[0];
   }
 
   async exists(id: string): Promise<boolean> {
@@ -477,18 +486,32 @@ export class PgEvents implements EventsRepo {
     );
   }
 
-  async updateOwned(ownerId: string, eventId: string, f: EventFields): Promise<Event | undefined> {
-    return (
-      await this.q<Event>(
-        `UPDATE events AS e SET title = $1, start_at = $2, end_at = $3, start_ms = $4, end_ms = $5, location = $6, description = $7, updated_at = $8
-          WHERE e.id = $9 AND e.owner_id = $10 RETURNING ${EVENT_COLUMNS}`,
-        [f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, nowIso(), eventId, ownerId],
-      )
-    )[0];
+  async updateOwned(ownerId: string, eventId: string, f: EventFields, seen?: Event): Promise<Event | undefined> {
+    const now = nowIso();
+    const startMs = Date.parse(f.start_at);
+    const endMs = Date.parse(f.end_at);
+    const text = `UPDATE events AS e SET title = $1, start_at = $2, end_at = $3, start_ms = $4, end_ms = $5, location = $6, description = $7, updated_at = $8
+          WHERE e.id = $9 AND e.owner_id = $10`;
+    const values = [f.title, f.start_at, f.end_at, startMs, endMs, f.location ?? null, f.description ?? null, now, eventId, ownerId];
+    // Seen owned by this unit: the answer is the seen row with every field
+    // set (what RETURNING gives, in its column order), so the write is held
+    // back. The read before it ran alone, as it did when the write was sent
+    // at once: a concurrent change in between meets the same write.
+    if (seen && seen.id === eventId && seen.owner_id === ownerId && this.q.hold && endMs > startMs) {
+      await this.q.hold({ text, values, writes: ['events'], row: JSON.stringify(['events', eventId]) });
+      return { ...seen, title: f.title, start_at: f.start_at, end_at: f.end_at, location: f.location ?? null, description: f.description ?? null, updated_at: now };
+    }
+    return (await this.q<Event>(`${text} RETURNING ${EVENT_COLUMNS}`, values))[0];
   }
 
-  async deleteOwned(ownerId: string, eventId: string): Promise<boolean> {
-    return (await this.q('DELETE FROM events WHERE id = $1 AND owner_id = $2 RETURNING 1', [eventId, ownerId])).length === 1;
+  async deleteOwned(ownerId: string, eventId: string, seen?: Event): Promise<boolean> {
+    const text = 'DELETE FROM events WHERE id = $1 AND owner_id = $2';
+    // Seen owned by this unit: held back, as `updateOwned`.
+    if (seen && seen.id === eventId && seen.owner_id === ownerId && this.q.hold) {
+      await this.q.hold({ text, values: [eventId, ownerId], writes: ['events', 'invites'], row: JSON.stringify(['events', eventId]) });
+      return true;
+    }
+    return (await this.q(`${text} RETURNING 1`, [eventId, ownerId])).length === 1;
   }
 }
 
@@ -513,18 +536,18 @@ export class PgInvites implements InvitesRepo {
   }
 
   async getFor(inviteeId: string, inviteId: string): Promise<InviteRow | undefined> {
-    return (await this.q<InviteRow>(`SELECT ${INVITE_COLUMNS} FROM invites WHERE id = $1 AND invitee_id = $2`, [inviteId, inviteeId]))[0];
+    return (await this.q<InviteRow>(`SELECT ${INVITE_COLUMNS} FROM invites WHERE id = $1 AND invitee_id = $2`, [inviteId, inviteeId], ['invites']))[0];
   }
 
-  async setStatus(inviteeId: string, inviteId: string, status: InviteRow['status']): Promise<InviteRow | undefined> {
-    return (
-      await this.q<InviteRow>(`UPDATE invites SET status = $1, updated_at = $2 WHERE id = $3 AND invitee_id = $4 RETURNING ${INVITE_COLUMNS}`, [
-        status,
-        nowIso(),
-        inviteId,
-        inviteeId,
-      ])
-    )[0];
+  async setStatus(inviteeId: string, inviteId: string, status: InviteRow['status'], seen?: InviteRow): Promise<InviteRow | undefined> {
+    const text = 'UPDATE invites SET status = $1, updated_at = $2 WHERE id = $3 AND invitee_id = $4';
+    const values = [status, nowIso(), inviteId, inviteeId];
+    // Seen by this unit: the answer is the seen row with its new status, so the write is held back (as `PgEvents.updateOwned`).
+    if (seen && seen.invite_id === inviteId && seen.invitee_id === inviteeId && this.q.hold) {
+      await this.q.hold({ text, values, writes: ['invites'], row: JSON.stringify(['invites', inviteId]) });
+      return { ...seen, status };
+    }
+    return (await this.q<InviteRow>(`${text} RETURNING ${INVITE_COLUMNS}`, values))[0];
   }
 }
 
@@ -568,6 +591,7 @@ export class PgContacts implements ContactsRepo {
           AND ($2::text IS NULL OR u.name ILIKE $2 ESCAPE '\\' OR u.phone ILIKE $2 ESCAPE '\\')
         ORDER BY coalesce(u.name, u.id) COLLATE "C", u.id COLLATE "C" LIMIT $3`,
       [userId, pattern, limit],
+      [USERS_REACHED, 'invites'],
     );
   }
 }

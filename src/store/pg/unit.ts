@@ -24,6 +24,12 @@
  * none, or names a table a held write touches, first sends the held writes.
  * Foreign keys are checked at the end of the statement, so a held row
  * satisfies the key of a row in the same statement.
+ *
+ * A name may be narrowed to a part of its table, `table/part`: a write of
+ * `users/blank` (a new user's id-only row) touches a read of `users`, but
+ * not a read of `users/reached` (rows reached through a phone or an
+ * invite, which a blank row that does not exist yet never is). Two names
+ * touch when they are equal or one is the other's table.
  */
 
 /** A statement's text (placeholders `$1…$n` of its own) and values. */
@@ -90,6 +96,12 @@ export function combine(writes: readonly Statement[], main?: Statement): Stateme
   // The main statement's own CTEs join the list (a data-modifying WITH must be at the top level).
   const own = /^\s*WITH\s/i.exec(text);
   return { text: own ? `WITH ${ctes.join(',\n')},\n${text.slice(own[0].length)}` : `WITH ${ctes.join(',\n')}\n${text}`, values };
+}
+
+/** Whether a write of `w` may change what a read of `r` sees (`table/part` names: the unit's comment). */
+export function touches(w: string, r: string): boolean {
+  const table = (name: string) => name.split('/', 1)[0]!;
+  return w === r || table(w) === r || w === table(r);
 }
 
 export class PgUnit {
@@ -205,7 +217,7 @@ export class PgUnit {
   }
 
   private touchesHeld(tables: readonly string[]): boolean {
-    return this.pending.some((p) => p.write.writes.some((t) => tables.includes(t)));
+    return this.pending.some((p) => p.write.writes.some((w) => tables.some((r) => touches(w, r))));
   }
 
   private async begin(): Promise<void> {
