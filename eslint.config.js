@@ -6,7 +6,7 @@
 //   (it imports nothing of ours) and the conformance runner sees only src/protocol. Only the
 //   transports turn errors into JSON-RPC errors: below src/rpc nothing imports ResponseError or
 //   the JSON-RPC code table (the daemon throws DaemonErrors). src/inspector is not linted (a
-//   browser bundle): test/unit/layering.test.ts holds it to src/protocol and src/client.
+//   browser bundle): test/unit/repo/layering.test.ts holds it to src/protocol and src/client.
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 import { builtinRules } from 'eslint/use-at-your-own-risk';

@@ -6,7 +6,8 @@
 import type { Machine } from './machine.js';
 import { ENTRY_KEYS, type EntryKey, type SideBySide } from './side-by-side.js';
 import type { HistoryResult } from './history.js';
-import type { PgEntryKey, PgResult } from './pg.js';
+import type { PgResult } from './pg.js';
+import { renderPg, type RoundTripHistory } from './report-pg.js';
 import type { WsResult } from './ws-load.js';
 import type { StartupRow } from './startup.js';
 import type { ProfileSummary } from './profile.js';
@@ -122,7 +123,7 @@ export function targets(r: Results): Target[] {
   return out;
 }
 
-export function render(r: Results): string {
+export function render(r: Results, previousPg?: RoundTripHistory): string {
   const L: string[] = [];
   const m = r.machine;
   L.push('# toolgate bench results', '');
@@ -164,7 +165,7 @@ export function render(r: Results): string {
     for (const x of a.rows) L.push(`| ${x.variant === 'NORMAL' ? 'NORMAL (no fsync)' : `FULL, ${x.variant}`} | ${fmtMs(x.p50)} | ${fmtRate(x.rate)} | ${fmtRatio(x.p50OverInline)} | ${fmtRatio(x.rateOverInline)} |`);
     L.push('');
   }
-  if (r.pg) renderPg(L, r.pg);
+  if (r.pg) L.push(renderPg(r.pg, { commit: r.commit, date: m.date, load: m.load, cores: m.cores, previous: previousPg }), '');
   for (const a of r.ab ?? []) renderAb(L, a);
 
   if (r.history) {
@@ -219,31 +220,6 @@ export function render(r: Results): string {
 function missBy(t: Target): string {
   if (t.atLeast) return `${((1 - t.measured / t.limit) * 100).toFixed(0)} % short`;
   return t.fmt === fmtRatio ? `${fmtRatio(t.measured / t.limit)} over` : `${t.fmt(t.measured - t.limit)} over`;
-}
-
-const PG_LABEL: Record<PgEntryKey, string> = {
-  sqlite: 'toolgate `--executor inprocess`, SQLite (the reference)',
-  pg1: 'PostgreSQL, one daemon',
-  pg2: 'PostgreSQL, two daemons on one database (calls alternate)',
-};
-
-function renderPg(L: string[], p: PgResult): void {
-  L.push('## PostgreSQL: one daemon, two daemons on one database', '');
-  if (p.skipped || !p.entries || !p.ratio || !p.server) {
-    L.push(p.skipped ?? 'PostgreSQL rows skipped.', '');
-    return;
-  }
-  const s = p.server;
-  L.push(`\`calendar.create\` over stdio, \`--executor inprocess\`, \`store.synchronous\` = ${p.synchronous} for SQLite; PostgreSQL ${s.version} ` +
-    `(fsync ${s.fsync}, synchronous_commit ${s.synchronousCommit}) on this machine over TCP loopback, ${s.source}, pool of 10 per daemon. ` +
-    `${p.rounds} interleaved rounds; per round and entry ${p.seqPerRound} sequential calls, then ${p.concPerRound} at concurrency ${p.concurrency}; ` +
-    'calls spread over 8 threads (call i → thread i mod 8) for every entry; ratios are medians of per-round ratios to the SQLite row.', '');
-  L.push(`| entry | p50 | calls/s @${p.concurrency} | p50 ÷ SQLite | calls/s ÷ SQLite |`, '|---|---:|---:|---:|---:|');
-  for (const k of ['sqlite', 'pg1', 'pg2'] as PgEntryKey[]) {
-    const e = p.entries[k];
-    L.push(`| ${PG_LABEL[k]} | ${fmtMs(e.p50)} | ${fmtRate(e.rate)} | ${fmtRatio(p.ratio(k, 'p50'))} | ${fmtRatio(p.ratio(k, 'rate'))} |`);
-  }
-  L.push('');
 }
 
 function renderFloor(L: string[], f: FloorResult, side: SideBySide | undefined): void {

@@ -13,6 +13,7 @@
  *   BENCH_BASE=/path/to/checkout   section `base`: that checkout's build (bin/toolgate.mjs) against this one, interleaved
  *     e.g. BENCH_ONLY=telemetry BENCH_RESULTS=/tmp/ab.md node dist/bench/run.js   only the telemetry A/B, RESULTS.md left alone
  *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
+ *   BENCH_ONLY=pg   only the PostgreSQL section: it is replaced in place in RESULTS.md (between its markers), the rest kept
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ import { buildVariant, runAb, telemetryVariant } from './ab.js';
 import { measureHookCost } from './hook-cost.js';
 import type { Synchronous } from './targets/toolgate.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
+import { readRoundTrips, renderPg, replacePgSection } from './report-pg.js';
 import { ENTRY_KEYS, type EntryKey } from './side-by-side.js';
 
 const started = performance.now();
@@ -138,9 +140,21 @@ if (only.has('profile')) {
 }
 results.seconds = (performance.now() - started) / 1000;
 
-const table = render(results);
-log(`\n${table}`);
 const file = process.env.BENCH_RESULTS ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
-const kept = existsSync(file) ? readFileSync(file, 'utf8').split(ANALYSIS_MARKER)[1] : undefined;
-writeFileSync(file, `${table}\n${ANALYSIS_MARKER}\n${kept?.replace(/^\n/, '') ?? '\n## Analysis\n\n(none yet)\n'}`);
-log(`wrote ${file} (${elapsed()})`);
+const existing = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+const previousPg = existing ? readRoundTrips(existing) : undefined;
+// A PostgreSQL-only run replaces only its own section, leaving the other sections' figures as they were.
+const pgOnly = only.size === 1 && only.has('pg') && results.pg;
+const pgSection = pgOnly ? renderPg(results.pg!, { commit: results.commit, date: results.machine.date, load: results.machine.load, cores: results.machine.cores, previous: previousPg }) : undefined;
+const replaced = pgSection && existing ? replacePgSection(existing, pgSection) : undefined;
+if (pgSection) log(`\n${pgSection}`);
+if (replaced) {
+  writeFileSync(file, replaced);
+  log(`replaced the PostgreSQL section of ${file} (${elapsed()})`);
+} else {
+  const table = render(results, previousPg);
+  if (!pgSection) log(`\n${table}`);
+  const kept = existing?.split(ANALYSIS_MARKER)[1];
+  writeFileSync(file, `${table}\n${ANALYSIS_MARKER}\n${kept?.replace(/^\n/, '') ?? '\n## Analysis\n\n(none yet)\n'}`);
+  log(`wrote ${file} (${elapsed()})`);
+}

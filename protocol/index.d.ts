@@ -521,6 +521,10 @@ export interface AuthConfig {
   issuer?: string;
   audience?: string;
   jwks_url?: string;
+  /**
+   * @maxItems 50
+   */
+  scopes?: string[];
 }
 export interface HttpConfig {
   allowed_origins?: string[];

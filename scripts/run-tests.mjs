@@ -10,8 +10,12 @@
 // skips the soak and fuzz suites, test/soak and test/fuzz: each case is
 // reported as skipped with that reason (test/helpers/quick.ts). Without it
 // every suite runs.
+//
+// TOOLGATE_TEST_TIMES=1 prints, after the SQLite pass, its slowest test files
+// with each one's wall time (scripts/file-times-reporter.mjs) and the pass's
+// own wall time: where the suite's time goes.
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -21,11 +25,12 @@ const root = new URL('..', import.meta.url).pathname;
 // restart or cut the server; they run once, in the SQLite pass, and skip when PostgreSQL is not installed.
 /** The suites the PostgreSQL pass runs: outside-in (daemon over stdio and WebSocket, security, durability, UI) plus the engine's own. */
 const PG_SUITES = [
-  'unit/pg-store',
+  'unit/store/pg-store',
   'e2e/pg-two-daemons',
   'e2e/pg-open-errors',
   'e2e/pg-connection',
-  'unit/thread-order',
+  'e2e/pg-round-trips',
+  'unit/daemon/thread-order',
   'e2e/daemon-skeleton',
   'e2e/ws-transport',
   'e2e/ui-on-the-wire',
@@ -80,7 +85,25 @@ if (pgUrl) {
   });
 }
 
-const sqliteCode = await run(['--test', '--test-concurrency=2', join(root, 'dist', 'test')], sqliteEnv);
+// The compiled suites: each dist/test/…/x.test.js whose source test/…/x.test.ts exists. Named one
+// by one, because `node --test dist/test` would also run every helper module (any .js under a
+// folder named test counts as a test file to it) and a stale compiled suite whose source moved.
+const SUITES = readdirSync(join(root, 'test'), { recursive: true })
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => join(root, 'dist', 'test', f.replace(/\.ts$/, '.js')))
+  .filter((f) => existsSync(f))
+  .sort();
+
+const timesLog = process.env.TOOLGATE_TEST_TIMES === '1' ? join(mkdtempSync(join(tmpdir(), 'toolgate-times-')), 'files.jsonl') : undefined;
+const reporters = timesLog ? ['--test-reporter=tap', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts', 'file-times-reporter.mjs')}`, `--test-reporter-destination=${timesLog}`] : [];
+const started = Date.now();
+const sqliteCode = await run(['--test', '--test-concurrency=2', ...reporters, ...SUITES], sqliteEnv);
+if (timesLog) {
+  const files = readFileSync(timesLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
+  process.stdout.write(`\n==== slowest of ${files.length} test files (SQLite pass) ====\n`);
+  for (const { file, ms } of files.slice(0, 15)) process.stdout.write(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(join(root, 'dist', 'test') + '/', '')}\n`);
+  process.stdout.write(`SQLite pass: ${((Date.now() - started) / 1000).toFixed(0)} s wall\n`);
+}
 const pgCode = await pgPass;
 if (pgLog) {
   process.stdout.write(`\n==== PostgreSQL pass (${PG_SUITES.length} suites) ====\n`);

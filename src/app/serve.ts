@@ -184,8 +184,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
  * default public URL, so the audience must then be configured.
  */
 function protectedResource(config: DaemonConfig, transport: ServeOptions['transport'], log: Logger): ProtectedResource {
-  const { issuer, audience, jwksUrl } = config.auth;
-  const resource = new ProtectedResource({ issuer: issuer!, audience, jwksUrl, publicUrl: config.http.publicUrl }, log);
+  const { issuer, audience, jwksUrl, scopes } = config.auth;
+  const resource = new ProtectedResource({ issuer: issuer!, audience, jwksUrl, scopes, publicUrl: config.http.publicUrl }, log);
   if (transport !== 'ws' && !resource.ready) {
     throw new ConfigError(`auth.audience: serve --${transport} has no HTTP port to name the resource by: set auth.audience (or http.public_url)`);
   }

@@ -42,6 +42,8 @@ export interface DaemonConfig {
     audience?: string;
     /** `auth.jwks_url`: the issuer's keys; unset → discovered from the issuer's metadata. */
     jwksUrl?: string;
+    /** `auth.scopes`: advertised in the metadata and the 401 challenge; unset → none. */
+    scopes?: string[];
   };
   http: {
     /** Origins a browser may call `/mcp` (and friends) from; unset → loopback origins only. */
@@ -124,6 +126,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
       ...(d.auth?.issuer ? { issuer: d.auth.issuer } : {}),
       ...(d.auth?.audience ? { audience: d.auth.audience } : {}),
       ...(d.auth?.jwks_url ? { jwksUrl: d.auth.jwks_url } : {}),
+      ...(d.auth?.scopes ? { scopes: d.auth.scopes } : {}),
     },
     http: {
       ...(d.http?.allowed_origins ? { allowedOrigins: d.http.allowed_origins } : {}),

@@ -76,7 +76,7 @@ export async function appendMessage(daemon: Daemon, session: Session, p: z.infer
   // Stored as checked: `worker_output` is the dispatcher's zod-parsed WorkerOutput, so the row is TextMessageMetadata (stored-rows.ts).
   const metadataJson = JSON.stringify(p.worker_output ? { worker_output: p.worker_output } : {});
   const row = await daemon.store.transaction((tx) =>
-    tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }),
+    tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }, { last: true }),
   );
   // Committed: the thread's AG-UI streams show it live (in thread order).
   daemon.threadEvents.publish({ userId: session.userId, threadId: p.thread_id, row });

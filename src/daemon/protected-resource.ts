@@ -31,6 +31,8 @@ export interface ProtectedResourceConfig {
   issuer: string;
   audience?: string | undefined;
   jwksUrl?: string | undefined;
+  /** `auth.scopes`: advertised, never enforced (a token's `scope` maps to nothing). */
+  scopes?: string[] | undefined;
   publicUrl?: string | undefined;
 }
 
@@ -80,12 +82,19 @@ export class ProtectedResource {
   }
 
   metadata(): ResourceMetadata {
-    return { resource: this.resource, authorization_servers: [this.issuer], bearer_methods_supported: ['header'], scopes_supported: [] };
+    return { resource: this.resource, authorization_servers: [this.issuer], bearer_methods_supported: ['header'], scopes_supported: [...(this.config.scopes ?? [])] };
   }
 
-  /** The `WWW-Authenticate` value of a 401: where the metadata is, and `invalid_token` when a token was sent and refused. */
+  /**
+   * The `WWW-Authenticate` value of a 401: where the metadata is, the scopes to
+   * ask for (MCP authorization 2025-11-25: a client uses this `scope` first,
+   * `scopes_supported` only without it), and `invalid_token` when a token was
+   * sent and refused. Scopes are RFC 6749 scope-tokens (no `"` or `\`), so the
+   * quoted string needs no escaping.
+   */
   challenge(reason: 'missing' | 'invalid'): string {
-    const base = `Bearer resource_metadata="${this.metadataUrl}"`;
+    const scopes = this.config.scopes ?? [];
+    const base = `Bearer resource_metadata="${this.metadataUrl}"${scopes.length > 0 ? `, scope="${scopes.join(' ')}"` : ''}`;
     return reason === 'invalid' ? `${base}, error="invalid_token"` : base;
   }
 

@@ -41,6 +41,7 @@ export interface CallKey {
  * Stores the tool message. Its metadata is checked (ToolAgentOutput) and
  * serialized here, once — unless the caller did both already
  * (`metadataJson`, the in-process executor's check before its record).
+ * It is its unit's last write (`last`: every caller returns right after).
  */
 export function insertToolMessage(tx: Tx, key: CallKey, message: ToolMessage, metadataJson = toolMessageMetadata(message.output)): Promise<MessageRow> {
   return tx.messages.insert({
@@ -51,5 +52,5 @@ export function insertToolMessage(tx: Tx, key: CallKey, message: ToolMessage, me
     metadataJson,
     toolCallId: key.toolCallId,
     status: message.output.status,
-  });
+  }, { last: true });
 }

@@ -7,7 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { deserializeMessage } from '@modelcontextprotocol/server';
+import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
 import type { StdioPrincipal } from './mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
@@ -70,7 +70,7 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
         reply(RpcErrorCode.ParseError, 'parse error: the line is not JSON');
         return false;
       }
-      const problem = envelopeProblem(value) ?? (mcpAccepts(text) ? null : mcpProblem(value));
+      const problem = envelopeProblem(value) ?? (mcpAccepts(value) ? null : mcpProblem(value));
       if (!problem) {
         if (isRequest(value)) answers.expect();
         return true;
@@ -155,10 +155,14 @@ class CountingStdioTransport extends StdioServerTransport {
   }
 }
 
-/** Whether MCP's own message schema (the SDK's `deserializeMessage`) takes the line. */
-function mcpAccepts(text: string): boolean {
+/**
+ * Whether MCP's own message schema takes the line: the SDK's
+ * `deserializeMessage` check (its `parseJSONRPCMessage`) on the value parsed
+ * above, so the line is not JSON-parsed once more for it.
+ */
+function mcpAccepts(value: unknown): boolean {
   try {
-    deserializeMessage(text);
+    parseJSONRPCMessage(value);
     return true;
   } catch {
     return false;

@@ -101,6 +101,16 @@ export const AuthConfig = named(
     audience: z.string().min(1).max(2_000).optional(),
     /** The issuer's JWKS (default: `jwks_uri` of the issuer's RFC 8414 / OpenID metadata). */
     jwks_url: KeyServerUrl.optional(),
+    /**
+     * Scopes advertised to OAuth clients (RFC 9728 `scopes_supported`, and
+     * `scope` in the 401 challenge): what a client asks its authorization
+     * server for. Advertised only, not enforced; default none.
+     */
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'a scope is 1-200 printable ASCII characters without space, " or \\ (RFC 6749 section 3.3)'))
+      .max(50)
+      .refine((a) => new Set(a).size === a.length, 'each scope once')
+      .optional(),
   }),
   'Bearer token policy, and the OAuth authorization server (issuer) whose access tokens are accepted.',
 );
@@ -142,8 +152,8 @@ export const ConfigFile = named(
     http: HttpConfig.optional(),
     mcp: McpConfig.optional(),
     metrics: MetricsConfig.optional(),
-  }).refine((c) => c.auth?.issuer !== undefined || (c.auth?.audience === undefined && c.auth?.jwks_url === undefined), {
-    message: 'required when auth.audience or auth.jwks_url is set (they describe its tokens)',
+  }).refine((c) => c.auth?.issuer !== undefined || (c.auth?.audience === undefined && c.auth?.jwks_url === undefined && c.auth?.scopes === undefined), {
+    message: 'required when auth.audience, auth.jwks_url or auth.scopes is set (they describe its tokens)',
     path: ['auth', 'issuer'],
   }),
   'The daemon configuration file (--config FILE).',

@@ -278,8 +278,13 @@ export interface MessagesRepo {
    * needed — assigns its `thread_seq` and bumps the thread's `updated_at`.
    * A second tool message for the same `(user, thread, tool_call_id)` throws
    * StoreConflictError.
+   *
+   * `last`: nothing follows this insert in the unit — `work` returns right
+   * after it. An engine may then commit the unit with this statement
+   * (PostgreSQL: the unit's held writes and this insert are one statement,
+   * no BEGIN, no COMMIT).
    */
-  insert(m: NewMessage): Promise<MessageRow>;
+  insert(m: NewMessage, opts?: { last?: boolean }): Promise<MessageRow>;
   getToolMessage(userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined>;
   /**
    * Newest-first paging, returned oldest-first within the page. `before` is a
@@ -396,9 +401,15 @@ export interface EventsRepo {
   getOwned(ownerId: string, eventId: string): Promise<Event | undefined>;
   /** Events visible to the user that overlap [fromMs, toMs), by start then id. */
   listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]>;
-  /** Updates an event the user owns; undefined when it is not theirs. */
-  updateOwned(ownerId: string, eventId: string, f: EventFields): Promise<Event | undefined>;
-  deleteOwned(ownerId: string, eventId: string): Promise<boolean>;
+  /**
+   * Updates an event the user owns; undefined when it is not theirs.
+   * `seen`: the row as this unit just read it (an owned event). An engine may
+   * then answer from it rather than from the write — PostgreSQL holds the
+   * write back to the unit's last statement (pg/unit.ts).
+   */
+  updateOwned(ownerId: string, eventId: string, f: EventFields, seen?: Event): Promise<Event | undefined>;
+  /** Deletes an event the user owns; false when it is not theirs. `seen`: as for `updateOwned` (the answer is then true). */
+  deleteOwned(ownerId: string, eventId: string, seen?: Event): Promise<boolean>;
 }
 
 export interface InviteRow {
@@ -414,7 +425,8 @@ export interface InvitesRepo {
   upsert(eventId: string, inviterId: string, inviteeId: string): Promise<InviteRow>;
   /** An invite addressed to this user; undefined for anyone else's. */
   getFor(inviteeId: string, inviteId: string): Promise<InviteRow | undefined>;
-  setStatus(inviteeId: string, inviteId: string, status: InviteStatus): Promise<InviteRow | undefined>;
+  /** `seen`: the invite as this unit just read it (`getFor`); an engine may answer from it, as `EventsRepo.updateOwned`. */
+  setStatus(inviteeId: string, inviteId: string, status: InviteStatus, seen?: InviteRow): Promise<InviteRow | undefined>;
 }
 
 // ---------------------------------------------------------------- memories and contacts

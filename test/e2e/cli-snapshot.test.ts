@@ -76,14 +76,17 @@ async function seeded(): Promise<{ dataDir: string; token: string }> {
 test('calls run from the start-up snapshot with the results the bundle gives', async () => {
   const { dataDir, token } = await seeded();
   const results: Record<string, string[]> = {};
+  // Calls the daemon refuses itself (an unknown method, say) never start project-cli, so the count
+  // of runs is compared between the two launch modes rather than with the number of calls.
+  const spawned: Record<string, number> = {};
   for (const [name, env] of [['snapshot', {}], ['bundle', { TOOLGATE_CLI_SNAPSHOT: 'off' }]] as const) {
     const { host, launch } = await startDecided(dataDir, env);
     try {
       assert.equal(launch.mode, name, JSON.stringify(launch));
       results[name] = await runAll(host, token, `t-${name}`);
-      // (an unknown action is refused before any child starts)
       const runs = lines(host, 'project-cli ran');
-      assert.ok(runs.length >= 4, host.stderr());
+      assert.ok(runs.length > 0, 'some calls ran project-cli');
+      spawned[name] = runs.length;
       assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set([name]));
       assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
     } finally {
@@ -92,16 +95,20 @@ test('calls run from the start-up snapshot with the results the bundle gives', a
   }
   assert.match(results.snapshot![0]!, /^success .*Seeded/);
   assert.deepEqual(results.snapshot, results.bundle);
+  assert.equal(spawned.snapshot, spawned.bundle, 'the same calls reach project-cli either way');
 });
 
 test('a damaged or missing snapshot leaves the daemon on the bundle, with one warning', async () => {
   const { dataDir, token } = await seeded();
   const damaged = join(tempDir(), 'damaged.blob');
   writeFileSync(damaged, 'not a V8 start-up snapshot\n');
+  let expectedRuns = 0;
   const expected = await (async () => {
     const { host } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: 'off' });
     try {
-      return await runAll(host, token, 't-expected');
+      const out = await runAll(host, token, 't-expected');
+      expectedRuns = lines(host, 'project-cli ran').length;
+      return out;
     } finally {
       await host.stop();
     }
@@ -115,7 +122,7 @@ test('a damaged or missing snapshot leaves the daemon on the bundle, with one wa
       assert.deepEqual(await runAll(host, token, `t-fallback-${i}`), expected, `${blob}: the same answers`);
       assert.equal(lines(host, 'project-cli launch').length, 1, 'said once');
       const runs = lines(host, 'project-cli ran');
-      assert.ok(runs.length >= 4, host.stderr());
+      assert.equal(runs.length, expectedRuns);
       assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
     } finally {
       await host.stop();

@@ -7,23 +7,49 @@
  *
  *   npm install --prefix /tmp/insp @modelcontextprotocol/inspector@2.12.0
  *   TOOLGATE_MCP_INSPECTOR=/tmp/insp/node_modules/.bin/mcp-inspector node --test dist/test/e2e/mcp-inspector.test.js
+ *
+ * `.ci/run` installs it that way and sets the variable, so CI runs this file.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startHost } from '../helpers/host.js';
-import { TOOLGATE_BIN } from '../helpers/repo.js';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { startOidcProvider } from '../helpers/oidc-provider.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 const INSPECTOR = process.env.TOOLGATE_MCP_INSPECTOR;
+const inspectorHome = tempDir();
 const skip = INSPECTOR ? false : 'set TOOLGATE_MCP_INSPECTOR to the mcp-inspector bin to run the Inspector CLI';
 
-function inspect(target: string[], method: string[], env: Record<string, string> = {}): unknown {
-  const r = spawnSync(INSPECTOR!, ['--cli', ...target, ...method], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-    timeout: 120_000,
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the Inspector CLI without blocking this process: the authorization
+ * server of the OAuth case runs in it and must answer toolgate's JWKS fetch
+ * while the Inspector waits.
+ */
+function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      INSPECTOR!,
+      ['--cli', ...args],
+      // A HOME of its own: the Inspector keeps OAuth state in ~/.mcp-inspector, which must neither leak
+      // into nor come from the developer's own.
+      { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: inspectorHome, ...env }, timeout: 120_000 },
+      (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+    );
   });
+}
+
+async function inspect(target: string[], method: string[], env: Record<string, string> = {}): Promise<unknown> {
+  const r = await run([...target, ...method], env);
   assert.equal(r.status, 0, r.stderr);
   // Version banners (1.x) and the server's stderr may precede the JSON document.
   return JSON.parse(r.stdout.slice(r.stdout.indexOf('{\n')));
@@ -39,16 +65,51 @@ test('the MCP Inspector CLI lists, calls and reads a skill over stdio and over H
     ];
     const http = [`http://127.0.0.1:${host.port}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];
     for (const target of [stdio, http]) {
-      const listed = inspect(target, ['--method', 'tools/list']) as { tools: Array<{ name: string }> };
+      const listed = (await inspect(target, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
       assert.deepEqual(listed.tools.map((t) => t.name), ['project_cli']);
-      const called = inspect(target, ['--method', 'tools/call', '--tool-name', 'project_cli', '--tool-arg', 'module=memory', 'method=read', 'input={}']) as {
+      const called = (await inspect(target, ['--method', 'tools/call', '--tool-name', 'project_cli', '--tool-arg', 'module=memory', 'method=read', 'input={}'])) as {
         structuredContent: { status: string };
       };
       assert.equal(called.structuredContent.status, 'success');
-      const read = inspect(target, ['--method', 'resources/read', '--uri', 'skill://memory/SKILL.md']) as { contents: Array<{ text: string }> };
+      const read = (await inspect(target, ['--method', 'resources/read', '--uri', 'skill://memory/SKILL.md'])) as { contents: Array<{ text: string }> };
       assert.match(read.contents[0]!.text, /^---\nname: memory/);
     }
   } finally {
     await host.stop();
+  }
+});
+
+test('the MCP Inspector CLI reaches /mcp with an access token from the authorization server (auth.issuer, no HS256 secret)', { skip }, async () => {
+  const op = await startOidcProvider({ accountId: 'olga', resourceScopes: 'toolgate:mcp' });
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  const agents = { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'] } };
+  writeFileSync(config, JSON.stringify({ agents, auth: { issuer: op.issuer, scopes: ['toolgate:mcp'] } }));
+  const host = await startHost({ transport: 'ws', dataDir: dir, args: ['--config', config], env: { TOOLGATE_BEARER_SECRET: '' } });
+  try {
+    const url = `http://127.0.0.1:${host.port}/mcp`;
+    // Authorization code + PKCE with resource=<url>, login and consent automated: an audience-bound token.
+    const token = await op.mintAccessToken(url);
+    const target = [url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];
+    const listed = (await inspect(target, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
+    assert.deepEqual(listed.tools.map((t) => t.name), ['project_cli']);
+    const called = (await inspect(target, [
+      '--method', 'tools/call', '--tool-name', 'project_cli', '--tool-arg', 'module=memory', 'method=update', 'input={"key":"via","content":"the inspector"}',
+    ])) as { structuredContent: { status: string } };
+    assert.equal(called.structuredContent.status, 'success');
+    // The call ran as the token's subject: olga reads back what she wrote.
+    const read = (await inspect(target, ['--method', 'tools/call', '--tool-name', 'project_cli', '--tool-arg', 'module=memory', 'method=read', 'input={}'])) as {
+      structuredContent: { data: unknown };
+    };
+    assert.match(JSON.stringify(read.structuredContent.data), /the inspector/);
+    // Without the header the same server refuses the Inspector: it meets the 401 and, with no TTY, stops
+    // before an interactive OAuth flow (exit 3, auth_required).
+    const refused = await run([url, '--transport', 'http', '--method', 'tools/list']);
+    assert.equal(refused.status, 3, refused.stderr);
+    assert.match(refused.stdout + refused.stderr, /auth_required/);
+    assert.ok(!host.stderr().includes(token.split('.')[2]!), 'nothing of the token in the log');
+  } finally {
+    await host.stop();
+    await op.close();
   }
 });

@@ -43,11 +43,11 @@ async function postInit(url: string, token?: string): Promise<Response> {
 }
 
 /** Starts `serve --ws`; with `issuer`, that issuer's tokens are its only user tokens (no HS256 secret). */
-async function serveWithIssuer(issuer: string | undefined): Promise<Host> {
+async function serveWithIssuer(issuer: string | undefined, auth: object = {}): Promise<Host> {
   const dir = tempDir();
   const config = join(dir, 'config.json');
   const agents = { default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'] } };
-  writeFileSync(config, JSON.stringify(issuer ? { agents, auth: { issuer } } : { agents }));
+  writeFileSync(config, JSON.stringify(issuer ? { agents, auth: { issuer, ...auth } } : { agents }));
   return startHost({ transport: 'ws', dataDir: dir, args: ['--config', config], env: issuer ? { TOOLGATE_BEARER_SECRET: '' } : {} });
 }
 
@@ -155,6 +155,45 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
     // The old key is still published: its tokens keep working until they expire.
     assert.equal((await postInit(mcpUrl, before)).status, 200);
   });
+});
+
+test('auth.scopes: advertised in the challenge and the metadata, so a host that asks nothing of its own requests that scope', async () => {
+  const op = await startOidcProvider({ accountId: 'sam', resourceScopes: 'toolgate:mcp' });
+  const host = await serveWithIssuer(op.issuer, { scopes: ['toolgate:mcp'] });
+  const mcpUrl = `http://127.0.0.1:${host.port}/mcp`;
+  try {
+    const refused = await postInit(mcpUrl);
+    assert.equal(refused.status, 401);
+    assert.equal(
+      refused.headers.get('www-authenticate'),
+      `Bearer resource_metadata="http://127.0.0.1:${host.port}/.well-known/oauth-protected-resource/mcp", scope="toolgate:mcp"`,
+    );
+    const metadata = (await (await fetch(`http://127.0.0.1:${host.port}/.well-known/oauth-protected-resource/mcp`)).json()) as { scopes_supported: string[] };
+    assert.deepEqual(metadata.scopes_supported, ['toolgate:mcp']);
+
+    // No `scope` in the client's metadata: the SDK takes it from the challenge (MCP authorization 2025-11-25).
+    const oauth = new InMemoryOAuthClientProvider((url, redirect) => op.authorize(url, redirect));
+    const conn = await connectWithOAuth(mcpUrl, oauth);
+    try {
+      assert.equal(conn.authorized, true);
+      // (The SDK adds offline_access itself: the client registered for refresh_token and the provider offers it.)
+      const asked = oauth.authorizationUrls[0]!.searchParams.get('scope')?.split(' ') ?? [];
+      assert.ok(asked.includes('toolgate:mcp'), `asked for ${asked.join(' ')}`);
+      const token = oauth.tokens()!.access_token;
+      assert.deepEqual([decodeJwt(token).aud, decodeJwt(token).sub], [mcpUrl, 'sam']);
+      assert.ok(String(decodeJwt(token).scope).split(' ').includes('toolgate:mcp'), 'the provider granted the advertised scope');
+      const { tools } = await conn.client.listTools();
+      assert.deepEqual(tools.map((t) => t.name), ['project_cli']);
+    } finally {
+      await conn.close();
+    }
+    // A refused token's challenge still names the scope to ask for.
+    const wrong = await postInit(mcpUrl, await op.mintAccessToken('http://127.0.0.1:1/another/mcp'));
+    assert.match(wrong.headers.get('www-authenticate') ?? '', /, scope="toolgate:mcp", error="invalid_token"$/);
+  } finally {
+    await host.stop();
+    await op.close();
+  }
 });
 
 test('without auth.issuer there is no OAuth to follow: the same host cannot connect', async () => {

@@ -14,9 +14,9 @@
  * Copies, not symlinks: a symlinked dependency would resolve its own imports
  * from the work tree and hide a missing runtime dependency.
  */
-import { test, before, after } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
@@ -35,6 +35,35 @@ const work = tempDir('toolgate-pack-');
 const app = join(work, 'app');
 let files: string[] = [];
 const env = { PATH: process.env.PATH ?? '', HOME: work, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A command run in the app folder to its end without blocking this process (the cases run at once). */
+function run(cmd: string, args: string[], runEnv: Record<string, string>, timeout = 120_000): Promise<Ran> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { cwd: app, env: runEnv, encoding: 'utf8', timeout, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ status: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** `toolgate dev-token` of the installed package; it must succeed. */
+async function devToken(user: string, db: string, runEnv: Record<string, string>): Promise<string> {
+  const r = await run(join(app, 'node_modules', '.bin', 'toolgate'), ['dev-token', '--user', user, '--db', db], runEnv);
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+/** A case's own home (so its own data folder and dev secret): the cases run at once. */
+function homeOf(name: string): Record<string, string> {
+  const home = join(work, 'home', name);
+  mkdirSync(home, { recursive: true });
+  return { ...env, HOME: home };
+}
 
 /** Paths under node_modules of every package `roots` need at run time, resolved as Node would. */
 function runtimeClosure(roots: readonly string[]): string[] {
@@ -75,149 +104,158 @@ function wanted(pkg: string, rel: string): boolean {
   return !rel.startsWith('build') || rel === 'build' || rel === 'build/Release' || rel.endsWith('.node');
 }
 
-before(() => {
-  const packed = JSON.parse(
-    // --ignore-scripts: the suite runs after `npm run build`; prepack (the build again) would only slow it down.
-    execFileSync('npm', ['pack', '--json', '--offline', '--ignore-scripts', '--pack-destination', work], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }),
-  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  files = packed[0]!.files.map((f) => f.path);
-  const target = join(app, 'node_modules', 'toolgate');
-  mkdirSync(target, { recursive: true });
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
-  execFileSync('tar', ['xzf', join(work, packed[0]!.filename), '-C', target, '--strip-components=1']);
+// One install, shared: every case below only reads the installed package (each daemon has its own
+// database), so they run at once — most of their time is child processes starting, not CPU.
+describe('the package as a user installs it', { concurrency: true }, () => {
+  before(() => {
+    const packed = JSON.parse(
+      // --ignore-scripts: the suite runs after `npm run build`; prepack (the build again) would only slow it down.
+      execFileSync('npm', ['pack', '--json', '--offline', '--ignore-scripts', '--pack-destination', work], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }),
+    ) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    files = packed[0]!.files.map((f) => f.path);
+    const target = join(app, 'node_modules', 'toolgate');
+    mkdirSync(target, { recursive: true });
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
+    execFileSync('tar', ['xzf', join(work, packed[0]!.filename), '-C', target, '--strip-components=1']);
 
-  const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; bin: Record<string, string> };
-  for (const path of runtimeClosure(Object.keys(manifest.dependencies))) {
-    const from = join(REPO_ROOT, path);
-    cpSync(from, join(app, path), { recursive: true, dereference: true, filter: (src) => wanted(path, src.slice(from.length + 1)) });
-  }
-  const bin = join(app, 'node_modules', '.bin');
-  mkdirSync(bin, { recursive: true });
-  for (const [name, file] of Object.entries(manifest.bin)) symlinkSync(join('..', 'toolgate', file), join(bin, name));
-});
+    const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; bin: Record<string, string> };
+    for (const path of runtimeClosure(Object.keys(manifest.dependencies))) {
+      const from = join(REPO_ROOT, path);
+      cpSync(from, join(app, path), { recursive: true, dereference: true, filter: (src) => wanted(path, src.slice(from.length + 1)) });
+    }
+    const bin = join(app, 'node_modules', '.bin');
+    mkdirSync(bin, { recursive: true });
+    for (const [name, file] of Object.entries(manifest.bin)) symlinkSync(join('..', 'toolgate', file), join(bin, name));
+  });
 
-after(() => {
-  rmSync(work, { recursive: true, force: true });
-});
+  after(() => {
+    rmSync(work, { recursive: true, force: true });
+  });
 
-test('the tarball ships what a user needs and no tests or source maps', () => {
-  for (const needed of [
-    'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
-    'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/project-cli.snapshot.blob', 'dist/src/index.js', 'dist/src/index.d.ts',
-    'dist/src/app/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
-    'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
-    'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
-    'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',
-    'examples/README.md', 'docs/protocols/README.md', 'docs/protocols/transports.md', 'docs/protocols/data-flow.md',
-  ]) {
-    assert.ok(files.includes(needed), `ships ${needed}`);
-  }
-  assert.deepEqual(files.filter((f) => f.startsWith('dist/test/') || f.startsWith('test/') || f.endsWith('.map') || f.startsWith('dist/bench/')), []);
-  const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'toolgate', 'package.json'), 'utf8')) as Record<string, unknown>;
-  assert.equal(manifest.private, undefined, 'publishable');
-  assert.equal(manifest.license, 'MIT');
-  assert.ok(existsSync(join(app, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')), 'the native build is reused');
-});
+  test('the tarball ships what a user needs and no tests or source maps', () => {
+    for (const needed of [
+      'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
+      'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/project-cli.snapshot.blob', 'dist/src/index.js', 'dist/src/index.d.ts',
+      'dist/src/app/cli.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
+      'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
+      'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
+      'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',
+      'examples/README.md', 'docs/protocols/README.md', 'docs/protocols/transports.md', 'docs/protocols/data-flow.md',
+    ]) {
+      assert.ok(files.includes(needed), `ships ${needed}`);
+    }
+    assert.deepEqual(files.filter((f) => f.startsWith('dist/test/') || f.startsWith('test/') || f.endsWith('.map') || f.startsWith('dist/bench/')), []);
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'toolgate', 'package.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(manifest.private, undefined, 'publishable');
+    assert.equal(manifest.license, 'MIT');
+    assert.ok(existsSync(join(app, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')), 'the native build is reused');
+  });
 
-test('npx toolgate --help works from the installed package', () => {
-  const r = spawnSync('npx', ['--offline', 'toolgate', '--help'], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
-  assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^toolgate \d+\.\d+\.\d+ — /);
-  assert.match(r.stdout, /^ {2}serve\s/m);
-  const cli = spawnSync('npx', ['--offline', 'project-cli', '--help'], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
-  assert.equal(cli.status, 0, cli.stderr);
-  assert.match(cli.stdout, /^ {2}calendar create\s/m);
-});
+  test('npx toolgate --help works from the installed package', async () => {
+    const npxEnv = homeOf('npx');
+    const [r, cli] = await Promise.all([run('npx', ['--offline', 'toolgate', '--help'], npxEnv), run('npx', ['--offline', 'project-cli', '--help'], npxEnv)]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^toolgate \d+\.\d+\.\d+ — /);
+    assert.match(r.stdout, /^ {2}serve\s/m);
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.match(cli.stdout, /^ {2}calendar create\s/m);
+  });
 
-test('the package entry and its exports resolve', () => {
-  const script = "const m = await import('toolgate'); const p = (await import('toolgate/package.json', { with: { type: 'json' } })).default; " +
-    "console.log(JSON.stringify({ version: m.VERSION, pkg: p.version, main: typeof m.main, actions: m.ACTION_NAMES.length }));";
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as { version: string; pkg: string; main: string; actions: number };
-  assert.equal(out.version, out.pkg);
-  assert.equal(out.main, 'function');
-  assert.ok(out.actions > 0);
-});
+  test('the package entry and its exports resolve', async () => {
+    const script = "const m = await import('toolgate'); const p = (await import('toolgate/package.json', { with: { type: 'json' } })).default; " +
+      "console.log(JSON.stringify({ version: m.VERSION, pkg: p.version, main: typeof m.main, actions: m.ACTION_NAMES.length }));";
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], env);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { version: string; pkg: string; main: string; actions: number };
+    assert.equal(out.version, out.pkg);
+    assert.equal(out.main, 'function');
+    assert.ok(out.actions > 0);
+  });
 
-test('toolgate/protocol and toolgate/schemas/*.json resolve from the installed package, without zod', () => {
-  const script =
-    "const p = await import('toolgate/protocol'); const s = (await import('toolgate/schemas/protocol.json', { with: { type: 'json' } })).default; " +
-    "console.log(JSON.stringify({ methods: Object.keys(p.METHODS).length, version: p.PROTOCOL_VERSION, id: s.$id, same: p.schemas.protocol.$id === s.$id }));";
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env, encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as { methods: number; version: string; id: string; same: boolean };
-  assert.ok(out.methods >= 11);
-  assert.equal(out.version, '1');
-  assert.equal(out.same, true);
-});
+  test('toolgate/protocol and toolgate/schemas/*.json resolve from the installed package, without zod', async () => {
+    const script =
+      "const p = await import('toolgate/protocol'); const s = (await import('toolgate/schemas/protocol.json', { with: { type: 'json' } })).default; " +
+      "console.log(JSON.stringify({ methods: Object.keys(p.METHODS).length, version: p.PROTOCOL_VERSION, id: s.$id, same: p.schemas.protocol.$id === s.$id }));";
+    const r = await run(process.execPath, ['--input-type=module', '-e', script], env);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { methods: number; version: string; id: string; same: boolean };
+    assert.ok(out.methods >= 11);
+    assert.equal(out.version, '1');
+    assert.equal(out.same, true);
+  });
 
-test('toolgate/client from the installed package spawns the installed daemon and runs a session; toolgate demo runs from there too', () => {
-  const db = join(work, 'data', 'client.db');
-  const token = execFileSync(join(app, 'node_modules', '.bin', 'toolgate'), ['dev-token', '--user', 'dana', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
-  const script =
-    "import { ToolgateClient } from 'toolgate/client'; " +
-    `const c = ToolgateClient.spawn({ args: ['--db', ${JSON.stringify(db)}], token: process.env.T }); ` +
-    "await c.initialize(); const s = await c.openSession(); " +
-    "const r = await s.invoke('packed', 'c1', { module: 'memory', method: 'read', input: {} }); " +
-    'console.log(JSON.stringify({ user: s.info.user_id, status: r.status, code: await c.stop() }));';
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, env: { ...env, T: token }, encoding: 'utf8', timeout: 60_000 });
-  assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout), { user: 'dana', status: 'success', code: 0 });
-  const demo = spawnSync(join(app, 'node_modules', '.bin', 'toolgate'), ['demo', '--db', join(work, 'data', 'demo.db')], { cwd: app, env, encoding: 'utf8', timeout: 60_000 });
-  assert.equal(demo.status, 0, demo.stdout + demo.stderr);
-  assert.match(demo.stdout, /history content === the text tool\/invoke returned/);
-  // Outside the repository there is no `npm run inspector`: the hint is a command that works here.
-  assert.doesNotMatch(demo.stdout, /npm run inspector/);
-  assert.match(demo.stdout, /serve --ws --port 8787 --dev --db /);
-});
+  test('toolgate/client from the installed package spawns the installed daemon and runs a session; toolgate demo runs from there too', async () => {
+    const db = join(work, 'data', 'client.db');
+    const clientEnv = homeOf('client');
+    const token = await devToken('dana', db, clientEnv);
+    const script =
+      "import { ToolgateClient } from 'toolgate/client'; " +
+      `const c = ToolgateClient.spawn({ args: ['--db', ${JSON.stringify(db)}], token: process.env.T }); ` +
+      "await c.initialize(); const s = await c.openSession(); " +
+      "const r = await s.invoke('packed', 'c1', { module: 'memory', method: 'read', input: {} }); " +
+      'console.log(JSON.stringify({ user: s.info.user_id, status: r.status, code: await c.stop() }));';
+    const [r, demo] = await Promise.all([
+      run(process.execPath, ['--input-type=module', '-e', script], { ...clientEnv, T: token }),
+      run(join(app, 'node_modules', '.bin', 'toolgate'), ['demo', '--db', join(work, 'data', 'demo.db')], homeOf('demo')),
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { user: 'dana', status: 'success', code: 0 });
+    assert.equal(demo.status, 0, demo.stdout + demo.stderr);
+    assert.match(demo.stdout, /history content === the text tool\/invoke returned/);
+    // Outside the repository there is no `npm run inspector`: the hint is a command that works here.
+    assert.doesNotMatch(demo.stdout, /npm run inspector/);
+    assert.match(demo.stdout, /serve --ws --port 8787 --dev --db /);
+  });
 
-test('npm pack in a fresh clone packs dist/: prepack is the build', () => {
-  const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  assert.equal(manifest.scripts.prepack, 'npm run build');
-});
+  test('npm pack in a fresh clone packs dist/: prepack is the build', () => {
+    const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    assert.equal(manifest.scripts.prepack, 'npm run build');
+  });
 
-test('the conformance runner ships with its dependencies: it passes against the installed daemon', () => {
-  const bin = join(app, 'node_modules', '.bin', 'toolgate');
-  const db = join(work, 'data', 'conformance.db');
-  const token = execFileSync(bin, ['dev-token', '--user', 'carol', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
-  const r = spawnSync(bin, ['conformance', '--stdio', `${bin} serve --stdio --db ${db}`, '--token', token], { cwd: app, env, encoding: 'utf8', timeout: 120_000 });
-  assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-  assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
-});
+  test('the conformance runner ships with its dependencies: it passes against the installed daemon', async () => {
+    const bin = join(app, 'node_modules', '.bin', 'toolgate');
+    const db = join(work, 'data', 'conformance.db');
+    const conformanceEnv = homeOf('conformance');
+    const token = await devToken('carol', db, conformanceEnv);
+    const r = await run(bin, ['conformance', '--stdio', `${bin} serve --stdio --db ${db}`, '--token', token], conformanceEnv);
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
+  });
 
-test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke from the CLI\'s start-up snapshot', async () => {
-  const bin = join(app, 'node_modules', '.bin', 'toolgate');
-  const db = join(work, 'data', 'toolgate.db');
-  const token = execFileSync(bin, ['dev-token', '--user', 'alice', '--db', db], { cwd: app, env, encoding: 'utf8' }).trim();
-  const proc = spawn(bin, ['serve', '--stdio', '--db', db], { cwd: app, env: { ...env, TOOLGATE_LOG_LEVEL: 'debug' }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
-  const rpc = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
-  rpc.listen();
-  try {
-    const init = await rpc.sendRequest<{ server_info: { version: string } }>('initialize', { protocol_version: '1' });
-    assert.ok(init.server_info.version);
-    const session = await rpc.sendRequest<{ session_id: string; user_id: string }>('session/open', { auth: { type: 'bearer', token } });
-    assert.equal(session.user_id, 'alice');
-    // The shipped blob runs here (same node): the call starts from it, better-sqlite3 found where it is installed.
-    await waitFor(() => stderr.includes('"msg":"project-cli launch","mode":"snapshot"'), () => `the snapshot launch line in:\n${stderr}`);
-    const r = await rpc.sendRequest<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
-      session_id: session.session_id,
-      thread_id: 'packed',
-      tool_call_id: 'c1',
-      args: { module: 'calendar', method: 'create', input: { title: 'From the tarball', start_at: '2026-04-21T10:00:00+08:00', end_at: '2026-04-21T11:00:00+08:00' } },
-    });
-    assert.equal(r.status, 'success', `${r.content[0]?.text}\n${stderr}`);
-    assert.equal((JSON.parse(r.content[0]!.text) as { data: { event: { title: string } } }).data.event.title, 'From the tarball');
-    assert.match(stderr, /"msg":"project-cli ran".*"launch":"snapshot","exit_code":0/);
-    await rpc.sendRequest('shutdown');
-    await rpc.sendNotification('exit');
-    assert.equal(await exited, 0, stderr);
-  } finally {
-    rpc.dispose();
-    if (proc.exitCode === null) proc.kill('SIGKILL');
-  }
-  assert.ok(existsSync(dirname(db)));
+  test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke from the CLI\'s start-up snapshot', async () => {
+    const bin = join(app, 'node_modules', '.bin', 'toolgate');
+    const db = join(work, 'data', 'toolgate.db');
+    const stdioEnv = homeOf('stdio');
+    const token = await devToken('alice', db, stdioEnv);
+    const proc = spawn(bin, ['serve', '--stdio', '--db', db], { cwd: app, env: { ...stdioEnv, TOOLGATE_LOG_LEVEL: 'debug' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    const rpc = createMessageConnection(new StreamMessageReader(proc.stdout), new StreamMessageWriter(proc.stdin));
+    rpc.listen();
+    try {
+      const init = await rpc.sendRequest<{ server_info: { version: string } }>('initialize', { protocol_version: '1' });
+      assert.ok(init.server_info.version);
+      const session = await rpc.sendRequest<{ session_id: string; user_id: string }>('session/open', { auth: { type: 'bearer', token } });
+      assert.equal(session.user_id, 'alice');
+      // The shipped blob runs here (same node): the call starts from it, better-sqlite3 found where it is installed.
+      await waitFor(() => stderr.includes('"msg":"project-cli launch","mode":"snapshot"'), () => `the snapshot launch line in:\n${stderr}`);
+      const r = await rpc.sendRequest<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
+        session_id: session.session_id,
+        thread_id: 'packed',
+        tool_call_id: 'c1',
+        args: { module: 'calendar', method: 'create', input: { title: 'From the tarball', start_at: '2026-04-21T10:00:00+08:00', end_at: '2026-04-21T11:00:00+08:00' } },
+      });
+      assert.equal(r.status, 'success', `${r.content[0]?.text}\n${stderr}`);
+      assert.equal((JSON.parse(r.content[0]!.text) as { data: { event: { title: string } } }).data.event.title, 'From the tarball');
+      assert.match(stderr, /"msg":"project-cli ran".*"launch":"snapshot","exit_code":0/);
+      await rpc.sendRequest('shutdown');
+      await rpc.sendNotification('exit');
+      assert.equal(await exited, 0, stderr);
+    } finally {
+      rpc.dispose();
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    }
+    assert.ok(existsSync(dirname(db)));
+  });
 });

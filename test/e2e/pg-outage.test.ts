@@ -1,7 +1,7 @@
 /**
  * Contract §12 from outside: a daemon survives its database. Under a steady
  * load of calls, the server ends every session of the daemon's database
- * every 300 ms (`pg_terminate_backend`), or restarts (`pg_ctl restart -m
+ * every 300 ms, five times (`pg_terminate_backend`), or restarts (`pg_ctl restart -m
  * fast`); the daemon never exits, every call in flight fails with a clear
  * "database unavailable" error (a tool error `INTERNAL` or a JSON-RPC
  * error), and a host that retries each call with its tool_call_id until it
@@ -33,7 +33,9 @@ describe('a daemon survives its database', needsPgServer, () => {
       const db = await freshPgDatabase(cluster.url);
       const host = await startHost({ transport: 'ws', db: db.url, args: ['--executor', executor] });
       try {
-        const load = await loadThroughCuts(host, cluster.url, db.url, db.name, 10);
+        // Five cuts (it was ten): with WORKERS calls always in flight each cut meets some, which the
+        // next line asserts; the properties checked (survived, clear errors, exactly once) are the same.
+        const load = await loadThroughCuts(host, cluster.url, db.url, db.name, 5);
         assert.ok(load.failures.length > 0, 'the cuts reached calls in flight');
         assert.match(host.stderr(), /lost the database connection that listens for thread events; reconnecting/);
         // The LISTEN connection reconnects on its own backoff, which calls may outrun: wait for it.

@@ -49,7 +49,9 @@ function count(dbPath: string, sql: string, ...params: unknown[]): Promise<numbe
 describe('one daemon, many connections', () => {
   let host: Host;
   before(async () => {
-    host = await startHost({ transport: 'ws' });
+    // The in-process executor: this suite is the WebSocket transport's (many connections, 100-call bursts);
+    // the subprocess executor's own path is e2e/executors' and the other suites'.
+    host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess'] });
   });
   after(async () => {
     await host.stop();

@@ -30,6 +30,10 @@ import { serveContext, type ServeContext } from '../../src/rpc/serve-context.js'
 import { createHttpServer } from '../../src/http/http-server.js';
 import { attachWebSocketRpc } from '../../src/rpc/ws-transport.js';
 import { agUiStreamRoute } from '../../src/http/ag-ui-stream.js';
+import { Client as McpClient } from '@modelcontextprotocol/client';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { openMcpStdioPrincipal } from '../../src/mcp/mcp-session.js';
+import { serveMcpStdio } from '../../src/mcp/mcp-stdio.js';
 import { connectWs, makeClient, type Client, type Transport } from './host.js';
 import { tempDir } from './repo.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
@@ -143,6 +147,51 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
         return 0;
       })();
       return stopped;
+    },
+  };
+}
+
+export interface InProcessMcp {
+  /** The MCP SDK's client, connected to `serve --mcp`'s own server over an in-memory pipe pair. */
+  client: McpClient;
+  daemon: Daemon;
+  dbPath: string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `serve --mcp` in this process: the daemon built from the binary's own flag
+ * parsing (`--config`, `--executor`…), its stdio MCP server
+ * (src/mcp/mcp-stdio.ts) over two in-memory pipes, acting for the user of
+ * `token` (TOOLGATE_MCP_TOKEN), and the SDK's client on the other end.
+ */
+export async function startMcpInProcess(token: string, opts: Omit<InProcessOptions, 'transport'> = {}): Promise<InProcessMcp> {
+  const dataDir = opts.dataDir ?? tempDir();
+  const dbPath = opts.db ?? (TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
+  const env: Record<string, string> = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: dataDir, TOOLGATE_MCP_TOKEN: token, ...opts.env };
+  let logs = '';
+  const log = createLogger((line) => (logs += line.endsWith('\n') ? line : `${line}\n`), 'info');
+  const serveOpts = serveOptionsOf(['--mcp', '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])], env);
+  if (!serveOpts) throw new Error('startMcpInProcess: --help is not a daemon');
+  const daemon = await createDaemon(serveOpts, log);
+  log.maskSecrets(daemon.secrets ?? []);
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const principal = await openMcpStdioPrincipal(daemon, env);
+  const handle = await serveMcpStdio(serveContext(daemon, { limits: limitsOf(serveOpts, daemon.config) }), { principal, stdin: toServer, stdout: fromServer });
+  // The server's newline-delimited JSON transport is symmetric: the client uses it the other way round.
+  const client = new McpClient({ name: 'in-process', version: '1' });
+  await client.connect(new StdioServerTransport(fromServer, toServer));
+  return {
+    client,
+    daemon,
+    dbPath,
+    stderr: () => logs,
+    async stop() {
+      await client.close();
+      await handle.close();
+      await daemon.store.close();
     },
   };
 }

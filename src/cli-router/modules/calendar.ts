@@ -61,7 +61,7 @@ const update: ActionHandler<'calendar.update'> = async (ctx, input) => {
   if (Date.parse(next.end_at) <= Date.parse(next.start_at)) {
     throw new ActionError('INVALID_ACTION_INPUT', 'end_at must be after start_at');
   }
-  return { event: (await ctx.tx.events.updateOwned(ctx.userId, input.event_id, next))! };
+  return { event: (await ctx.tx.events.updateOwned(ctx.userId, input.event_id, next, existing))! };
 };
 
 /**
@@ -69,15 +69,16 @@ const update: ActionHandler<'calendar.update'> = async (ctx, input) => {
  * they see through an accepted invite but do not own is FORBIDDEN.
  */
 async function ownedOrThrow(ctx: ActionContext, eventId: string): Promise<Event> {
-  const owned = await ctx.tx.events.getOwned(ctx.userId, eventId);
-  if (owned) return owned;
-  if (await ctx.tx.events.getVisible(ctx.userId, eventId)) throw new ActionError('FORBIDDEN', 'only the owner may change this event');
-  throw notFound('event');
+  // One read answers all three (an owned event is visible): one round trip on PostgreSQL.
+  const visible = await ctx.tx.events.getVisible(ctx.userId, eventId);
+  if (!visible) throw notFound('event');
+  if (visible.owner_id !== ctx.userId) throw new ActionError('FORBIDDEN', 'only the owner may change this event');
+  return visible;
 }
 
 const remove: ActionHandler<'calendar.delete'> = async (ctx, input) => {
-  await ownedOrThrow(ctx, input.event_id);
-  await ctx.tx.events.deleteOwned(ctx.userId, input.event_id);
+  const existing = await ownedOrThrow(ctx, input.event_id);
+  await ctx.tx.events.deleteOwned(ctx.userId, input.event_id, existing);
   return { event_id: input.event_id, deleted: true as const };
 };
 
@@ -108,7 +109,7 @@ function answerInvite(status: 'accepted' | 'rejected'): ActionHandler<'calendar.
     if (invite.status !== 'pending' && invite.status !== status) {
       throw new ActionError('CONFLICT', `invite already ${invite.status}`, { status: invite.status });
     }
-    const updated = (await ctx.tx.invites.setStatus(ctx.userId, input.invite_id, status)) as InviteRow;
+    const updated = (await ctx.tx.invites.setStatus(ctx.userId, input.invite_id, status, invite)) as InviteRow;
     return { invite: { invite_id: updated.invite_id, event_id: updated.event_id, status: updated.status } };
   };
 }

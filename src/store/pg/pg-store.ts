@@ -14,6 +14,7 @@ import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
 import { openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
+import { PgUnit, type Query } from './unit.js';
 import {
   messagesAfter,
   PgAutomationJobs,
@@ -27,7 +28,7 @@ import {
   PgThreads,
   PgToolCalls,
   PgUsers,
-  type Query,
+  CallLookup,
 } from './repos.js';
 import { PgThreadFeed, type FeedLog, type FeedSink, type FeedStorage, type ThreadRef } from './thread-feed.js';
 
@@ -72,13 +73,17 @@ class PgTx implements Tx {
   readonly invites;
   readonly memories;
   readonly contacts;
-  private depth = 0;
 
-  constructor(private readonly q: Query) {
+  /** `unit`: a transaction's statement scheduler (unit.ts); without one (`read()`), every statement runs at once. */
+  constructor(
+    q: Query,
+    private readonly unit?: PgUnit,
+  ) {
+    const lookup = unit ? new CallLookup() : undefined;
     this.users = new PgUsers(q);
     this.threads = new PgThreads(q);
-    this.messages = new PgMessages(q);
-    this.toolCalls = new PgToolCalls(q);
+    this.messages = new PgMessages(q, lookup);
+    this.toolCalls = new PgToolCalls(q, lookup);
     this.credentialAudit = new PgCredentialAudit(q);
     this.credentialKeys = new PgCredentialKeys(q);
     this.automationJobs = new PgAutomationJobs(q);
@@ -88,20 +93,9 @@ class PgTx implements Tx {
     this.contacts = new PgContacts(q);
   }
 
-  async savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    const name = `sp_${++this.depth}`;
-    await this.q(`SAVEPOINT ${name}`);
-    try {
-      const value = await work(this);
-      await this.q(`RELEASE SAVEPOINT ${name}`);
-      return value;
-    } catch (err) {
-      await this.q(`ROLLBACK TO SAVEPOINT ${name}`);
-      await this.q(`RELEASE SAVEPOINT ${name}`);
-      throw err;
-    } finally {
-      this.depth--;
-    }
+  savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (!this.unit) throw new Error('a savepoint needs a transaction');
+    return this.unit.savepoint(() => work(this));
   }
 }
 
@@ -142,17 +136,17 @@ export class PgStore implements Store {
 
   private async runTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.closing) throw new Error('the store is closed');
-    return this.withClient(async (client, q, drop) => {
+    return this.withClient(async (_client, q, drop) => {
+      const unit = new PgUnit(q);
       try {
         const started = performance.now();
-        await client.query('BEGIN');
-        const value = await work(new PgTx(q));
-        await client.query('COMMIT');
+        const value = await work(new PgTx(unit.query, unit));
+        await unit.commit();
         this.onCommit?.((performance.now() - started) / 1000, 1);
         return value;
       } catch (err) {
         // A connection that cannot even roll back is broken: withClient drops it.
-        await client.query('ROLLBACK').catch(drop);
+        await unit.rollback().catch(drop);
         throw storeError(err);
       }
     });

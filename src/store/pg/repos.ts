@@ -4,6 +4,9 @@
  * connection; nothing is cached in memory, so every daemon sharing the
  * database sees the same truth.
  *
+ * In a transaction, writes whose result is known here are held back and
+ * reads name their tables (unit.ts): a call's unit is one or two statements.
+ *
  * Byte-for-byte parity with SQLite where it reaches the wire: timestamps are
  * the same ISO text, text orderings use `COLLATE "C"` (SQLite's BINARY), and
  * JSON the daemon must return unchanged (tool arguments, CLI outcomes) is kept
@@ -37,11 +40,24 @@ import type {
   UserRow,
   UsersRepo,
 } from '../store.js';
-import { StoreConflictError } from '../store.js';
-import { THREAD_EVENTS_CHANNEL, notifyPayload } from './thread-feed.js';
+import { THREAD_EVENTS_CHANNEL, notifyPayloadSql, payloadNamesThread } from './thread-feed.js';
+import type { HeldWrite, Query } from './unit.js';
 
-/** Runs one parameterised statement on the unit's connection. */
-export type Query = <R = Record<string, unknown>>(text: string, values?: readonly unknown[]) => Promise<R[]>;
+export type { Query };
+
+/** A write whose result the caller does not need now: held back in a transaction (unit.ts), else run at once. */
+async function write(q: Query, w: HeldWrite): Promise<void> {
+  if (q.hold) await q.hold(w);
+  else await q(w.text, w.values);
+}
+
+/**
+ * What a read of users by phone or through invites looks at: never a blank
+ * row held back (no phone; invites reference only users that exist), so
+ * such a read runs before the held `ensure` is sent and sees what it would
+ * after.
+ */
+const USERS_REACHED = 'users/reached';
 
 export class PgUsers implements UsersRepo {
   constructor(private readonly q: Query) {}
@@ -71,7 +87,13 @@ export class PgUsers implements UsersRepo {
 
   async ensure(id: string): Promise<void> {
     const now = nowIso();
-    await this.q('INSERT INTO users (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING', [id, now]);
+    await write(this.q, {
+      text: 'INSERT INTO users (id, created_at, updated_at) VALUES ($1, $2, $2) ON CONFLICT (id) DO NOTHING',
+      values: [id, now],
+      // An id-only row: it has no phone and nothing references it before it exists (unit.ts, `users/reached`).
+      writes: ['users/blank'],
+      once: `users ${id}`,
+    });
   }
 
   async get(id: string): Promise<UserRow | undefined> {
@@ -79,7 +101,7 @@ export class PgUsers implements UsersRepo {
   }
 
   async findByPhone(phone: string): Promise<UserRow | undefined> {
-    return (await this.q<UserRow>('SELECT id, name, phone, role FROM users WHERE phone = $1', [phone]))[0];
+    return (await this.q<UserRow>('SELECT id, name, phone, role FROM users WHERE phone = $1', [phone], [USERS_REACHED]))[0];
   }
 
   async exists(id: string): Promise<boolean> {
@@ -116,68 +138,65 @@ const MESSAGE_COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, meta
 const MESSAGE_COLUMNS_NO_METADATA = `id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at`;
 
 export class PgMessages implements MessagesRepo {
-  constructor(private readonly q: Query) {}
+  constructor(
+    private readonly q: Query,
+    private readonly lookup?: CallLookup,
+  ) {}
 
-  async insert(m: NewMessage): Promise<MessageRow> {
-    // Creating-or-bumping the thread row locks it until this unit commits: two
-    // units writing one thread commit in the order of their sequence numbers,
-    // which is the order LISTEN delivers them to every daemon. The message's
-    // time is read in the same statement, under that lock (the DO UPDATE runs
+  async insert(m: NewMessage, opts: { last?: boolean } = {}): Promise<MessageRow> {
+    // One statement. Creating-or-bumping the thread row locks it until this
+    // unit commits: two units writing one thread commit in the order of their
+    // sequence numbers, which is the order LISTEN delivers them to every
+    // daemon. The message's time is read under that lock (the DO UPDATE runs
     // once the lock is ours), from the server's clock and never below the
     // thread's last one: created_at never decreases along the thread's order,
-    // whichever daemon wrote it.
-    const [thread] = await this.q<{ last_seq: number; created_at: string }>(
-      `INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, ${SERVER_NOW}, ${SERVER_NOW})
-       ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1, updated_at = GREATEST(t.updated_at, ${SERVER_NOW})
-       RETURNING last_seq, updated_at AS created_at`,
-      [m.userId, m.threadId],
-    );
-    const threadSeq = thread!.last_seq;
-    const createdAt = thread!.created_at;
+    // whichever daemon wrote it. A second tool message for the call fails the
+    // statement (unique `messages_tool_call`), bump included: the thread
+    // stays gapless. The NOTIFY is part of the transaction: sent at COMMIT,
+    // never for a rolled-back insert.
     const id = newRowId('msg_');
-    // The NOTIFY is part of the transaction: sent at COMMIT, never for a rolled-back insert.
-    const inserted = await this.q(
-      `WITH m AS (
+    const text = `WITH bumped AS (
+         INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, ${SERVER_NOW}, ${SERVER_NOW})
+         ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1, updated_at = GREATEST(t.updated_at, ${SERVER_NOW})
+         RETURNING last_seq, updated_at),
+       m AS (
          INSERT INTO messages (id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10)
-         ON CONFLICT (user_id, thread_id, tool_call_id) WHERE tool_call_id IS NOT NULL DO NOTHING
-         RETURNING thread_seq)
-       SELECT pg_notify($11, $12) FROM m`,
-      [
-        id,
-        m.userId,
-        m.threadId,
-        threadSeq,
-        m.role,
-        m.content,
-        m.metadataJson,
-        m.toolCallId ?? null,
-        m.status ?? null,
-        createdAt,
-        THREAD_EVENTS_CHANNEL,
-        notifyPayload({ userId: m.userId, threadId: m.threadId, seq: threadSeq, messageId: id }),
-      ],
-    );
-    if (inserted.length === 0) {
-      // We still hold the thread's row lock: give the number back so the thread stays gapless.
-      await this.q('UPDATE threads SET last_seq = last_seq - 1 WHERE user_id = $1 AND id = $2', [m.userId, m.threadId]);
-      throw new StoreConflictError('messages_tool_call');
-    }
+         SELECT $3, $1, $2, bumped.last_seq, $4, $5, $6::jsonb, $7, $8, bumped.updated_at FROM bumped
+         RETURNING thread_seq, created_at)
+       SELECT m.thread_seq, m.created_at,
+              pg_notify($9, ${notifyPayloadSql({ userId: '$1', threadId: '$2', messageId: '$3', namesThread: '$10', seq: 'm.thread_seq' })})
+         FROM m`;
+    const values = [
+      m.userId,
+      m.threadId,
+      id,
+      m.role,
+      m.content,
+      m.metadataJson,
+      m.toolCallId ?? null,
+      m.status ?? null,
+      THREAD_EVENTS_CHANNEL,
+      payloadNamesThread({ userId: m.userId, threadId: m.threadId }),
+    ];
+    type Assigned = { thread_seq: number; created_at: string };
+    // As the last statement it carries the unit's held writes (it reads none of their tables); else it is one more write in the transaction.
+    const [row] = await (opts.last && this.q.last ? this.q.last<Assigned>(text, values, ['threads', 'messages']) : this.q<Assigned>(text, values));
     return {
       id,
       user_id: m.userId,
       thread_id: m.threadId,
-      thread_seq: threadSeq,
+      thread_seq: row!.thread_seq,
       role: m.role,
       content: m.content,
       metadata: m.metadataJson,
       tool_call_id: m.toolCallId ?? null,
       status: m.status ?? null,
-      created_at: createdAt,
+      created_at: row!.created_at,
     };
   }
 
   async getToolMessage(userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined> {
+    if (this.lookup) return this.lookup.read(this.q, userId, threadId, toolCallId);
     return (
       await this.q<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3`, [
         userId,
@@ -240,32 +259,104 @@ export async function messagesAfter(q: Query, userId: string, threadId: string, 
   );
 }
 
+/**
+ * A call's two lookups in one round trip: a unit asking for a call's tool
+ * message (has it been answered?) also gets its record (has it run?), which
+ * the core asks for next. The record is kept for that one next question,
+ * and forgotten when the unit records a call: READ COMMITTED reads each
+ * statement's own snapshot, so an answer read a statement earlier is one
+ * the later read could have given.
+ */
+export class CallLookup {
+  private kept: { key: string; record: ToolCallRecord | undefined } | undefined;
+
+  async read(q: Query, userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined> {
+    const [row] = await q<MessageRow & { [K in keyof ToolCallRecord as `c_${K}`]: ToolCallRecord[K] | null }>(
+      `SELECT m.id, m.user_id, m.thread_id, m.thread_seq, m.role, m.content, m.metadata::text AS metadata, m.tool_call_id, m.status, m.created_at,
+              c.user_id AS c_user_id, c.thread_id AS c_thread_id, c.tool_call_id AS c_tool_call_id, c.action AS c_action, c.args AS c_args,
+              c.args_sha256 AS c_args_sha256, c.outcome AS c_outcome, c.exit_code AS c_exit_code, c.created_at AS c_created_at
+         FROM (SELECT $1::text AS user_id, $2::text AS thread_id, $3::text AS tool_call_id) k
+         LEFT JOIN messages m ON m.user_id = k.user_id AND m.thread_id = k.thread_id AND m.tool_call_id = k.tool_call_id
+         LEFT JOIN tool_calls c ON c.user_id = k.user_id AND c.thread_id = k.thread_id AND c.tool_call_id = k.tool_call_id`,
+      [userId, threadId, toolCallId],
+      ['messages', 'tool_calls'],
+    );
+    const r = row!;
+    const record: ToolCallRecord | undefined =
+      r.c_tool_call_id === null
+        ? undefined
+        : {
+            user_id: r.c_user_id!,
+            thread_id: r.c_thread_id!,
+            tool_call_id: r.c_tool_call_id,
+            action: r.c_action!,
+            args: r.c_args!,
+            args_sha256: r.c_args_sha256!,
+            outcome: r.c_outcome!,
+            exit_code: r.c_exit_code!,
+            created_at: r.c_created_at!,
+          };
+    this.kept = { key: JSON.stringify([userId, threadId, toolCallId]), record };
+    if (r.id === null) return undefined;
+    return {
+      id: r.id,
+      user_id: r.user_id,
+      thread_id: r.thread_id,
+      thread_seq: r.thread_seq,
+      role: r.role,
+      content: r.content,
+      metadata: r.metadata,
+      tool_call_id: r.tool_call_id,
+      status: r.status,
+      created_at: r.created_at,
+    };
+  }
+
+  /** The record read with the tool message, once: `{ record }` when this is the call asked about just before. */
+  take(userId: string, threadId: string, toolCallId: string): { record: ToolCallRecord | undefined } | undefined {
+    const kept = this.kept;
+    this.kept = undefined;
+    return kept && kept.key === JSON.stringify([userId, threadId, toolCallId]) ? { record: kept.record } : undefined;
+  }
+
+  forget(): void {
+    this.kept = undefined;
+  }
+}
+
 /** The advisory-lock key of one call, the same SQL expression on both sides (holder and recovery). */
 export const CALL_LOCK_KEY = (user: string, thread: string, call: string): string =>
   `hashtextextended(${user} || chr(31) || ${thread} || chr(31) || ${call}, 0)`;
 
 export class PgToolCalls implements ToolCallsRepo {
-  constructor(private readonly q: Query) {}
+  constructor(
+    private readonly q: Query,
+    private readonly lookup?: CallLookup,
+  ) {}
 
   async get(userId: string, threadId: string, toolCallId: string): Promise<ToolCallRecord | undefined> {
+    const known = this.lookup?.take(userId, threadId, toolCallId);
+    if (known) return known.record;
     return (
-      await this.q<ToolCallRecord>('SELECT * FROM tool_calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3', [
-        userId,
-        threadId,
-        toolCallId,
-      ])
+      await this.q<ToolCallRecord>(
+        'SELECT * FROM tool_calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3',
+        [userId, threadId, toolCallId],
+        ['tool_calls'],
+      )
     )[0];
   }
 
   async record(r: Omit<ToolCallRecord, 'created_at'>): Promise<void> {
-    // DO NOTHING waits for a racing unit holding the same key and then sees its
-    // committed row; the transaction stays usable, the caller rolls it back.
-    const rows = await this.q(
-      `INSERT INTO tool_calls (user_id, thread_id, tool_call_id, action, args, args_sha256, outcome, exit_code, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING 1`,
-      [r.user_id, r.thread_id, r.tool_call_id, r.action, r.args, r.args_sha256, r.outcome, r.exit_code, nowIso()],
-    );
-    if (rows.length === 0) throw new StoreConflictError('tool_calls_pkey');
+    this.lookup?.forget();
+    // Held back in a transaction. A racing unit holding the same key makes the
+    // insert wait for it; once it committed, the insert fails (unique
+    // `tool_calls_pkey`: StoreConflictError) and so does this unit, whole.
+    await write(this.q, {
+      text: `INSERT INTO tool_calls (user_id, thread_id, tool_call_id, action, args, args_sha256, outcome, exit_code, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      values: [r.user_id, r.thread_id, r.tool_call_id, r.action, r.args, r.args_sha256, r.outcome, r.exit_code, nowIso()],
+      writes: ['tool_calls'],
+    });
   }
 
   /**
@@ -288,11 +379,12 @@ export class PgCredentialAudit implements CredentialAuditRepo {
   constructor(private readonly q: Query) {}
 
   async record(c: Parameters<CredentialAuditRepo['record']>[0]): Promise<void> {
-    await this.q(
-      `INSERT INTO credential_audit (jti, subject, source, job_id, actions, thread_id, tool_call_id, issued_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [c.jti, c.subject, c.source, c.jobId, JSON.stringify(c.actions), c.threadId, c.toolCallId, c.issuedAt, c.expiresAt],
-    );
+    await write(this.q, {
+      text: `INSERT INTO credential_audit (jti, subject, source, job_id, actions, thread_id, tool_call_id, issued_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      values: [c.jti, c.subject, c.source, c.jobId, JSON.stringify(c.actions), c.threadId, c.toolCallId, c.issuedAt, c.expiresAt],
+      writes: ['credential_audit'],
+    });
   }
 }
 
@@ -342,26 +434,47 @@ const EVENT_COLUMNS = 'e.id, e.owner_id, e.title, e.start_at, e.end_at, e.locati
 /** The scope rule, written once: a user sees the events they own and those whose invite they accepted. `$1` is the user. */
 const VISIBLE_TO = `(e.owner_id = $1 OR EXISTS (
   SELECT 1 FROM invites i WHERE i.event_id = e.id AND i.invitee_id = $1 AND i.status = 'accepted'))`;
+/** What the event reads look at (unit.ts: they need no held write of other tables sent first). */
+const EVENT_READS = ['events', 'invites'];
 
 export class PgEvents implements EventsRepo {
   constructor(private readonly q: Query) {}
 
   async create(ownerId: string, f: EventFields): Promise<Event> {
+    // The row is all known here (id, times): held back in a transaction, and
+    // returned as RETURNING would (the columns of EVENT_COLUMNS, in order).
     const now = nowIso();
-    const rows = await this.q<Event>(
-      `INSERT INTO events AS e (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ${EVENT_COLUMNS}`,
-      [newRowId('evt_'), ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now],
-    );
-    return rows[0]!;
+    const event: Event = {
+      id: newRowId('evt_'),
+      owner_id: ownerId,
+      title: f.title,
+      start_at: f.start_at,
+      end_at: f.end_at,
+      location: f.location ?? null,
+      description: f.description ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    const startMs = Date.parse(f.start_at);
+    const endMs = Date.parse(f.end_at);
+    const statement = {
+      text: `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+      values: [event.id, ownerId, f.title, f.start_at, f.end_at, startMs, endMs, event.location, event.description, now],
+      writes: ['events'],
+    };
+    // A row the table's check refuses (end after start) fails here, where the caller expects it, never later.
+    if (endMs > startMs) await write(this.q, statement);
+    else await this.q(statement.text, statement.values);
+    return event;
   }
 
   async getVisible(userId: string, eventId: string): Promise<Event | undefined> {
-    return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $2 AND ${VISIBLE_TO}`, [userId, eventId]))[0];
+    return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $2 AND ${VISIBLE_TO}`, [userId, eventId], EVENT_READS))[0];
   }
 
   async getOwned(ownerId: string, eventId: string): Promise<Event | undefined> {
-    return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $1 AND e.owner_id = $2`, [eventId, ownerId]))[0];
+    return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $1 AND e.owner_id = $2`, [eventId, ownerId], EVENT_READS))[0];
   }
 
   async listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]> {
@@ -369,21 +482,36 @@ export class PgEvents implements EventsRepo {
       `SELECT ${EVENT_COLUMNS} FROM events e WHERE e.start_ms < $3 AND e.end_ms > $2 AND ${VISIBLE_TO}
         ORDER BY e.start_ms, e.id COLLATE "C"`,
       [userId, fromMs, toMs],
+      EVENT_READS,
     );
   }
 
-  async updateOwned(ownerId: string, eventId: string, f: EventFields): Promise<Event | undefined> {
-    return (
-      await this.q<Event>(
-        `UPDATE events AS e SET title = $1, start_at = $2, end_at = $3, start_ms = $4, end_ms = $5, location = $6, description = $7, updated_at = $8
-          WHERE e.id = $9 AND e.owner_id = $10 RETURNING ${EVENT_COLUMNS}`,
-        [f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, nowIso(), eventId, ownerId],
-      )
-    )[0];
+  async updateOwned(ownerId: string, eventId: string, f: EventFields, seen?: Event): Promise<Event | undefined> {
+    const now = nowIso();
+    const startMs = Date.parse(f.start_at);
+    const endMs = Date.parse(f.end_at);
+    const text = `UPDATE events AS e SET title = $1, start_at = $2, end_at = $3, start_ms = $4, end_ms = $5, location = $6, description = $7, updated_at = $8
+          WHERE e.id = $9 AND e.owner_id = $10`;
+    const values = [f.title, f.start_at, f.end_at, startMs, endMs, f.location ?? null, f.description ?? null, now, eventId, ownerId];
+    // Seen owned by this unit: the answer is the seen row with every field
+    // set (what RETURNING gives, in its column order), so the write is held
+    // back. The read before it ran alone, as it did when the write was sent
+    // at once: a concurrent change in between meets the same write.
+    if (seen && seen.id === eventId && seen.owner_id === ownerId && this.q.hold && endMs > startMs) {
+      await this.q.hold({ text, values, writes: ['events'], row: JSON.stringify(['events', eventId]) });
+      return { ...seen, title: f.title, start_at: f.start_at, end_at: f.end_at, location: f.location ?? null, description: f.description ?? null, updated_at: now };
+    }
+    return (await this.q<Event>(`${text} RETURNING ${EVENT_COLUMNS}`, values))[0];
   }
 
-  async deleteOwned(ownerId: string, eventId: string): Promise<boolean> {
-    return (await this.q('DELETE FROM events WHERE id = $1 AND owner_id = $2 RETURNING 1', [eventId, ownerId])).length === 1;
+  async deleteOwned(ownerId: string, eventId: string, seen?: Event): Promise<boolean> {
+    const text = 'DELETE FROM events WHERE id = $1 AND owner_id = $2';
+    // Seen owned by this unit: held back, as `updateOwned`.
+    if (seen && seen.id === eventId && seen.owner_id === ownerId && this.q.hold) {
+      await this.q.hold({ text, values: [eventId, ownerId], writes: ['events', 'invites'], row: JSON.stringify(['events', eventId]) });
+      return true;
+    }
+    return (await this.q(`${text} RETURNING 1`, [eventId, ownerId])).length === 1;
   }
 }
 
@@ -408,18 +536,18 @@ export class PgInvites implements InvitesRepo {
   }
 
   async getFor(inviteeId: string, inviteId: string): Promise<InviteRow | undefined> {
-    return (await this.q<InviteRow>(`SELECT ${INVITE_COLUMNS} FROM invites WHERE id = $1 AND invitee_id = $2`, [inviteId, inviteeId]))[0];
+    return (await this.q<InviteRow>(`SELECT ${INVITE_COLUMNS} FROM invites WHERE id = $1 AND invitee_id = $2`, [inviteId, inviteeId], ['invites']))[0];
   }
 
-  async setStatus(inviteeId: string, inviteId: string, status: InviteRow['status']): Promise<InviteRow | undefined> {
-    return (
-      await this.q<InviteRow>(`UPDATE invites SET status = $1, updated_at = $2 WHERE id = $3 AND invitee_id = $4 RETURNING ${INVITE_COLUMNS}`, [
-        status,
-        nowIso(),
-        inviteId,
-        inviteeId,
-      ])
-    )[0];
+  async setStatus(inviteeId: string, inviteId: string, status: InviteRow['status'], seen?: InviteRow): Promise<InviteRow | undefined> {
+    const text = 'UPDATE invites SET status = $1, updated_at = $2 WHERE id = $3 AND invitee_id = $4';
+    const values = [status, nowIso(), inviteId, inviteeId];
+    // Seen by this unit: the answer is the seen row with its new status, so the write is held back (as `PgEvents.updateOwned`).
+    if (seen && seen.invite_id === inviteId && seen.invitee_id === inviteeId && this.q.hold) {
+      await this.q.hold({ text, values, writes: ['invites'], row: JSON.stringify(['invites', inviteId]) });
+      return { ...seen, status };
+    }
+    return (await this.q<InviteRow>(`${text} RETURNING ${INVITE_COLUMNS}`, values))[0];
   }
 }
 
@@ -428,11 +556,14 @@ export class PgMemories implements MemoriesRepo {
 
   async upsert(userId: string, key: string, content: string): Promise<Memory> {
     const now = nowIso();
-    await this.q(
-      `INSERT INTO memories (user_id, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
-       ON CONFLICT (user_id, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
-      [userId, key, content, now],
-    );
+    // Its answer is all known here: held back in a transaction.
+    await write(this.q, {
+      text: `INSERT INTO memories (user_id, key, content, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+             ON CONFLICT (user_id, key) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at`,
+      values: [userId, key, content, now],
+      writes: ['memories'],
+      row: JSON.stringify(['memories', userId, key]),
+    });
     return { key, content, updated_at: now };
   }
 
@@ -441,8 +572,8 @@ export class PgMemories implements MemoriesRepo {
   }
 
   async read(userId: string, key?: string): Promise<Memory[]> {
-    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key]);
-    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId]);
+    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key], ['memories']);
+    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId], ['memories']);
   }
 }
 
@@ -460,6 +591,7 @@ export class PgContacts implements ContactsRepo {
           AND ($2::text IS NULL OR u.name ILIKE $2 ESCAPE '\\' OR u.phone ILIKE $2 ESCAPE '\\')
         ORDER BY coalesce(u.name, u.id) COLLATE "C", u.id COLLATE "C" LIMIT $3`,
       [userId, pattern, limit],
+      [USERS_REACHED, 'invites'],
     );
   }
 }

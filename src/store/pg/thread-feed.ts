@@ -35,10 +35,23 @@ export interface NotifiedMessage extends ThreadRef {
   seq: number;
 }
 
-export function notifyPayload(m: NotifiedMessage & { messageId: string }): string {
-  const full = JSON.stringify({ u: m.userId, t: m.threadId, s: m.seq });
-  // Too long for NOTIFY: name the message by its (short, generated) id instead.
-  return Buffer.byteLength(full) <= MAX_PAYLOAD_BYTES ? full : JSON.stringify({ m: m.messageId, s: m.seq });
+/**
+ * Whether a thread's NOTIFY payload can name it, `{u, t, s}` (at any seq);
+ * else it names the message by its short generated id, `{m, s}` — payloads
+ * must stay small, and ids chosen by hosts can be long.
+ */
+export function payloadNamesThread(ref: ThreadRef): boolean {
+  return Buffer.byteLength(JSON.stringify({ u: ref.userId, t: ref.threadId, s: Number.MAX_SAFE_INTEGER })) <= MAX_PAYLOAD_BYTES;
+}
+
+/**
+ * The payload as an SQL expression of the statement that assigns the seq
+ * (its arguments are that statement's placeholders and column): JSON that
+ * `parsePayload` reads.
+ */
+export function notifyPayloadSql(p: { userId: string; threadId: string; messageId: string; namesThread: string; seq: string }): string {
+  return `(CASE WHEN ${p.namesThread}::boolean THEN json_build_object('u', ${p.userId}::text, 't', ${p.threadId}::text, 's', ${p.seq})
+          ELSE json_build_object('m', ${p.messageId}::text, 's', ${p.seq}) END)::text`;
 }
 
 export type ParsedPayload = NotifiedMessage | { messageId: string; seq: number };

@@ -1,0 +1,73 @@
+/**
+ * src/telemetry in process: the readiness probe of a store that does not
+ * answer, bounded action labels, the ops routes' answers, and tracing that
+ * stays off (nothing loaded) without OTEL_TRACES_EXPORTER.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Store } from '../../../src/store/store.js';
+import { storeAnswers } from '../../../src/telemetry/health.js';
+import { ToolgateMetrics } from '../../../src/telemetry/metrics.js';
+import { actionLabel } from '../../../src/telemetry/labels.js';
+import { startTracing, tracingRequested } from '../../../src/telemetry/tracing.js';
+import { opsRoutes } from '../../../src/http/ops-routes.js';
+import { metricsEnabled } from '../../../src/app/observability.js';
+
+const hangingStore = { read: () => new Promise(() => {}) } as unknown as Store;
+const failingStore = { read: () => Promise.reject(new Error('disk I/O error')) } as unknown as Store;
+const answeringStore = { read: (work: (tx: unknown) => Promise<unknown>) => work({ messages: { getToolMessage: async () => undefined } }) } as unknown as Store;
+
+test('a store that does not answer in time, or fails, is not ready', async () => {
+  assert.equal(await storeAnswers(hangingStore, 20), false);
+  assert.equal(await storeAnswers(failingStore, 20), false);
+  assert.equal(await storeAnswers(answeringStore, 1000), true);
+});
+
+test('the action label comes from the action table; anything else is unknown', () => {
+  assert.equal(actionLabel('calendar', 'create'), 'calendar.create');
+  assert.equal(actionLabel('calendar', 'drop_tables'), 'unknown');
+  assert.equal(actionLabel('__proto__', 'constructor'), 'unknown');
+  assert.equal(actionLabel(42, undefined), 'unknown');
+});
+
+test('metrics.enabled defaults to on for loopback hosts only', () => {
+  assert.equal(metricsEnabled(undefined, '127.0.0.1'), true);
+  assert.equal(metricsEnabled(undefined, '::1'), true);
+  assert.equal(metricsEnabled(undefined, '0.0.0.0'), false);
+  assert.equal(metricsEnabled(true, '0.0.0.0'), true);
+  assert.equal(metricsEnabled(false, '127.0.0.1'), false);
+});
+
+test('tracing is off without OTEL_TRACES_EXPORTER (or with none) and an unknown exporter is named', async () => {
+  assert.equal(tracingRequested({}), false);
+  assert.equal(tracingRequested({ OTEL_TRACES_EXPORTER: 'none' }), false);
+  assert.equal(await startTracing({}, '0'), null);
+  await assert.rejects(startTracing({ OTEL_TRACES_EXPORTER: 'zipkin' }, '0'), /unknown exporter "zipkin"/);
+  await assert.rejects(startTracing({ OTEL_TRACES_EXPORTER: 'console' }, '0'), /unknown exporter "console"/, 'console would write to the protocol stream');
+});
+
+test('/readyz says why it is not ready; /metrics is 404 when metrics are off', async () => {
+  let ready = true;
+  const metrics = new ToolgateMetrics({ sessions: () => 0, subscriptions: () => 0 });
+  const withMetrics = opsRoutes({ ready: async () => (ready ? { ready } : { ready, reason: 'draining' }), scrape: () => metrics.scrape(), onError: () => {} });
+  const without = opsRoutes({ ready: async () => ({ ready: true }), onError: () => {} });
+  const server = createServer((req, res) => {
+    const route = req.headers['x-metrics'] === 'off' ? without : withMetrics;
+    if (!route(req, res)) res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+    ready = false;
+    const r = await fetch(`${base}/readyz`);
+    assert.equal(r.status, 503);
+    assert.deepEqual(await r.json(), { status: 'not ready', reason: 'draining' });
+    assert.equal((await fetch(`${base}/metrics`)).status, 200);
+    assert.equal((await fetch(`${base}/metrics`, { headers: { 'x-metrics': 'off' } })).status, 404);
+  } finally {
+    server.close();
+  }
+});
