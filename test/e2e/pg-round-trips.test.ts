@@ -19,6 +19,7 @@ import { freshPgDatabase, needsPg, type FreshDatabase } from '../helpers/pg.js';
 import { startPgWireProxy, type PgWireProxy } from '../helpers/pg-wire-proxy.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 import { ACTION_NAMES, type ActionName } from '../../src/protocol/action-table.js';
+import { NOTIFY_STATEMENT } from '../../src/store/pg/notifier.js';
 
 const MAX_ROUND_TRIPS = 3;
 
@@ -35,7 +36,7 @@ describe('round trips to PostgreSQL per call (in-process executor)', needsPg, ()
   let host: Host;
   let session: string;
   let bobSession: string;
-  // The LISTEN connection's own traffic is the server's, never counted; a thread nobody watches has no fan-out reads.
+  // The fan-out's NOTIFY goes after the commit, on a connection of its own (not the call's wait: `ignore`); a thread nobody watches has no fan-out reads.
   const invoke = (toolCallId: string, args: unknown) =>
     host.request<ToolResponse>('tool/invoke', { session_id: session, thread_id: 'rt', tool_call_id: toolCallId, args });
 
@@ -45,12 +46,14 @@ describe('round trips to PostgreSQL per call (in-process executor)', needsPg, ()
     const res = await invoke(toolCallId, args);
     const trips = proxy.roundTrips();
     t.diagnostic(`${toolCallId}: ${trips} round trips`);
+    // A NOTIFY in the call's own transaction would serialise every daemon's commits (src/store/pg/notifier.ts).
+    assert.deepEqual(proxy.statements().filter((s) => /pg_notify/i.test(s)), [], 'the call itself sends no NOTIFY');
     return { res, trips };
   }
 
   before(async () => {
     db = await freshPgDatabase();
-    proxy = await startPgWireProxy(db.url);
+    proxy = await startPgWireProxy(db.url, { ignore: (text) => text === NOTIFY_STATEMENT });
     host = await startHost({ transport: 'ws', db: proxy.url, args: ['--executor', 'inprocess'] });
     session = (await openSession(host, await mintBearer('alice', { name: 'Alice', phone: '+15550101' }))).session_id;
     bobSession = (await openSession(host, await mintBearer('bob', { name: 'Bob', phone: '+15550102' }))).session_id;
@@ -187,6 +190,7 @@ describe('round trips to PostgreSQL per call (in-process executor)', needsPg, ()
         const res = await call(id, input);
         const trips = proxy.roundTrips();
         t.diagnostic(`${name} (${label}): ${trips} round trips`);
+        assert.deepEqual(proxy.statements().filter((s) => /pg_notify/i.test(s)), [], 'the call itself sends no NOTIFY');
         assert.equal(res.status, c.status ?? 'success', res.content[0]!.text);
         const most = c.most?.trips ?? MAX_ROUND_TRIPS;
         assert.ok(trips <= most, `${name} (${label}) took ${trips} round trips (at most ${most}${c.most ? `: ${c.most.why}` : ''})`);

@@ -10,6 +10,12 @@
  * length` frames) and are forwarded unchanged; the server's bytes are not
  * looked at. Counting stays off until `reset()`, so a test counts exactly the
  * window it names.
+ *
+ * `ignore`: statements that are not the call's own waits — the fan-out's
+ * NOTIFY, which the daemon sends on a connection of its own after the
+ * call's commit (src/store/pg/notifier.ts) — are not counted. A round trip's
+ * statement is known from the Parse ('P') or Bind ('B', naming a statement
+ * parsed earlier) before its Sync, or from the Query's own text.
  */
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 
@@ -22,6 +28,8 @@ export interface PgWireProxy {
   url: string;
   /** Round trips (Sync + Query messages) since the last `reset()`. */
   roundTrips(): number;
+  /** The statements of those round trips, in order (each Sync's, each Query's text). */
+  statements(): string[];
   /** Starts a new count window at zero. */
   reset(): void;
   stop(): Promise<void>;
@@ -32,7 +40,7 @@ class FrontendParser {
   private buffered: Buffer = Buffer.alloc(0);
   private started = false;
 
-  constructor(private readonly onMessage: (type: string) => void) {}
+  constructor(private readonly onMessage: (type: string, body: Buffer) => void) {}
 
   push(chunk: Buffer): void {
     this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
@@ -50,23 +58,55 @@ class FrontendParser {
       if (this.buffered.length < 5) return;
       const length = this.buffered.readInt32BE(1);
       if (this.buffered.length < 1 + length) return;
-      this.onMessage(String.fromCharCode(this.buffered[0]!));
+      this.onMessage(String.fromCharCode(this.buffered[0]!), this.buffered.subarray(5, 1 + length));
       this.buffered = this.buffered.subarray(1 + length);
     }
   }
 }
 
-export async function startPgWireProxy(serverUrl: string): Promise<PgWireProxy> {
+/** The NUL-terminated strings at the start of a message body (Parse: name, text; Bind: portal, statement). */
+function cstrings(body: Buffer, n: number): string[] {
+  const out: string[] = [];
+  let at = 0;
+  while (out.length < n) {
+    const end = body.indexOf(0, at);
+    if (end < 0) break;
+    out.push(body.toString('utf8', at, end));
+    at = end + 1;
+  }
+  return out;
+}
+
+export async function startPgWireProxy(serverUrl: string, opts: { ignore?: (text: string) => boolean } = {}): Promise<PgWireProxy> {
   const target = new URL(serverUrl);
   const sockets = new Set<Socket>();
   let counting = false;
   let count = 0;
+  let texts: string[] = [];
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client);
     sockets.add(upstream);
-    const parser = new FrontendParser((type) => {
-      if (counting && (type === 'S' || type === 'Q')) count++;
+    // This connection's prepared statements (name → text), and the text the next Sync ends.
+    const prepared = new Map<string, string>();
+    let current = '';
+    const counts = (text: string) => {
+      if (!counting || opts.ignore?.(text)) return false;
+      texts.push(text);
+      return true;
+    };
+    const parser = new FrontendParser((type, body) => {
+      if (type === 'P') {
+        const [name = '', text = ''] = cstrings(body, 2);
+        prepared.set(name, text);
+        current = text;
+      } else if (type === 'B') {
+        current = prepared.get(cstrings(body, 2)[1] ?? '') ?? '';
+      } else if (type === 'S') {
+        if (counts(current)) count++;
+      } else if (type === 'Q') {
+        if (counts(cstrings(body, 1)[0] ?? '')) count++;
+      }
     });
     client.on('data', (chunk: Buffer) => {
       parser.push(chunk);
@@ -94,9 +134,11 @@ export async function startPgWireProxy(serverUrl: string): Promise<PgWireProxy> 
   return {
     url: url.toString(),
     roundTrips: () => count,
+    statements: () => [...texts],
     reset: () => {
       counting = true;
       count = 0;
+      texts = [];
     },
     stop: () =>
       new Promise<void>((resolve) => {

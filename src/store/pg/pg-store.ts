@@ -30,6 +30,7 @@ import {
   PgUsers,
   CallLookup,
 } from './repos.js';
+import { PgThreadNotifier, type CommittedMessage } from './notifier.js';
 import { PgThreadFeed, type FeedLog, type FeedSink, type FeedStorage, type ThreadRef } from './thread-feed.js';
 
 /** Statements are prepared once per connection, under a name derived from their text. */
@@ -74,15 +75,20 @@ class PgTx implements Tx {
   readonly memories;
   readonly contacts;
 
-  /** `unit`: a transaction's statement scheduler (unit.ts); without one (`read()`), every statement runs at once. */
+  /**
+   * `unit`: a transaction's statement scheduler (unit.ts); without one
+   * (`read()`), every statement runs at once. `inserted`: each message
+   * inserted (the store notifies listeners once it is committed).
+   */
   constructor(
     q: Query,
+    inserted: (m: CommittedMessage) => void,
     private readonly unit?: PgUnit,
   ) {
     const lookup = unit ? new CallLookup() : undefined;
     this.users = new PgUsers(q);
     this.threads = new PgThreads(q);
-    this.messages = new PgMessages(q, lookup);
+    this.messages = new PgMessages(q, lookup, inserted);
     this.toolCalls = new PgToolCalls(q, lookup);
     this.credentialAudit = new PgCredentialAudit(q);
     this.credentialKeys = new PgCredentialKeys(q);
@@ -108,6 +114,8 @@ export class PgStore implements Store {
   private readonly pending = new Set<Promise<unknown>>();
   private closing = false;
   private feed: PgThreadFeed | undefined;
+  /** Tells the database's listeners (every daemon's feed) of committed messages. */
+  private readonly notifier: PgThreadNotifier;
 
   /** Where the connections that keep session state (LISTEN, call marks) go: `store.listen_url`, else the main URL. */
   private readonly directUrl: string;
@@ -122,6 +130,7 @@ export class PgStore implements Store {
   ) {
     this.directUrl = opts.listenUrl ?? url;
     this.namedStatements = opts.namedStatements ?? opts.listenUrl === undefined;
+    this.notifier = new PgThreadNotifier(url, log ?? { log: () => {} });
   }
 
   onCommit?: CommitListener;
@@ -138,11 +147,13 @@ export class PgStore implements Store {
     if (this.closing) throw new Error('the store is closed');
     return this.withClient(async (_client, q, drop) => {
       const unit = new PgUnit(q);
+      const inserted: CommittedMessage[] = [];
       try {
         const started = performance.now();
-        const value = await work(new PgTx(unit.query, unit));
+        const value = await work(new PgTx(unit.query, (m) => inserted.push(m), unit));
         await unit.commit();
         this.onCommit?.((performance.now() - started) / 1000, 1);
+        for (const m of inserted) this.notifier.committed(m);
         return value;
       } catch (err) {
         // A connection that cannot even roll back is broken: withClient drops it.
@@ -158,7 +169,7 @@ export class PgStore implements Store {
 
   private runRead<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     if (this.closing) return Promise.reject(new Error('the store is closed'));
-    return this.withQuery((q) => work(new PgTx(q)));
+    return this.withQuery((q) => work(new PgTx(q, (m) => this.notifier.committed(m))));
   }
 
   /** Statements outside a transaction (each its own snapshot) on one pooled connection. */
@@ -245,6 +256,7 @@ export class PgStore implements Store {
   async close(): Promise<void> {
     this.closing = true;
     await Promise.allSettled([...this.pending]);
+    await this.notifier.close();
     await this.feed?.close();
     await this.marks?.close();
     await this.pool.end();

@@ -40,7 +40,7 @@ import type {
   UserRow,
   UsersRepo,
 } from '../store.js';
-import { THREAD_EVENTS_CHANNEL, notifyPayloadSql, payloadNamesThread } from './thread-feed.js';
+import type { CommittedMessage } from './notifier.js';
 import type { HeldWrite, Query } from './unit.js';
 
 export type { Query };
@@ -138,49 +138,36 @@ const MESSAGE_COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, meta
 const MESSAGE_COLUMNS_NO_METADATA = `id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at`;
 
 export class PgMessages implements MessagesRepo {
+  /** `inserted`: told of each message this repository inserts (the store sends it to listeners once the unit commits). */
   constructor(
     private readonly q: Query,
     private readonly lookup?: CallLookup,
+    private readonly inserted?: (m: CommittedMessage) => void,
   ) {}
 
   async insert(m: NewMessage, opts: { last?: boolean } = {}): Promise<MessageRow> {
     // One statement. Creating-or-bumping the thread row locks it until this
     // unit commits: two units writing one thread commit in the order of their
-    // sequence numbers, which is the order LISTEN delivers them to every
-    // daemon. The message's time is read under that lock (the DO UPDATE runs
-    // once the lock is ours), from the server's clock and never below the
-    // thread's last one: created_at never decreases along the thread's order,
-    // whichever daemon wrote it. A second tool message for the call fails the
-    // statement (unique `messages_tool_call`), bump included: the thread
-    // stays gapless. The NOTIFY is part of the transaction: sent at COMMIT,
-    // never for a rolled-back insert.
+    // sequence numbers. The message's time is read under that lock (the DO
+    // UPDATE runs once the lock is ours), from the server's clock and never
+    // below the thread's last one: created_at never decreases along the
+    // thread's order, whichever daemon wrote it. A second tool message for
+    // the call fails the statement (unique `messages_tool_call`), bump
+    // included: the thread stays gapless. Listeners hear of it after the
+    // unit commits (`inserted`; notifier.ts says why not inside it).
     const id = newRowId('msg_');
     const text = `WITH bumped AS (
          INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, ${SERVER_NOW}, ${SERVER_NOW})
          ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1, updated_at = GREATEST(t.updated_at, ${SERVER_NOW})
-         RETURNING last_seq, updated_at),
-       m AS (
-         INSERT INTO messages (id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
+         RETURNING last_seq, updated_at)
+       INSERT INTO messages (id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
          SELECT $3, $1, $2, bumped.last_seq, $4, $5, $6::jsonb, $7, $8, bumped.updated_at FROM bumped
-         RETURNING thread_seq, created_at)
-       SELECT m.thread_seq, m.created_at,
-              pg_notify($9, ${notifyPayloadSql({ userId: '$1', threadId: '$2', messageId: '$3', namesThread: '$10', seq: 'm.thread_seq' })})
-         FROM m`;
-    const values = [
-      m.userId,
-      m.threadId,
-      id,
-      m.role,
-      m.content,
-      m.metadataJson,
-      m.toolCallId ?? null,
-      m.status ?? null,
-      THREAD_EVENTS_CHANNEL,
-      payloadNamesThread({ userId: m.userId, threadId: m.threadId }),
-    ];
+         RETURNING thread_seq, created_at`;
+    const values = [m.userId, m.threadId, id, m.role, m.content, m.metadataJson, m.toolCallId ?? null, m.status ?? null];
     type Assigned = { thread_seq: number; created_at: string };
     // As the last statement it carries the unit's held writes (it reads none of their tables); else it is one more write in the transaction.
     const [row] = await (opts.last && this.q.last ? this.q.last<Assigned>(text, values, ['threads', 'messages']) : this.q<Assigned>(text, values));
+    this.inserted?.({ userId: m.userId, threadId: m.threadId, messageId: id, seq: row!.thread_seq });
     return {
       id,
       user_id: m.userId,

@@ -2,13 +2,14 @@
  * Cross-daemon fan-out on PostgreSQL: `LISTEN/NOTIFY` carries ids, the rows
  * come from the database.
  *
- * Every message insert sends, inside its transaction, a NOTIFY on
- * `THREAD_EVENTS_CHANNEL` whose payload names the message — `(user, thread,
- * thread_seq)` — never its content (payloads are small and go to every
- * listener of the database). PostgreSQL delivers notifications at COMMIT, in
- * commit order, and a thread's messages commit in `thread_seq` order (the
- * insert row-locks the thread), so each daemon learns of a thread's messages
- * in order.
+ * After a unit that inserted messages commits, its daemon sends a NOTIFY on
+ * `THREAD_EVENTS_CHANNEL` (notifier.ts, batched, never inside the call's
+ * transaction) whose payload names the thread's newest committed message —
+ * `(user, thread, thread_seq)` — never its content (payloads are small and
+ * go to every listener of the database). A thread's messages commit in
+ * `thread_seq` order (the insert row-locks the thread), so when a listener
+ * hears of seq `s`, every message up to `s` is committed. Notifications of
+ * different daemons may arrive in any order; the cursor makes that harmless.
  *
  * This feed keeps, per thread someone on this daemon cares about, a cursor:
  * the last `thread_seq` it delivered. A notification (`poke`) for seq `s`
@@ -42,16 +43,6 @@ export interface NotifiedMessage extends ThreadRef {
  */
 export function payloadNamesThread(ref: ThreadRef): boolean {
   return Buffer.byteLength(JSON.stringify({ u: ref.userId, t: ref.threadId, s: Number.MAX_SAFE_INTEGER })) <= MAX_PAYLOAD_BYTES;
-}
-
-/**
- * The payload as an SQL expression of the statement that assigns the seq
- * (its arguments are that statement's placeholders and column): JSON that
- * `parsePayload` reads.
- */
-export function notifyPayloadSql(p: { userId: string; threadId: string; messageId: string; namesThread: string; seq: string }): string {
-  return `(CASE WHEN ${p.namesThread}::boolean THEN json_build_object('u', ${p.userId}::text, 't', ${p.threadId}::text, 's', ${p.seq})
-          ELSE json_build_object('m', ${p.messageId}::text, 's', ${p.seq}) END)::text`;
 }
 
 export type ParsedPayload = NotifiedMessage | { messageId: string; seq: number };

@@ -15,6 +15,9 @@ import { StoreConflictError, type MessageRow } from '../../../src/store/store.js
 import { STORED_ROW_CHECK } from '../../../src/store/stored-rows.js';
 import { dropAllFreshDatabases, freshPgDatabase, needsPg, pgQuery, TEST_PG_URL, withDatabase } from '../../helpers/pg.js';
 import { waitFor } from '../../helpers/wait-for.js';
+import pg from 'pg';
+import { PgThreadNotifier } from '../../../src/store/pg/notifier.js';
+import { THREAD_EVENTS_CHANNEL } from '../../../src/store/pg/thread-feed.js';
 
 after(dropAllFreshDatabases);
 
@@ -345,6 +348,55 @@ describe('PostgreSQL engine', needsPg, () => {
         assert.ok(got.every((r) => r.thread_id === 't'));
       } finally {
         await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    /** A plain session LISTENing on the fan-out's channel: the seqs it hears, in order. */
+    async function listener(url: string): Promise<{ seqs: number[]; close(): Promise<void> }> {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const seqs: number[] = [];
+      client.on('notification', (n) => seqs.push((JSON.parse(n.payload ?? '{}') as { s: number }).s));
+      await client.query(`LISTEN ${THREAD_EVENTS_CHANNEL}`);
+      return { seqs, close: () => client.end() };
+    }
+
+    test("the call's commit sends no NOTIFY; the notifier sends one after it, a thread's pending ones coalesced to the newest", async () => {
+      const db = await freshPgDatabase();
+      const heard = await listener(db.url);
+      const notifier = new PgThreadNotifier(db.url, silent);
+      try {
+        // All in one tick: the first goes out alone, the 99 that arrive while it is sent become one naming seq 100.
+        for (let s = 1; s <= 100; s++) notifier.committed({ userId: 'alice', threadId: 't', messageId: `msg_${s}`, seq: s });
+        await waitFor(() => heard.seqs.includes(100), () => `seq 100, heard ${JSON.stringify(heard.seqs)}`);
+        assert.deepEqual(heard.seqs, [1, 100]);
+        // An older seq than one pending never replaces it; a long id is named by its message.
+        const long = 'x'.repeat(8_000);
+        notifier.committed({ userId: 'alice', threadId: long, messageId: 'msg_long', seq: 7 });
+        await waitFor(() => heard.seqs.length === 3, () => `3 notifications, heard ${JSON.stringify(heard.seqs)}`);
+        assert.equal(heard.seqs[2], 7);
+      } finally {
+        await notifier.close();
+        await heard.close();
+      }
+    });
+
+    test('a notification whose connection was cut is sent again once the notifier reconnects', async () => {
+      const db = await freshPgDatabase();
+      const heard = await listener(db.url);
+      const lines: string[] = [];
+      const notifier = new PgThreadNotifier(db.url, { log: (level: string, msg: string) => lines.push(`${level}: ${msg}`) });
+      try {
+        notifier.committed({ userId: 'alice', threadId: 't', messageId: 'msg_1', seq: 1 });
+        await waitFor(() => heard.seqs.length === 1, () => 'the first notification');
+        await pgQuery(db.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_notify%' AND pid <> pg_backend_pid()");
+        await waitFor(() => lines.some((l) => /^warn: lost the database connection that sends thread events/.test(l)), () => lines.join('\n'));
+        notifier.committed({ userId: 'alice', threadId: 't', messageId: 'msg_2', seq: 2 });
+        await waitFor(() => heard.seqs.includes(2), () => `seq 2 after the reconnect, heard ${JSON.stringify(heard.seqs)}; log ${lines.join(' | ')}`);
+        assert.equal(notifier.waiting(), 0);
+      } finally {
+        await notifier.close();
+        await heard.close();
       }
     });
 
