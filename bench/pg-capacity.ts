@@ -17,17 +17,20 @@ export interface Capacity {
   perServerCore: number;
   /** Calls/s this machine can do when daemon and server share its cores: cores × 1000 ÷ (daemon + server ms). */
   sharedMachine: number;
-  /** Notifying commits/s at the probe's concurrency: every call's message insert notifies, and such commits queue on one lock. */
+  /**
+   * Notifying commits/s at the probe's concurrency: what the calls' commits would allow if each carried its
+   * fan-out NOTIFY (such commits queue on one server-wide lock). They do not: src/store/pg/notifier.ts.
+   */
   notifyCeiling: number;
-  /** Plain commits/s at the same concurrency (group commit shares fsyncs): what the WAL allows without NOTIFY's lock. */
+  /** Plain commits/s at the same concurrency (group commit shares fsyncs): the calls' commit ceiling. */
   walCeiling: number;
   /** The wait for one commit's WAL flush (durable p50 − asynchronous p50), ms. */
   fsyncMs: number;
   /** One thread's calls queue on its row lock, held at least through the commit's flush: ≤ 1000 ÷ durable commit p50. */
   perThread: number;
   xactsPerCall: number;
-  /** Calls/s of N daemons (a core each) on a K-core server: min(N × perDaemonCore, K × perServerCore, notifyCeiling). */
-  project(daemons: number, serverCores: number): { rate: number; bound: 'daemons' | 'server CPU' | 'NOTIFY commit lock' };
+  /** Calls/s of N daemons (a core each) on a K-core server: min(N × perDaemonCore, K × perServerCore, walCeiling). */
+  project(daemons: number, serverCores: number): { rate: number; bound: 'daemons' | 'server CPU' | 'WAL flush (group commit)' };
   /** Daemons (a core each) one K-core server can feed before its CPU is the limit: K × perServerCore ÷ perDaemonCore. */
   daemonsPerServer(serverCores: number): number;
 }
@@ -39,8 +42,6 @@ export function capacity(p: PgResult, cores: number): Capacity | undefined {
   const serverMs = e.backendCpu + e.otherCpu;
   const perDaemonCore = 1000 / e.daemonCpu;
   const perServerCore = 1000 / serverMs;
-  // One message insert, so one notifying commit, per call.
-  const notifyCeiling = c.notifyRate;
   return {
     daemonMs: e.daemonCpu,
     backendMs: e.backendCpu,
@@ -48,7 +49,7 @@ export function capacity(p: PgResult, cores: number): Capacity | undefined {
     perDaemonCore,
     perServerCore,
     sharedMachine: (cores * 1000) / (e.daemonCpu + serverMs),
-    notifyCeiling,
+    notifyCeiling: c.notifyRate,
     walCeiling: c.plainRate,
     fsyncMs: c.durableP50 - c.asyncP50,
     perThread: 1000 / c.durableP50,
@@ -57,7 +58,8 @@ export function capacity(p: PgResult, cores: number): Capacity | undefined {
       const options = [
         { rate: daemons * perDaemonCore, bound: 'daemons' as const },
         { rate: serverCores * perServerCore, bound: 'server CPU' as const },
-        { rate: notifyCeiling, bound: 'NOTIFY commit lock' as const },
+        // One plain commit per call (its NOTIFY goes after it, batched, without a flush).
+        { rate: c.plainRate, bound: 'WAL flush (group commit)' as const },
       ];
       return options.reduce((a, b) => (b.rate < a.rate ? b : a));
     },

@@ -104,9 +104,9 @@ export function renderPg(p: PgResult, ctx: { commit: string; date: string; load:
     L.push(`- on this machine the daemon(s) and the server share ${ctx.cores} cores: ≤ ${ctx.cores} × 1000 ÷ ${(m.daemonMs + m.backendMs + m.otherMs).toFixed(3)} ms = ` +
       `**${fmtRate(m.sharedMachine)} calls/s** whatever the number of daemons (the bench client and the other engineers' work take their share too) — why a second daemon cannot add throughput here;`);
     L.push(`- the next bottleneck after CPU is the commit: one durable commit takes ${fmtMs(c.durableP50)} (${fmtMs(c.asyncP50)} with synchronous_commit off: ` +
-      `the WAL flush is ${fmtMs(m.fsyncMs)}). At concurrency ${p.concurrency} plain commits share flushes (group commit: ${fmtRate(c.plainRate)} commits/s), but a transaction that ` +
-      `sends NOTIFY — every toolgate call does, for the fan-out — takes one server-wide lock (all databases of the cluster) before its commit and holds it through the flush, so such commits go one at a time: ` +
-      `**${fmtRate(c.notifyRate)} calls/s** for the whole server, however many daemons and cores;`);
+      `the WAL flush is ${fmtMs(m.fsyncMs)}). At concurrency ${p.concurrency} plain commits share flushes (group commit): **${fmtRate(c.plainRate)} commits/s**, the calls' ceiling for the whole server. ` +
+      `A commit that carried its own NOTIFY would take one server-wide lock through its flush, so such commits go one at a time: ${fmtRate(c.notifyRate)} commits/s — ` +
+      'why each call\'s fan-out NOTIFY is sent after its commit, batched, in a transaction that waits for no flush (src/store/pg/notifier.ts);');
     L.push(`- one thread's calls queue on its \`threads\` row lock, held through its commit: ≤ 1000 ÷ ${c.durableP50.toFixed(2)} ms = **${fmtRate(m.perThread)} calls/s per thread**.`, '');
     L.push('| daemons (a core each) | server cores | projected calls/s | bound by |', '|---:|---:|---:|---|');
     for (const [n, k] of [[1, 2], [2, 2], [2, 4], [4, 4], [4, 8], [8, 8], [8, 16]] as const) {
