@@ -29,7 +29,8 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { concurrent, sequential } from './load.js';
 import { cpuMs, parentOf, serverCpu, serverDelta } from './proc-cpu.js';
-import { startWireCounter } from './pg-wire-count.js';
+import { startPgWireProxy } from '../test/helpers/pg-wire-proxy.js';
+import { NOTIFY_STATEMENT } from '../src/store/pg/notifier.js';
 import { openCommitProbe, type CommitProbe } from './pg-commit-probe.js';
 import { median, medianRatio } from './stats.js';
 import { childEnv, REPO_ROOT, tempDir } from './env.js';
@@ -81,6 +82,8 @@ export interface PgResult {
   entries?: Record<PgEntryKey, PgEntry>;
   /** Client messages that wait for the server (Sync + Query) per sequential call of one daemon, through a counting proxy. */
   roundTripsPerCall?: number;
+  /** The fan-out NOTIFY statements per sequential call, sent after the commits (not the call's wait). */
+  notifyTripsPerCall?: number;
   /** The commit probe's medians over the rounds (bench/pg-commit-probe.ts). */
   commit?: CommitProbe;
   /** Median of per-round `num / sqlite` ratios. */
@@ -185,20 +188,24 @@ function split(a: Target, b: Target): Target & { pids: number[] } {
   };
 }
 
-/** Sync + Query messages per sequential call of one daemon whose every connection goes through the counting proxy. */
-async function countRoundTrips(url: string, opts: Omit<Parameters<typeof startToolgateStdio>[0], 'dbFile'>): Promise<number> {
-  const proxy = await startWireCounter(url);
+/**
+ * Sync + Query messages per sequential call of one daemon whose every connection goes through the
+ * counting proxy (test/helpers/pg-wire-proxy.ts): the call's own, and the fan-out NOTIFYs the daemon
+ * sends after the commits on a connection of its own (no call waits for those).
+ */
+async function countRoundTrips(url: string, opts: Omit<Parameters<typeof startToolgateStdio>[0], 'dbFile'>): Promise<{ own: number; notify: number }> {
+  const proxy = await startPgWireProxy(url, { ignore: (text) => text === NOTIFY_STATEMENT });
   let daemon: Target | undefined;
   try {
     daemon = await startToolgateStdio({ ...opts, dbFile: proxy.url, name: 'round-trip count' });
     await sequential(daemon, 20); // warm-up: the pool's connections, prepared statements
     const calls = 40;
-    const before = proxy.roundTrips();
+    proxy.reset();
     await sequential(daemon, calls);
-    return (proxy.roundTrips() - before) / calls;
+    return { own: proxy.roundTrips() / calls, notify: proxy.ignored() / calls };
   } finally {
     await daemon?.stop().catch(() => {});
-    await proxy.close();
+    await proxy.stop();
   }
 }
 
@@ -238,7 +245,7 @@ export async function runPg(opts: {
 
     // Round trips per call: one more daemon, alone, through the counting proxy (outside the measured rounds,
     // so the proxy's hop costs none of the figures above it).
-    const roundTripsPerCall = await countRoundTrips(db.url, { ...common, dataDir: home('pgrt') });
+    const { own: roundTripsPerCall, notify: notifyTripsPerCall } = await countRoundTrips(db.url, { ...common, dataDir: home('pgrt') });
 
     // The server's processes: the postmaster is the parent of this bench's own backend.
     const probeClient = new pg.Client({ connectionString: db.url });
@@ -296,6 +303,7 @@ export async function runPg(opts: {
         concPerRound: opts.conc,
         entries,
         roundTripsPerCall,
+        notifyTripsPerCall,
         commit: { durableP50: pm((c) => c.durableP50), asyncP50: pm((c) => c.asyncP50), plainRate: pm((c) => c.plainRate), notifyRate: pm((c) => c.notifyRate) },
         ratio: (num, what) => medianRatio(entries[num].rounds.map((x) => x[what]), entries.sqlite.rounds.map((x) => x[what])),
       };

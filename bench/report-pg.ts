@@ -79,6 +79,10 @@ export function renderPg(p: PgResult, ctx: { commit: string; date: string; load:
   L.push('| round trips per sequential call | commit | value |', '|---|---|---:|');
   if (before) L.push(`| before (an earlier run of this section) | \`${before.commit}\` | ${before.perCall.toFixed(2)} |`);
   L.push(`| this run | \`${ctx.commit}\` | ${rt.toFixed(2)} |`, '');
+  if (p.notifyTripsPerCall !== undefined) {
+    L.push(`Besides, ${p.notifyTripsPerCall.toFixed(2)} statements per sequential call on the daemon's notifying connection: the fan-out NOTIFY, sent after the commit (no call waits for it; ` +
+      'calls whose commits land while one is sent share the next).', '');
+  }
   const history: RoundTripHistory = { now: { perCall: rt, commit: ctx.commit }, ...(before ? { before } : {}) };
   L.push(`<!-- pg-round-trips: ${JSON.stringify(history)} -->`, '');
 

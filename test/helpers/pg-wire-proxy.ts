@@ -28,6 +28,8 @@ export interface PgWireProxy {
   url: string;
   /** Round trips (Sync + Query messages) since the last `reset()`. */
   roundTrips(): number;
+  /** Round trips of ignored statements since the last `reset()`. */
+  ignored(): number;
   /** The statements of those round trips, in order (each Sync's, each Query's text). */
   statements(): string[];
   /** Starts a new count window at zero. */
@@ -83,6 +85,7 @@ export async function startPgWireProxy(serverUrl: string, opts: { ignore?: (text
   let counting = false;
   let count = 0;
   let texts: string[] = [];
+  let ignoredCount = 0;
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
     sockets.add(client);
@@ -91,7 +94,11 @@ export async function startPgWireProxy(serverUrl: string, opts: { ignore?: (text
     const prepared = new Map<string, string>();
     let current = '';
     const counts = (text: string) => {
-      if (!counting || opts.ignore?.(text)) return false;
+      if (!counting) return false;
+      if (opts.ignore?.(text)) {
+        ignoredCount++;
+        return false;
+      }
       texts.push(text);
       return true;
     };
@@ -135,9 +142,11 @@ export async function startPgWireProxy(serverUrl: string, opts: { ignore?: (text
     url: url.toString(),
     roundTrips: () => count,
     statements: () => [...texts],
+    ignored: () => ignoredCount,
     reset: () => {
       counting = true;
       count = 0;
+      ignoredCount = 0;
       texts = [];
     },
     stop: () =>
