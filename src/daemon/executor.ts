@@ -32,8 +32,11 @@ export interface Executor {
    * Runs an admitted call and stores its tool message, or answers from the
    * store when the call was stored before. A StoreConflictError means a
    * concurrent twin stored first (the caller reads the winner).
+   * `optimistic`: the store may be asked to assume the call is new
+   * (`Tx.assumeNewCall`) rather than read it first — a stored one then ends
+   * the unit in StoreConflictError as a twin would.
    */
-  execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome>;
+  execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic?: boolean): Promise<Outcome>;
 }
 
 /**

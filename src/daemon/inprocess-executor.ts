@@ -3,6 +3,9 @@
  * call as one unit of work on the daemon's connection: the stored answer if
  * there is one; else the credential's audit row, the action and its call
  * record (`execute`), and the tool message — committed or undone together.
+ * On PostgreSQL the first attempt does not read the stored answer first
+ * (`optimistic`): a call stored before fails the unit's write on the unique
+ * keys instead, and the caller answers from the store.
  *
  * No token round trip: the core is handed the claims the daemon has just
  * issued for exactly this admitted call (its action, its key, its args'
@@ -24,11 +27,15 @@ import { toolMessageOf, type ToolMessage } from './tool-message.js';
 export class InProcessExecutor implements Executor {
   readonly kind = 'inprocess' as const;
 
-  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome> {
+  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic = false): Promise<Outcome> {
     const started = performance.now();
     const outcome = await deps.store.transaction(async (tx): Promise<Outcome> => {
-      const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
-      if (stored) return { kind: 'stored', row: stored };
+      // Where reading first costs a round trip, a new call (the usual one) skips it: the unique keys catch a stored one.
+      if (optimistic && tx.assumeNewCall) tx.assumeNewCall(call.userId, call.threadId, call.toolCallId);
+      else {
+        const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
+        if (stored) return { kind: 'stored', row: stored };
+      }
       const issued = issueFor(session, call);
       await tx.credentialAudit.record(issued.audit);
       // The record and the tool message are checked once, together, before the record is written:

@@ -102,25 +102,26 @@ export async function answerToolCall(
 
 /**
  * The call's unit of work: the executor's (admitted), or the whitelist's
- * refusal stored as the call's outcome. A concurrent call with the same id
- * (another process) stored first: answer as it did; if it has recorded the
- * action but not stored its message yet, run again — the core answers from
- * that record.
+ * refusal stored as the call's outcome. A call with the same id stored
+ * first (before, or concurrently by another process): answer as it did; if
+ * it has recorded the action but not stored its message yet, run again,
+ * reading the store first this time — the core answers from that record.
  */
 async function settle(daemon: Daemon, session: Session, call: Call, admission: Admission, log: Logger): Promise<Outcome> {
-  const run = (): Promise<Outcome> =>
+  const run = (optimistic: boolean): Promise<Outcome> =>
     admission.admitted
-      ? daemon.executor.execute(daemon, session, { ...call, action: admission.action }, log)
+      ? daemon.executor.execute(daemon, session, { ...call, action: admission.action }, log, optimistic)
       : daemon.store.transaction(async (tx) => {
           const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
           return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, admission.doc);
         });
   try {
-    return await run();
+    // First as a new call (the executor may skip reading the store first); a stored twin shows as a conflict.
+    return await run(true);
   } catch (err) {
     if (!(err instanceof StoreConflictError)) throw err;
     const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
-    return winner ? { kind: 'stored', row: winner } : await run();
+    return winner ? { kind: 'stored', row: winner } : await run(false);
   }
 }
 

@@ -150,6 +150,15 @@ export interface Tx {
    * Nested strictly — never two savepoints of one transaction at once.
    */
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Engines where a read costs a round trip (PostgreSQL): the unit assumes the
+   * call `(user, thread, tool_call_id)` was never stored — no tool message and
+   * no call record — instead of reading it first. If it was, the unit's write
+   * of the call record or tool message fails with StoreConflictError (the
+   * unique keys), so nothing of it commits and the caller answers from the
+   * store. Absent where the read is cheap (SQLite).
+   */
+  assumeNewCall?(userId: string, threadId: string, toolCallId: string): void;
 }
 
 /**

@@ -48,22 +48,26 @@ function count(dbPath: string, sql: string): Promise<number> {
   return dbCount(dbPath, sql);
 }
 
-test('a retry after the daemon lost the result returns the committed outcome without running again', async () => {
-  const host = await startHost();
-  try {
-    const s = await openSession(host, await mintBearer('alice'));
-    await host.request('message/append', { session_id: s.session_id, thread_id: 'crash-1', role: 'user', content: 'book it' });
-    const committed = await runCliAsDaemonWouldHave(host.dataDir, 'alice', 'crash-1', 'call-x', args);
-    const retry = await host.request<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
-      session_id: s.session_id, thread_id: 'crash-1', tool_call_id: 'call-x', args,
-    });
-    assert.equal(retry.status, 'success');
-    assert.equal(JSON.parse(retry.content[0]!.text).data.event.id, committed.data.event.id);
-    assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Exactly once'"), 1);
-  } finally {
-    await host.stop();
-  }
-});
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  // In process on PostgreSQL a new call is not read first (Tx.assumeNewCall): the committed record must still win.
+  test(`a retry after the daemon lost the result returns the committed outcome without running again (${executor} executor)`, async () => {
+    const host = await startHost({ args: ['--executor', executor] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      await host.request('message/append', { session_id: s.session_id, thread_id: 'crash-1', role: 'user', content: 'book it' });
+      const committed = await runCliAsDaemonWouldHave(host.dataDir, 'alice', 'crash-1', 'call-x', args);
+      const retry = await host.request<{ status: string; content: Array<{ text: string }> }>('tool/invoke', {
+        session_id: s.session_id, thread_id: 'crash-1', tool_call_id: 'call-x', args,
+      });
+      assert.equal(retry.status, 'success');
+      assert.equal(JSON.parse(retry.content[0]!.text).data.event.id, committed.data.event.id);
+      assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM events WHERE title = 'Exactly once'"), 1);
+      assert.equal(await count(host.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'call-x'"), 1);
+    } finally {
+      await host.stop();
+    }
+  });
+}
 
 test('on restart the daemon turns a committed call without a message into its tool message', async () => {
   const dataDir = tempDir();

@@ -86,6 +86,7 @@ class PgTx implements Tx {
     private readonly unit?: PgUnit,
   ) {
     const lookup = unit ? new CallLookup() : undefined;
+    this.lookup = lookup;
     this.users = new PgUsers(q);
     this.threads = new PgThreads(q);
     this.messages = new PgMessages(q, lookup, inserted);
@@ -102,6 +103,13 @@ class PgTx implements Tx {
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     if (!this.unit) throw new Error('a savepoint needs a transaction');
     return this.unit.savepoint(() => work(this));
+  }
+
+  private readonly lookup: CallLookup | undefined;
+
+  assumeNewCall(userId: string, threadId: string, toolCallId: string): void {
+    if (!this.lookup) throw new Error('assuming a new call needs a transaction');
+    this.lookup.assumeNone(userId, threadId, toolCallId);
   }
 }
 

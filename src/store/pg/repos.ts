@@ -306,6 +306,11 @@ export class CallLookup {
     return kept && kept.key === JSON.stringify([userId, threadId, toolCallId]) ? { record: kept.record } : undefined;
   }
 
+  /** The call is taken as never stored (`Tx.assumeNewCall`): the next `take` of it answers "no record" without a read. */
+  assumeNone(userId: string, threadId: string, toolCallId: string): void {
+    this.kept = { key: JSON.stringify([userId, threadId, toolCallId]), record: undefined };
+  }
+
   forget(): void {
     this.kept = undefined;
   }
