@@ -84,11 +84,12 @@ export function summarize(file: string, calls: number): ProfileSummary {
 }
 
 /** Profiles the in-process daemon over `seq` sequential calls and `conc` at concurrency 8. */
-export async function profileInprocess(opts: { synchronous: Synchronous; seq: number; conc: number }): Promise<ProfileSummary> {
+/** `db`: a PostgreSQL URL to profile that engine instead (default: a fresh SQLite file). */
+export async function profileInprocess(opts: { synchronous: Synchronous; seq: number; conc: number; db?: string }): Promise<ProfileSummary> {
   const dir = tempDir();
   const profDir = join(dir, 'prof');
   const tg = await startToolgateStdio({
-    executor: 'inprocess', dbFile: join(dir, 'p.db'), dataDir: dir, synchronous: opts.synchronous,
+    executor: 'inprocess', dbFile: opts.db ?? join(dir, 'p.db'), dataDir: dir, synchronous: opts.synchronous,
     nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir],
   });
   await sequential(tg, 50);
