@@ -22,6 +22,10 @@
  *  - A notification is sent only after its message committed, so a
  *    listener that reads up to `s` sees every message up to `s` (a thread's
  *    messages commit in seq order: the insert row-locks the thread).
+ *  - While other units of this daemon are still running, a commit's
+ *    notification waits for them to end — at most `MAX_WAIT_MS` — so one
+ *    statement carries theirs too (Nagle's idea): under load a statement per
+ *    several calls, with nothing in flight one per call, sent at once.
  *  - When the statement fails (the database went away) the batch is kept and
  *    sent again once the connection is back; `DedicatedConnection` logs the
  *    outage once. Only a daemon that dies between a commit and its
@@ -44,6 +48,8 @@ export interface CommittedMessage extends ThreadRef {
 export const NOTIFY_STATEMENT = `SELECT set_config('synchronous_commit', 'off', true) AS sync, count(pg_notify($1, p)) AS sent FROM unnest($2::text[]) AS p`;
 
 const RETRY_MS = 1_000;
+/** How long a notification may wait for the units still running (fan-out latency under load). */
+export const MAX_WAIT_MS = 5;
 
 /** The payload thread-feed.ts `parsePayload` reads: `{u, t, s}`, or `{m, s}` when the ids are too long. */
 export function payloadOf(m: CommittedMessage): string {
@@ -55,6 +61,7 @@ export class PgThreadNotifier {
   private pending = new Map<string, CommittedMessage>();
   private sending: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
+  private waitTimer: NodeJS.Timeout | undefined;
   private readonly connection: DedicatedConnection;
   private closing = false;
 
@@ -69,13 +76,25 @@ export class PgThreadNotifier {
     });
   }
 
-  /** A message committed: its listeners will hear of it (soon, batched with others). */
-  committed(m: CommittedMessage): void {
+  /**
+   * A message committed: its listeners will hear of it (soon, batched with
+   * others). `othersRunning`: other units of this daemon are running, whose
+   * commits may join the statement (`idle()` ends the wait).
+   */
+  committed(m: CommittedMessage, othersRunning = false): void {
     if (this.closing) return;
     const k = JSON.stringify([m.userId, m.threadId]);
     const before = this.pending.get(k);
     if (!before || before.seq < m.seq) this.pending.set(k, m);
-    this.kick();
+    if (!othersRunning) return this.kick();
+    if (this.waitTimer) return;
+    this.waitTimer = setTimeout(() => this.kick(), MAX_WAIT_MS);
+    this.waitTimer.unref();
+  }
+
+  /** The daemon's running units have all ended: what waited for them goes now. */
+  idle(): void {
+    if (this.waitTimer) this.kick();
   }
 
   /** Notifications waiting to be sent (threads). */
@@ -84,6 +103,8 @@ export class PgThreadNotifier {
   }
 
   private kick(): void {
+    if (this.waitTimer) clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
     if (this.sending || this.retryTimer || this.pending.size === 0) return;
     this.sending = this.sendAll().finally(() => {
       this.sending = undefined;

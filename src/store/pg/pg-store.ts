@@ -124,6 +124,8 @@ export class PgStore implements Store {
   private feed: PgThreadFeed | undefined;
   /** Tells the database's listeners (every daemon's feed) of committed messages. */
   private readonly notifier: PgThreadNotifier;
+  /** Transactions between their start and their end (the notifier batches what commits meanwhile). */
+  private unitsRunning = 0;
 
   /** Where the connections that keep session state (LISTEN, call marks) go: `store.listen_url`, else the main URL. */
   private readonly directUrl: string;
@@ -148,7 +150,13 @@ export class PgStore implements Store {
   }
 
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.track(this.runTransaction(work));
+    this.unitsRunning++;
+    const ended = () => {
+      if (--this.unitsRunning === 0) this.notifier.idle();
+    };
+    const unit = this.runTransaction(work);
+    unit.then(ended, ended);
+    return this.track(unit);
   }
 
   private async runTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -161,7 +169,7 @@ export class PgStore implements Store {
         const value = await work(new PgTx(unit.query, (m) => inserted.push(m), unit));
         await unit.commit();
         this.onCommit?.((performance.now() - started) / 1000, 1);
-        for (const m of inserted) this.notifier.committed(m);
+        for (const m of inserted) this.notifier.committed(m, this.unitsRunning > 1);
         return value;
       } catch (err) {
         // A connection that cannot even roll back is broken: withClient drops it.

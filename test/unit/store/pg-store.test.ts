@@ -381,6 +381,25 @@ describe('PostgreSQL engine', needsPg, () => {
       }
     });
 
+    test("while other units run, a commit's notification waits for them (at most a few ms) and goes with theirs", async () => {
+      const db = await freshPgDatabase();
+      const heard = await listener(db.url);
+      const notifier = new PgThreadNotifier(db.url, silent);
+      try {
+        notifier.committed({ userId: 'alice', threadId: 't', messageId: 'msg_1', seq: 1 }, true);
+        notifier.committed({ userId: 'alice', threadId: 't', messageId: 'msg_2', seq: 2 }, true);
+        notifier.idle();
+        await waitFor(() => heard.seqs.includes(2), () => `seq 2, heard ${JSON.stringify(heard.seqs)}`);
+        assert.deepEqual(heard.seqs, [2], 'one notification for both');
+        // Units that never end do not hold it back for long.
+        notifier.committed({ userId: 'alice', threadId: 't', messageId: 'msg_3', seq: 3 }, true);
+        await waitFor(() => heard.seqs.includes(3), () => `seq 3 without idle(), heard ${JSON.stringify(heard.seqs)}`);
+      } finally {
+        await notifier.close();
+        await heard.close();
+      }
+    });
+
     test('a notification whose connection was cut is sent again once the notifier reconnects', async () => {
       const db = await freshPgDatabase();
       const heard = await listener(db.url);
