@@ -9,7 +9,7 @@
  * daemon(s) and of the server's backends and other processes (bench/proc-cpu.ts),
  * and the server's write transactions and WAL bytes; per round, a commit probe
  * (bench/pg-commit-probe.ts); once, the round trips per call through a counting
- * proxy (bench/pg-wire-count.ts). bench/pg-capacity.ts turns them into the
+ * proxy (test/helpers/pg-wire-proxy.ts). bench/pg-capacity.ts turns them into the
  * capacity model.
  *
  * Every entry spreads its calls over 8 threads (call i → thread i mod 8), so

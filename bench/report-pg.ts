@@ -74,7 +74,7 @@ export function renderPg(p: PgResult, ctx: { commit: string; date: string; load:
 
   const rt = p.roundTripsPerCall ?? Number.NaN;
   const before = ctx.previous && ctx.previous.now.commit !== ctx.commit ? ctx.previous.now : ctx.previous?.before;
-  L.push('Round trips per call: one more daemon, alone, with every connection through a counting proxy (bench/pg-wire-count.ts), 40 sequential calls after a warm-up; ' +
+  L.push('Round trips per call: one more daemon, alone, with every connection through a counting proxy (test/helpers/pg-wire-proxy.ts), 40 sequential calls after a warm-up; ' +
     'a round trip is a client message that waits for the server\'s ReadyForQuery (Sync, or a simple Query).', '');
   L.push('| round trips per sequential call | commit | value |', '|---|---|---:|');
   if (before) L.push(`| before (an earlier run of this section) | \`${before.commit}\` | ${before.perCall.toFixed(2)} |`);
