@@ -83,7 +83,14 @@ export class ThreadList {
     const items: HTMLLIElement[] = [];
     if (threadId && isNew && !this.has(threadId)) items.push(this.item({ thread_id: threadId }, true, threadId));
     for (const t of this.threads) items.push(this.item(t, false, threadId));
+    // The list is rebuilt whenever calls finish: a keyboard user's focus stays on the same thread's
+    // button rather than falling back to the page (where the next Enter would do nothing).
+    const focused = document.activeElement;
+    const focusedThread = focused instanceof HTMLElement && this.list.contains(focused) ? focused.dataset['threadId'] : undefined;
     this.list.replaceChildren(...items);
+    if (focusedThread !== undefined) {
+      items.map((li) => li.querySelector('button')).find((b) => b?.dataset['threadId'] === focusedThread)?.focus();
+    }
     const n = this.threads.length;
     this.status.textContent = n === 0 ? 'No threads yet: start one below or make a call.' : `${n} thread${n === 1 ? '' : 's'}, most recent first.`;
   }

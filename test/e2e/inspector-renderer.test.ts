@@ -653,7 +653,13 @@ describe('inspector app against a scripted JSON-RPC peer', { skip: CHROMIUM_SKIP
     const unlabeled = await page.evaluate(() => Array.from(document.querySelectorAll('input, textarea, select'))
       .filter((e: any) => e.labels?.length === 0 && !e.getAttribute('aria-label')).map((e: any) => e.id));
     assert.deepEqual(unlabeled, []);
-    await page.locator('[data-testid="thread-item"][data-thread-id="t2"]').focus();
+    const t2 = page.locator('[data-testid="thread-item"][data-thread-id="t2"]');
+    await t2.focus();
+    // The list is rebuilt when calls finish (and on refresh): the keyboard's focus stays on t2's button.
+    const before = await t2.elementHandle();
+    await page.locator('#refresh-threads').dispatchEvent('click'); // a click event that does not move focus
+    await page.waitForFunction((el) => !el!.isConnected, before);
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-thread-id')), 't2', 'focus survives the rebuild');
     await page.keyboard.press('Enter');
     await page.getByTestId('message-list').filter({ hasText: 'Second thread' }).waitFor();
     assert.deepEqual(pageErrors, []);
