@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
@@ -47,6 +48,18 @@ async function startDecided(dataDir: string, env: Record<string, string> = {}): 
   return { host, launch };
 }
 
+/**
+ * Stops the daemon and reads its stderr to the end. A run's debug line is logged before the reply,
+ * but log lines leave in batches (up to 25 ms later) and on another pipe: it may still be on its way
+ * when the reply has arrived, so lines are counted only once the daemon's stderr has ended.
+ */
+async function stopAndDrain(host: Host): Promise<void> {
+  const stderr = host.proc.stderr;
+  const ended = stderr.readableEnded ? Promise.resolve() : once(stderr, 'end');
+  await host.stop();
+  await ended;
+}
+
 async function runAll(host: Host, token: string, thread: string): Promise<string[]> {
   const session = await openSession(host, token);
   const out: string[] = [];
@@ -84,14 +97,14 @@ test('calls run from the start-up snapshot with the results the bundle gives', a
     try {
       assert.equal(launch.mode, name, JSON.stringify(launch));
       results[name] = await runAll(host, token, `t-${name}`);
-      const runs = lines(host, 'project-cli ran');
-      assert.ok(runs.length > 0, 'some calls ran project-cli');
-      spawned[name] = runs.length;
-      assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set([name]));
-      assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
     } finally {
-      await host.stop();
+      await stopAndDrain(host);
     }
+    const runs = lines(host, 'project-cli ran');
+    assert.ok(runs.length > 0, 'some calls ran project-cli');
+    spawned[name] = runs.length;
+    assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set([name]));
+    assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
   }
   assert.match(results.snapshot![0]!, /^success .*Seeded/);
   assert.deepEqual(results.snapshot, results.bundle);
@@ -106,11 +119,10 @@ test('a damaged or missing snapshot leaves the daemon on the bundle, with one wa
   const expected = await (async () => {
     const { host } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: 'off' });
     try {
-      const out = await runAll(host, token, 't-expected');
-      expectedRuns = lines(host, 'project-cli ran').length;
-      return out;
+      return await runAll(host, token, 't-expected');
     } finally {
-      await host.stop();
+      await stopAndDrain(host);
+      expectedRuns = lines(host, 'project-cli ran').length;
     }
   })();
   for (const [i, blob] of [damaged, join(tempDir(), 'missing.blob')].entries()) {
@@ -120,12 +132,12 @@ test('a damaged or missing snapshot leaves the daemon on the bundle, with one wa
       assert.equal(launch.mode, 'bundle');
       assert.ok(launch.reason, 'says why not the snapshot');
       assert.deepEqual(await runAll(host, token, `t-fallback-${i}`), expected, `${blob}: the same answers`);
-      assert.equal(lines(host, 'project-cli launch').length, 1, 'said once');
-      const runs = lines(host, 'project-cli ran');
-      assert.equal(runs.length, expectedRuns);
-      assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
     } finally {
-      await host.stop();
+      await stopAndDrain(host);
     }
+    assert.equal(lines(host, 'project-cli launch').length, 1, 'said once');
+    const runs = lines(host, 'project-cli ran');
+    assert.equal(runs.length, expectedRuns);
+    assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
   }
 });

@@ -248,7 +248,9 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       });
       assert.equal(r.status, 'success', `${r.content[0]?.text}\n${stderr}`);
       assert.equal((JSON.parse(r.content[0]!.text) as { data: { event: { title: string } } }).data.event.title, 'From the tarball');
-      assert.match(stderr, /"msg":"project-cli ran".*"launch":"snapshot","exit_code":0/);
+      // Log lines leave in batches (up to 25 ms after they are written), so the run's line may follow the reply.
+      const ran = /"msg":"project-cli ran".*"launch":"snapshot","exit_code":0/;
+      await waitFor(() => ran.test(stderr), () => `a snapshot run line in:\n${stderr}`);
       await rpc.sendRequest('shutdown');
       await rpc.sendNotification('exit');
       assert.equal(await exited, 0, stderr);
