@@ -38,7 +38,8 @@ export class Load {
   private readonly workers: Promise<void>[];
   private readonly waiters: (() => void)[] = [];
 
-  constructor(clients: { client: Client; session: string }[]) {
+  /** `describeDaemon`: what a give-up error adds (whether the daemon still runs, its last log lines). */
+  constructor(clients: { client: Client; session: string }[], private readonly describeDaemon: () => string = () => '') {
     this.workers = clients.map((c, w) =>
       this.work(c.client, c.session, w).catch((err: Error) => {
         // A call that never got stored ends the test at once, whatever it is waiting for.
@@ -64,7 +65,9 @@ export class Load {
         } catch (err) {
           this.failures.push(`JSON-RPC error: ${(err as Error).message}`);
         }
-        if (Date.now() > deadline) throw new Error(`${id} was not stored within ${RETRY_DEADLINE_MS} ms of retries; last answers: ${this.failures.slice(-3).join(' | ')}`);
+        if (Date.now() > deadline) {
+          throw new Error(`${id} was not stored within ${RETRY_DEADLINE_MS} ms of retries; last answers: ${this.failures.slice(-3).join(' | ')}${this.describeDaemon()}`);
+        }
         await delay(25); // a host's pause between retries
       }
       this.acked.add(id);
@@ -90,7 +93,11 @@ export class Load {
 export async function startLoad(host: Host): Promise<Load> {
   const clients = [host as Client, ...(await Promise.all(Array.from({ length: WORKERS - 1 }, () => host.connect())))];
   const sessions = await Promise.all(clients.map(async (client) => ({ client, session: (await openSession(client, await mintBearer('alice'))).session_id })));
-  return new Load(sessions);
+  return new Load(sessions, () => {
+    const { exitCode, signalCode } = host.proc;
+    const tail = host.stderr().split('\n').slice(-40).join('\n');
+    return `\ndaemon ${exitCode === null && signalCode === null ? 'still running' : `exited (code ${exitCode}, signal ${signalCode})`}; its last log lines:\n${tail}`;
+  });
 }
 
 /** What the database holds per attempted call: exactly one tool message, one call record, one event. */
