@@ -41,6 +41,13 @@ export interface PgPoolOptions {
 
 export const DEFAULT_POOL_SIZE = 10;
 
+const FAILED = new WeakMap<pg.ClientBase, Error>();
+
+/** The error a pooled connection failed with, if it has (at any time, even before its borrower listened). */
+export function failureOf(client: pg.ClientBase): Error | undefined {
+  return FAILED.get(client);
+}
+
 export function clientConfig(url: string): pg.ClientConfig {
   // TCP keep-alive: a server that vanished without a reset (a dropped route, a frozen VM) is noticed by the
   // kernel's probes, and the connection fails like one the server closed, instead of hanging until TCP gives up.
@@ -55,6 +62,11 @@ export async function openPgPool(url: string, opts: PgPoolOptions = {}): Promise
   const pool = new pg.Pool({ ...clientConfig(url), max: opts.poolSize ?? DEFAULT_POOL_SIZE, idleTimeoutMillis: 30_000 });
   // An idle connection that dies (server restart, network) must not crash the daemon.
   pool.on('error', (err) => opts.onIdleError?.(err));
+  // The pool's own listener is off while a connection is checked out, and a server's FATAL (57P01) can
+  // arrive in the same read as a new connection's ReadyForQuery: after the pool handed it out, before
+  // the borrower's listener is on. An 'error' event with no listener throws, and the daemon exits —
+  // so every connection keeps a listener for its whole life, and the borrower asks failureOf().
+  pool.on('connect', (client) => client.on('error', (err) => FAILED.set(client, FAILED.get(client) ?? err)));
   try {
     const client = await pool.connect();
     client.release();

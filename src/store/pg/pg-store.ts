@@ -12,7 +12,7 @@ import type { CommitListener, PoolUse, Store, StoreDescription, StoreOptions, Tx
 import { StoreConflictError, StoreUnavailableError } from '../store.js';
 import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
-import { openPgPool, pgOpenError } from './connect.js';
+import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
 import { PgUnit, type Query } from './unit.js';
 import {
@@ -208,7 +208,7 @@ export class PgStore implements Store {
     } catch (err) {
       throw asUnavailable(err);
     }
-    let broken: Error | undefined;
+    let broken: Error | undefined = failureOf(client);
     // Also how `work` says the connection must not be reused (a ROLLBACK that failed).
     const onError = (err: Error) => {
       broken ??= err;
@@ -222,7 +222,7 @@ export class PgStore implements Store {
       throw isConnectionError(broken) && !(err instanceof StoreConflictError) ? asUnavailable(broken) : asUnavailable(err);
     } finally {
       client.removeListener('error', onError);
-      client.release(broken);
+      client.release(broken ?? failureOf(client));
     }
   }
 
@@ -288,7 +288,7 @@ export async function openPgStore(url: string, opts: PgStoreOptions = {}): Promi
   try {
     const client = await pool.connect();
     // Out of the pool nothing watches it: a server that ends the session now fails the start, never the process.
-    let broken: Error | undefined;
+    let broken: Error | undefined = failureOf(client);
     const onError = (err: Error) => {
       broken ??= err;
     };
