@@ -1,7 +1,7 @@
 /**
  * Tracing bootstrap. The daemon's code uses only `@opentelemetry/api`, whose
  * tracer is a no-op until a provider is registered. The SDK and the OTLP
- * exporter are imported here, and only when `OTEL_TRACES_EXPORTER` names an
+ * exporter are imported (otel-sdk.ts) only when `OTEL_TRACES_EXPORTER` names an
  * exporter — a daemon without it never loads them.
  *
  * The SDK reads the standard variables itself: `OTEL_EXPORTER_OTLP_ENDPOINT`
@@ -37,18 +37,8 @@ export async function startTracing(env: NodeJS.ProcessEnv, version: string): Pro
   const names = env.OTEL_TRACES_EXPORTER!.split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
   const unknown = names.find((n) => !EXPORTERS.has(n));
   if (unknown !== undefined) throw new Error(`OTEL_TRACES_EXPORTER: unknown exporter "${unknown}" (use otlp or none)`);
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { resourceFromAttributes, detectResources, envDetector }, { OTLPTraceExporter }] = await Promise.all([
-    import('@opentelemetry/sdk-trace-node'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
-  ]);
-  const spanProcessors = [new BatchSpanProcessor(new OTLPTraceExporter())];
-  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the defaults.
-  const resource = resourceFromAttributes({ 'service.name': 'toolgate', 'service.version': version }).merge(
-    detectResources({ detectors: [envDetector] }),
-  );
-  const provider = new NodeTracerProvider({ resource, spanProcessors });
-  // The AsyncLocalStorage context manager and the W3C trace-context propagator.
-  provider.register();
-  return { shutdown: () => provider.shutdown() };
+  // A module of its own, imported here, so that the SDK is loaded only now; its imports are static,
+  // which a bundler turns into the same named exports Node gives (the daemon's bundle, dist/daemon).
+  const { registerTracerProvider } = await import('./otel-sdk.js');
+  return registerTracerProvider(version);
 }
