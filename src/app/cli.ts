@@ -3,7 +3,9 @@
  */
 import { ConfigError } from '../daemon/bearer-auth.js';
 import { DatabaseOpenError } from '../store/database.js';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { FolderError, ensureFolder, resolveDbPath } from '../daemon/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
 import { devToken } from '../daemon/dev-token.js';
@@ -53,7 +55,8 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'demo': {
         if (parseCommand(DEMO, rest, io.stdout) === null) return 0;
         // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
-        const demo = new URL('../../examples/demo-host/demo.js', import.meta.url).href;
+        // Found from the package root, not from this file: the daemon may run from its bundle (dist/daemon).
+        const demo = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'examples', 'demo-host', 'demo.js')).href;
         const { runDemo } = (await import(demo)) as { runDemo(args: string[]): Promise<number> };
         return await runDemo(rest);
       }
