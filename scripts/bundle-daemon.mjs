@@ -1,0 +1,68 @@
+// Bundles the daemon (toolgate's CLI: serve, demo, conformance, …) into a few ESM files in dist/daemon/.
+// Measured reason (docs/protocols/tool-protocol.md, "Why the daemon is bundled"): every host that
+// spawns toolgate waits for Node to resolve, read and compile ~300 small ESM files (zod's alone are 95)
+// before `initialize` is answered; one bundle with the cold paths split off halves that.
+//  - Entry points: the launcher's three imports (start-up-heap, cli, redact) and the checkpoint
+//    worker, which src/store/sqlite/checkpointer.ts starts by a URL relative to its own file.
+//  - Code splitting: what is imported lazily (PostgreSQL, MCP on stdio, telemetry, conformance)
+//    stays in chunks of its own and is read only by the runs that use it.
+//  - better-sqlite3 and the optional native modules stay external: a native addon cannot be bundled,
+//    and the bench's commit probe patches better-sqlite3's prototype from outside.
+//  - zod's 40 locales are replaced by English, as in project-cli's bundle (scripts/bundle-cli.mjs).
+// bin/toolgate.mjs loads this bundle, or dist/src when it is absent or TOOLGATE_UNBUNDLED=1 (the
+// bench's module hooks and coverage counters name files under dist/src and node_modules).
+import { build } from 'esbuild';
+import { createRequire } from 'node:module';
+import { rmSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url).pathname;
+const require = createRequire(import.meta.url);
+const outdir = `${root}dist/daemon`;
+
+/** zod's classic entry re-exports every locale as `z.locales`; keep only `en`. */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    const en = require.resolve('zod/v4/locales/en.js');
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (args.importer.includes('/zod/') ? { path: 'zod-locales', namespace: 'zod-en' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, () => ({ contents: `export { default as en } from ${JSON.stringify(en)};`, loader: 'js', resolveDir: root }));
+  },
+};
+
+rmSync(outdir, { recursive: true, force: true });
+const { metafile } = await build({
+  entryPoints: {
+    'start-up-heap': `${root}dist/src/app/start-up-heap.js`,
+    cli: `${root}dist/src/app/cli.js`,
+    redact: `${root}dist/src/codec/redact.js`,
+    'checkpoint-worker': `${root}dist/src/store/sqlite/checkpoint-worker.js`,
+  },
+  outdir,
+  bundle: true,
+  splitting: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Flat: a chunk's import.meta.url must sit beside checkpoint-worker.js (see above).
+  chunkNames: '[name]-[hash]',
+  // Native addons, and the optional peers their packages try to require.
+  external: ['better-sqlite3', 'pg-native', 'bufferutil', 'utf-8-validate', '*.node'],
+  plugins: [zodEnglishOnly],
+  // CommonJS dependencies (vscode-jsonrpc, pg, ws) call `require` for Node's built-ins.
+  banner: { js: "import { createRequire as __toolgateCreateRequire } from 'node:module'; const require = __toolgateCreateRequire(import.meta.url);" },
+  minifyWhitespace: true,
+  minifySyntax: true,
+  keepNames: true,
+  logLevel: 'warning',
+  legalComments: 'none',
+  metafile: true,
+});
+
+// esbuild gives a dynamically imported CommonJS module its default export only, where Node gives named
+// ones too: a lazy dependency is imported by a module of ours that imports it statically (as
+// src/telemetry/otel-sdk.ts does), so a bare `await import('package')` of ours fails the build here.
+// (@opentelemetry/resources' own lazy imports serve its host-id detectors, which the daemon does not use.)
+const lazyPackages = Object.entries(metafile.inputs).filter(([file]) => file.startsWith('dist/src/')).flatMap(([file, { imports }]) =>
+  imports.filter((i) => i.kind === 'dynamic-import' && i.path.includes('node_modules/')).map((i) => `${file} → ${i.path}`),
+);
+if (lazyPackages.length > 0) throw new Error(`bundle-daemon: import a package lazily through a module of ours:\n  ${lazyPackages.join('\n  ')}`);

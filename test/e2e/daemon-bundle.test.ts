@@ -1,0 +1,92 @@
+/**
+ * The daemon ships as a bundle (scripts/bundle-daemon.mjs → dist/daemon), and
+ * bin/toolgate.mjs runs it: seen from outside, by the module URLs a spawned
+ * daemon resolves (test/helpers/module-log.ts). The rest of the e2e suites
+ * drive the bundle through every transport; this one checks that it is the
+ * bundle they drive, that its lazy parts load (the WAL checkpoint thread, MCP
+ * on stdio), and that TOOLGATE_UNBUNDLED=1 runs the same program from dist/src.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { openSession, startHost } from '../helpers/host.js';
+import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
+
+const PRELOAD = `--import=${pathToFileURL(join(REPO_ROOT, 'dist', 'test', 'helpers', 'module-log.js')).href}`;
+const DIST_SRC = pathToFileURL(join(REPO_ROOT, 'dist', 'src')).href + '/';
+const DIST_DAEMON = pathToFileURL(join(REPO_ROOT, 'dist', 'daemon')).href + '/';
+
+/** The file: URLs of the project's own modules a log holds (not Node's built-ins or the preload). */
+function ownModules(log: string): string[] {
+  const root = pathToFileURL(REPO_ROOT).href + '/';
+  return [...new Set(readFileSync(log, 'utf8').split('\n').filter((u) => u.startsWith(root) && !u.includes('/dist/test/')))];
+}
+
+test('bin/toolgate.mjs serves from dist/daemon: a stdio session past the first WAL checkpoint loads no module of dist/src', async () => {
+  assert.ok(existsSync(join(REPO_ROOT, 'dist', 'daemon', 'cli.js')), 'npm run build wrote the bundle');
+  const log = join(tempDir('toolgate-modules-'), 'modules.log');
+  const host = await startHost({ args: ['--executor', 'inprocess'], env: { NODE_OPTIONS: PRELOAD, MODULE_LOG: log } });
+  try {
+    const s = await openSession(host, await mintBearer('bundle-user'));
+    const before = statSync(host.dbPath).size;
+    // The checkpoint thread starts at the 64th commit and moves the WAL's pages into the database file.
+    for (let i = 0; i < 70; i++) {
+      const r = await host.request<ToolResponse>('tool/invoke', {
+        session_id: s.session_id, thread_id: 'bundle', tool_call_id: `c${i}`,
+        args: { module: 'memory', method: 'update', input: { key: `k${i % 5}`, content: `v${i}` } },
+      });
+      assert.equal(r.status, 'success', JSON.stringify(r));
+    }
+    await waitFor(() => ownModules(log).includes(`${DIST_DAEMON}checkpoint-worker.js`) || undefined, () => `the checkpoint thread's module in:\n${ownModules(log).join('\n')}`);
+    await waitFor(() => statSync(host.dbPath).size > before || undefined, 'a checkpoint grew the database file');
+  } finally {
+    assert.equal(await host.stop(), 0, host.stderr());
+  }
+  assert.doesNotMatch(host.stderr(), /WAL checkpoint failed|toolgate crashed/);
+  const own = ownModules(log);
+  assert.ok(own.includes(`${DIST_DAEMON}cli.js`), `the bundle's entry ran:\n${own.join('\n')}`);
+  assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), [], 'nothing of dist/src');
+  // PostgreSQL and MCP are chunks of their own, read only by the runs that use them.
+  assert.deepEqual(own.filter((u) => /\/(pg-store|mcp-stdio|mcp-http)-[A-Z0-9]+\.js$/.test(u)), [], 'no lazy chunk a SQLite stdio daemon does not need');
+});
+
+test('serve --mcp from the bundle loads its MCP chunk and lists the one tool', async () => {
+  const log = join(tempDir('toolgate-modules-'), 'modules.log');
+  const dir = tempDir();
+  const messages = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+  ];
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(dir, 'm.db')], {
+    input: messages.map((m) => JSON.stringify(m)).join('\n') + '\n',
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: await mintBearer('mcp-bundle'), NODE_OPTIONS: PRELOAD, MODULE_LOG: log },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const tools = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id?: number; result?: { tools?: Array<{ name: string }> } }).find((m) => m.id === 2);
+  assert.deepEqual(tools?.result?.tools?.map((t) => t.name), ['project_cli']);
+  const own = ownModules(log);
+  assert.ok(own.some((u) => u.startsWith(`${DIST_DAEMON}mcp-stdio-`)), `the MCP chunk loaded:\n${own.join('\n')}`);
+  assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), []);
+});
+
+test('TOOLGATE_UNBUNDLED=1 runs dist/src, and both say the same', async () => {
+  const log = join(tempDir('toolgate-modules-'), 'modules.log');
+  const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir() };
+  const bundled = spawnSync(process.execPath, [TOOLGATE_BIN, '--help'], { env, encoding: 'utf8' });
+  const unbundled = spawnSync(process.execPath, [TOOLGATE_BIN, '--help'], { env: { ...env, TOOLGATE_UNBUNDLED: '1', NODE_OPTIONS: PRELOAD, MODULE_LOG: log }, encoding: 'utf8' });
+  assert.equal(bundled.status, 0, bundled.stderr);
+  assert.equal(unbundled.status, 0, unbundled.stderr);
+  assert.equal(unbundled.stdout, bundled.stdout);
+  const own = ownModules(log);
+  assert.ok(own.includes(`${DIST_SRC}app/cli.js`), own.join('\n'));
+  assert.deepEqual(own.filter((u) => u.startsWith(DIST_DAEMON)), [], 'nothing of the bundle');
+});
