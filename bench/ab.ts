@@ -113,7 +113,7 @@ export function telemetryVariant(telemetry: 'on' | 'off', synchronous: Synchrono
       mkdirSync(dir, { recursive: true });
       return startToolgateStdio({
         executor: 'inprocess', dbFile: join(dir, 'toolgate.db'), dataDir: dir, synchronous,
-        nodeArgs: ['--import', NO_TELEMETRY], env: { BENCH_TELEMETRY: telemetry },
+        nodeArgs: ['--import', NO_TELEMETRY], unbundled: true, env: { BENCH_TELEMETRY: telemetry },
       });
     },
   };

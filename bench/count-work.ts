@@ -64,7 +64,7 @@ function print(title: string, c: Counts): void {
 async function inprocess(): Promise<void> {
   const dir = tempDir();
   const out = join(dir, 'counts.json');
-  const tg = await startToolgateStdio({ executor: 'inprocess', dbFile: join(dir, 'c.db'), dataDir: dir, synchronous: 'FULL', nodeArgs: PRELOAD, env: { COUNT_OUT: out } });
+  const tg = await startToolgateStdio({ executor: 'inprocess', dbFile: join(dir, 'c.db'), dataDir: dir, synchronous: 'FULL', nodeArgs: PRELOAD, unbundled: true, env: { COUNT_OUT: out } });
   try {
     for (let i = 0; i < WARM; i++) await tg.call(i);
     const c = await counted(tg.pid, out, async () => {
@@ -82,7 +82,7 @@ async function mcp(): Promise<void> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [...PRELOAD, TOOLGATE_BIN, 'serve', '--mcp', '--executor', 'inprocess', '--db', join(dir, 'm.db'), '--config', writeConfig(dir, 'FULL')],
-    env: childEnv({ ...toolgateEnv(dir), COUNT_OUT: out, TOOLGATE_MCP_TOKEN: await mintBearer('bench') }),
+    env: childEnv({ ...toolgateEnv(dir), COUNT_OUT: out, TOOLGATE_UNBUNDLED: '1', TOOLGATE_MCP_TOKEN: await mintBearer('bench') }),
     stderr: 'pipe',
   });
   const client = new Client({ name: 'toolgate-count', version: '1.0.0' });

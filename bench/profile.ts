@@ -91,6 +91,7 @@ export async function profileInprocess(opts: { synchronous: Synchronous; seq: nu
   const tg = await startToolgateStdio({
     executor: 'inprocess', dbFile: opts.db ?? join(dir, 'p.db'), dataDir: dir, synchronous: opts.synchronous,
     nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir],
+    unbundled: true,
   });
   await sequential(tg, 50);
   await sequential(tg, opts.seq);

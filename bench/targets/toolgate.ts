@@ -60,6 +60,11 @@ export async function startToolgateStdio(opts: {
   /** The thread of call `i` (default: one thread per executor). */
   thread?: string | ((i: number) => string);
   nodeArgs?: string[];
+  /**
+   * Run the daemon from dist/src rather than its bundle (TOOLGATE_UNBUNDLED=1): for probes that hook
+   * modules or name them by file (a CPU profile's attribution, coverage counts, module hooks).
+   */
+  unbundled?: boolean;
   /** More environment for the daemon (a probe's settings). */
   env?: Record<string, string>;
   /** Name shown in the tables. */
@@ -73,7 +78,7 @@ export async function startToolgateStdio(opts: {
   const viaEnv = /^postgres(ql)?:\/\//i.test(opts.dbFile);
   const peer = spawnStdioPeer(
     [...(opts.nodeArgs ?? []), opts.bin ?? TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, ...(viaEnv ? [] : ['--db', opts.dbFile]), '--config', config],
-    { ...toolgateEnv(opts.dataDir), ...(viaEnv ? { TOOLGATE_DB: opts.dbFile } : {}), ...opts.env },
+    { ...toolgateEnv(opts.dataDir), ...(viaEnv ? { TOOLGATE_DB: opts.dbFile } : {}), ...(opts.unbundled ? { TOOLGATE_UNBUNDLED: '1' } : {}), ...opts.env },
   );
   const request = <T>(method: string, params: unknown) => peer.rpc.sendRequest(method, params) as Promise<T>;
   try {
