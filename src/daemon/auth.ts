@@ -5,8 +5,12 @@
  * `authenticate` checks the token's length and shape, verifies it with the
  * configured keys and policy (bearer-auth.ts) — or, for an access token of
  * `auth.issuer`, with that issuer's JWKS (protected-resource.ts) — and provisions its user from
- * the claims. The token is never echoed, logged or kept.
+ * the claims. The token is never echoed, logged or kept: one verified with the
+ * daemon's own keys is remembered by its SHA-256 until its `exp`, because an MCP
+ * host sends the same token with every request and `serve --mcp` checks its one
+ * token on every call, and a verification costs ~200 µs of WebCrypto.
  */
+import { createHash } from 'node:crypto';
 import { identityOf, Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
 import { MAX_BEARER_TOKEN_LENGTH } from '../protocol/limits.js';
@@ -62,6 +66,16 @@ const provisioned = new WeakMap<Daemon, Map<string, string>>();
 const MAX_REMEMBERED_USERS = 10_000;
 
 /**
+ * Tokens verified with the daemon's own keys (the secret or the JWKS file, read once at start and never
+ * changed while it runs), by the SHA-256 of the token and the issuer/audience checked; each until its
+ * `exp`. With fixed keys and policy a token's verdict changes only at `exp`, so memory answers exactly
+ * as verification would. An `auth.issuer` token is verified every time: its keys rotate, and a retired
+ * key must stop working as soon as the JWKS no longer holds it.
+ */
+const verifiedTokens = new WeakMap<Daemon, Map<string, BearerIdentity>>();
+const MAX_REMEMBERED_TOKENS = 4096;
+
+/**
  * Verifies the credentials and provisions the user. Throws AuthError
  * (`missing` for an absent or malformed token, `invalid` for one that does
  * not verify — bad signature, expired, no `exp`, too long-lived, unusable
@@ -70,19 +84,34 @@ const MAX_REMEMBERED_USERS = 10_000;
 export async function authenticate(daemon: Daemon, credentials: Credentials, opts: AuthenticateOptions = {}): Promise<Principal> {
   const token = 'token' in credentials ? credentials.token : bearerOf(credentials.header);
   if (!token || token.length > MAX_TOKEN_CHARS) throw new AuthError('missing', 'a user bearer token is required: Authorization: Bearer <token>');
-  let identity: BearerIdentity;
+  const identity = await verifiedIdentity(daemon, token, opts.env ?? daemon.env);
+  await provision(daemon, identity, opts.provision ?? 'when-changed');
+  return { userId: identity.userId, expiresAt: identity.expiresAt, identity };
+}
+
+/** The identity of a token that verifies (remembered for the daemon's own keys, see verifiedTokens), or AuthError. */
+async function verifiedIdentity(daemon: Daemon, token: string, env: NodeJS.ProcessEnv): Promise<BearerIdentity> {
   const policy = { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS };
   try {
     // An access token of `auth.issuer` goes to its JWKS; anything else to the secret / JWKS file.
-    if (daemon.oauth?.claims(token)) identity = identityOf(await daemon.oauth.verify(token), policy);
-    else if (daemon.bearerKeys) identity = await verifyBearer(token, daemon.bearerKeys, opts.env ?? daemon.env, policy);
-    else throw new Unauthorized(`invalid bearer token: only access tokens of ${daemon.oauth?.issuer ?? 'the configured issuer'} are accepted`);
+    if (daemon.oauth?.claims(token)) return identityOf(await daemon.oauth.verify(token), policy);
+    if (!daemon.bearerKeys) throw new Unauthorized(`invalid bearer token: only access tokens of ${daemon.oauth?.issuer ?? 'the configured issuer'} are accepted`);
+    let remembered = verifiedTokens.get(daemon);
+    if (!remembered) verifiedTokens.set(daemon, (remembered = new Map()));
+    const key = createHash('sha256').update(`${env.TOOLGATE_BEARER_ISSUER ?? ''}\n${env.TOOLGATE_BEARER_AUDIENCE ?? ''}\n${token}`).digest('base64url');
+    const hit = remembered.get(key);
+    // jose's `exp` check: expired once the current second reaches `exp`.
+    if (hit && Date.now() < hit.expiresAt) return hit;
+    remembered.delete(key);
+    const identity = await verifyBearer(token, daemon.bearerKeys, env, policy);
+    // A bound, not an eviction policy: forgetting a token only costs one more verification.
+    if (remembered.size >= MAX_REMEMBERED_TOKENS) remembered.clear();
+    remembered.set(key, identity);
+    return identity;
   } catch (err) {
     if (err instanceof Unauthorized) throw new AuthError('invalid', err.message);
     throw err;
   }
-  await provision(daemon, identity, opts.provision ?? 'when-changed');
-  return { userId: identity.userId, expiresAt: identity.expiresAt, identity };
 }
 
 async function provision(daemon: Daemon, identity: BearerIdentity, mode: 'always' | 'when-changed'): Promise<void> {
