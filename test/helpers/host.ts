@@ -44,7 +44,7 @@ export interface Host extends Client {
   stderr(): string;
   /** Another WebSocket connection to the same daemon (ws only). */
   connect(): Promise<Client>;
-  /** Ends the daemon the polite way (shutdown/exit on stdio, SIGTERM on ws); resolves with its exit code. */
+  /** Ends the daemon the polite way (shutdown/exit on stdio, SIGTERM on ws); resolves with its exit code once its stderr is read to the end. */
   stop(): Promise<number | null>;
   exited: Promise<number | null>;
 }
@@ -133,6 +133,10 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
     if (m && onListening) onListening(Number(m[1]));
   });
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  // Log lines leave the daemon in batches, up to 25 ms after they are logged, and on their own pipe: a
+  // process can exit before its last lines are read. `stop()` waits for the pipe to close too, so a check of
+  // stderr after it sees every line (a leak in the last batch included).
+  const stderrClosed = new Promise<void>((r) => proc.stderr.once('close', () => r()));
   if (transport === 'ws') {
     port = await new Promise<number>((resolve, reject) => {
       onListening = resolve;
@@ -176,6 +180,7 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
       }
       const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000).unref())]);
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      await Promise.race([stderrClosed, new Promise<void>((r) => setTimeout(r, 5_000).unref())]);
       client.rpc.dispose();
       return code;
     },
