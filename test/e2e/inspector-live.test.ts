@@ -86,8 +86,8 @@ test('create an event through the inspector, see its card, reload and see it rep
 test('at 390 px from a #token= link: conversation first, a failure’s issues shown plainly, no 404, sign-out', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
   const host = await startHost({ transport: 'ws' });
   let browser: Browser | undefined;
+  const token = await mintBearer('bob', { name: 'Bob' });
   try {
-    const token = await mintBearer('bob', { name: 'Bob' });
     browser = await launchBrowser();
     const page = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, bypassCSP: true })).newPage();
     const pageErrors: string[] = [];
@@ -149,11 +149,11 @@ test('at 390 px from a #token= link: conversation first, a failure’s issues sh
     }
     assert.deepEqual(failed, [], 'no request of the page failed');
     assert.deepEqual(pageErrors, []);
-    assert.ok(!host.stderr().includes(token), 'the token is in no log line');
   } finally {
     await browser?.close();
     await host.stop();
   }
+  assert.ok(!host.stderr().includes(token), 'the token is in no log line');
 });
 
 test('npm run inspector prints a ready #token= link; the daemon accepts the token and never logs it', { timeout: 60_000 }, async () => {

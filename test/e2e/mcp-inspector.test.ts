@@ -86,10 +86,11 @@ test('the MCP Inspector CLI reaches /mcp with an access token from the authoriza
   const agents = { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'] } };
   writeFileSync(config, JSON.stringify({ agents, auth: { issuer: op.issuer, scopes: ['toolgate:mcp'] } }));
   const host = await startHost({ transport: 'ws', dataDir: dir, args: ['--config', config], env: { TOOLGATE_BEARER_SECRET: '' } });
+  let token: string | undefined;
   try {
     const url = `http://127.0.0.1:${host.port}/mcp`;
     // Authorization code + PKCE with resource=<url>, login and consent automated: an audience-bound token.
-    const token = await op.mintAccessToken(url);
+    token = await op.mintAccessToken(url);
     const target = [url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];
     const listed = (await inspect(target, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
     assert.deepEqual(listed.tools.map((t) => t.name), ['project_cli']);
@@ -107,9 +108,9 @@ test('the MCP Inspector CLI reaches /mcp with an access token from the authoriza
     const refused = await run([url, '--transport', 'http', '--method', 'tools/list']);
     assert.equal(refused.status, 3, refused.stderr);
     assert.match(refused.stdout + refused.stderr, /auth_required/);
-    assert.ok(!host.stderr().includes(token.split('.')[2]!), 'nothing of the token in the log');
   } finally {
     await host.stop();
     await op.close();
   }
+  assert.ok(token && !host.stderr().includes(token.split('.')[2]!), 'nothing of the token in the log');
 });

@@ -64,10 +64,13 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
     mcpUrl = `http://127.0.0.1:${host.port}/mcp`;
   });
 
+  /** Signatures of the access tokens the tests used: checked against the daemon's whole log once it has stopped. */
+  const usedTokens: string[] = [];
   after(async () => {
     await host?.stop();
     await op?.close();
     await stranger?.close();
+    for (const signature of usedTokens) assert.ok(!host.stderr().includes(signature), 'nothing of the token in the log');
   });
 
   test('a host with no token follows the 401 to the metadata and the provider, registers, authorizes and calls project_cli', async () => {
@@ -120,7 +123,7 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
     } finally {
       await conn.close();
     }
-    assert.ok(!host.stderr().includes(oauth.tokens()!.access_token.split('.')[2]!), 'nothing of the token in the log');
+    usedTokens.push(oauth.tokens()!.access_token.split('.')[2]!);
   });
 
   test('a token of the provider for another audience → 401 invalid_token', async () => {
