@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // Thin launcher: the daemon lives in src/ (built to dist/src; src/app is its entry) and ships as a
 // bundle in dist/daemon (scripts/bundle-daemon.mjs: a host waits for start-up, and one bundle starts
-// in half the time of ~300 module files). TOOLGATE_UNBUNDLED=1 runs dist/src instead, for tools
-// that hook or count modules by their file (the bench's probes). The young generation is held small
+// in half the time of ~300 module files). dist/src runs instead when the bundle is missing or older
+// than what it was built from, or with TOOLGATE_UNBUNDLED=1 (tools that hook or count modules by
+// their file: the bench's probes). The young generation is held small
 // while the daemon's modules load (src/app/start-up-heap.ts), so the daemon itself is imported only
 // after that.
+
+import { readFileSync, statSync } from 'node:fs';
 
 /** A checkout without dist/ (or without node_modules) is a mistake to fix, not a crash: one line, exit 2. */
 function notReady(err) {
@@ -15,8 +18,20 @@ function notReady(err) {
   process.exit(2);
 }
 
-const { existsSync } = await import('node:fs');
-const bundled = process.env.TOOLGATE_UNBUNDLED !== '1' && existsSync(new URL('../dist/daemon/cli.js', import.meta.url));
+/**
+ * Whether dist/daemon holds a bundle at least as new as every dist/src file it was built from
+ * (dist/daemon/inputs.json): after a `tsc` alone, dist/src is what the source says, and runs.
+ */
+function bundleIsCurrent() {
+  try {
+    const built = statSync(new URL('../dist/daemon/cli.js', import.meta.url)).mtimeMs;
+    const inputs = JSON.parse(readFileSync(new URL('../dist/daemon/inputs.json', import.meta.url), 'utf8'));
+    return inputs.every((file) => statSync(new URL(`../${file}`, import.meta.url)).mtimeMs <= built);
+  } catch {
+    return false; // no bundle, or a file it was built from is gone
+  }
+}
+const bundled = process.env.TOOLGATE_UNBUNDLED !== '1' && bundleIsCurrent();
 const from = (bundle, module) => (bundled ? `../dist/daemon/${bundle}.js` : `../dist/src/${module}.js`);
 
 const { holdYoungGeneration } = await import(from('start-up-heap', 'app/start-up-heap')).catch(notReady);

@@ -1,5 +1,5 @@
 // Bundles the daemon (toolgate's CLI: serve, demo, conformance, …) into a few ESM files in dist/daemon/.
-// Measured reason (docs/protocols/tool-protocol.md, "Why the daemon is bundled"): every host that
+// Measured reason (docs/protocols/transports.md, "Lifecycle", its Start-up paragraph): every host that
 // spawns toolgate waits for Node to resolve, read and compile ~300 small ESM files (zod's alone are 95)
 // before `initialize` is answered; one bundle with the cold paths split off halves that.
 //  - Entry points: the launcher's three imports (start-up-heap, cli, redact) and the checkpoint
@@ -9,13 +9,15 @@
 //  - better-sqlite3 and the optional native modules stay external: a native addon cannot be bundled,
 //    and the bench's commit probe patches better-sqlite3's prototype from outside.
 //  - zod's 40 locales are replaced by English, as in project-cli's bundle (scripts/bundle-cli.mjs).
-// bin/toolgate.mjs loads this bundle, or dist/src when it is absent or TOOLGATE_UNBUNDLED=1 (the
-// bench's module hooks and coverage counters name files under dist/src and node_modules).
+// bin/toolgate.mjs loads this bundle, or dist/src when it is absent, older than one of the dist/src
+// files it was built from (inputs.json: a `tsc` alone after a build must not run stale code), or
+// TOOLGATE_UNBUNDLED=1 (the bench's module hooks and coverage counters name files under dist/src).
 import { build } from 'esbuild';
 import { createRequire } from 'node:module';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-const root = new URL('..', import.meta.url).pathname;
+const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 const outdir = `${root}dist/daemon`;
 
@@ -56,6 +58,8 @@ const { metafile } = await build({
   logLevel: 'warning',
   legalComments: 'none',
   metafile: true,
+  // metafile paths relative to the root, wherever the script is started from.
+  absWorkingDir: root,
 });
 
 // esbuild gives a dynamically imported CommonJS module its default export only, where Node gives named
@@ -65,4 +69,11 @@ const { metafile } = await build({
 const lazyPackages = Object.entries(metafile.inputs).filter(([file]) => file.startsWith('dist/src/')).flatMap(([file, { imports }]) =>
   imports.filter((i) => i.kind === 'dynamic-import' && i.path.includes('node_modules/')).map((i) => `${file} → ${i.path}`),
 );
-if (lazyPackages.length > 0) throw new Error(`bundle-daemon: import a package lazily through a module of ours:\n  ${lazyPackages.join('\n  ')}`);
+if (lazyPackages.length > 0) {
+  rmSync(outdir, { recursive: true, force: true }); // no bundle rather than a broken one the launcher would run
+  throw new Error(`bundle-daemon: import a package lazily through a module of ours:\n  ${lazyPackages.join('\n  ')}`);
+}
+
+// What the launcher checks the bundle against: every dist/src file in it (newer than the bundle = stale).
+const inputs = Object.keys(metafile.inputs).filter((f) => f.startsWith('dist/src/')).sort();
+writeFileSync(`${outdir}/inputs.json`, `${JSON.stringify(inputs)}\n`);

@@ -4,12 +4,13 @@
  * daemon resolves (test/helpers/module-log.ts). The rest of the e2e suites
  * drive the bundle through every transport; this one checks that it is the
  * bundle they drive, that its lazy parts load (the WAL checkpoint thread, MCP
- * on stdio), and that TOOLGATE_UNBUNDLED=1 runs the same program from dist/src.
+ * on stdio), that TOOLGATE_UNBUNDLED=1 runs the same program from dist/src, and
+ * that a bundle older than a dist/src file it was built from is not run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openSession, startHost } from '../helpers/host.js';
@@ -89,4 +90,23 @@ test('TOOLGATE_UNBUNDLED=1 runs dist/src, and both say the same', async () => {
   const own = ownModules(log);
   assert.ok(own.includes(`${DIST_SRC}app/cli.js`), own.join('\n'));
   assert.deepEqual(own.filter((u) => u.startsWith(DIST_DAEMON)), [], 'nothing of the bundle');
+});
+
+test('a bundle older than one of the dist/src files it was built from is not run: dist/src is', () => {
+  // A copy of the built package, so that touching a file cannot change what the other suites run.
+  const pkg = tempDir('toolgate-stale-');
+  for (const part of ['bin', 'dist/daemon', 'dist/src', 'package.json']) cpSync(join(REPO_ROOT, part), join(pkg, part), { recursive: true, preserveTimestamps: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  const version = (log: string) => {
+    const r = spawnSync(process.execPath, [join(pkg, 'bin', 'toolgate.mjs'), '--version'], { env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: PRELOAD, MODULE_LOG: log }, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const urls = readFileSync(log, 'utf8');
+    return { bundle: urls.includes(`${pathToFileURL(join(pkg, 'dist', 'daemon')).href}/cli.js`), src: urls.includes(`${pathToFileURL(join(pkg, 'dist', 'src')).href}/app/cli.js`) };
+  };
+  const dir = tempDir('toolgate-modules-');
+  assert.deepEqual(version(join(dir, 'fresh.log')), { bundle: true, src: false }, 'a current bundle runs');
+  // What `tsc` alone after a build does: a file the bundle was built from is newer than the bundle.
+  const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'cli.js')).mtimeMs + 60_000);
+  utimesSync(join(pkg, 'dist', 'src', 'daemon', 'auth.js'), later, later);
+  assert.deepEqual(version(join(dir, 'stale.log')), { bundle: false, src: true }, 'a stale bundle is passed over');
 });
