@@ -84,9 +84,9 @@ test('create an event through the inspector, see its card, reload and see it rep
 });
 
 test('at 390 px from a #token= link: conversation first, a failure’s issues shown plainly, no 404, sign-out', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
+  const token = await mintBearer('bob', { name: 'Bob' });
   const host = await startHost({ transport: 'ws' });
   let browser: Browser | undefined;
-  const token = await mintBearer('bob', { name: 'Bob' });
   try {
     browser = await launchBrowser();
     const page = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, bypassCSP: true })).newPage();

@@ -128,6 +128,7 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
 
   test('a token of the provider for another audience → 401 invalid_token', async () => {
     const token = await op.mintAccessToken('http://127.0.0.1:1/another/mcp');
+    usedTokens.push(token.split('.')[2]!);
     assert.equal(decodeJwt(token).aud, 'http://127.0.0.1:1/another/mcp');
     const res = await postInit(mcpUrl, token);
     assert.equal(res.status, 401);
@@ -138,6 +139,7 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
 
   test('a token for this resource from another issuer → 401 invalid_token', async () => {
     const token = await stranger.mintAccessToken(mcpUrl);
+    usedTokens.push(token.split('.')[2]!);
     assert.deepEqual([decodeJwt(token).iss, decodeJwt(token).aud], [stranger.issuer, mcpUrl]);
     const res = await postInit(mcpUrl, token);
     assert.equal(res.status, 401);
@@ -147,11 +149,13 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
   test('a key the provider rotated in is picked up: a token with the new kid is accepted', async () => {
     // toolgate has the current key set cached (the cases above were accepted with it).
     const before = await op.mintAccessToken(mcpUrl);
+    usedTokens.push(before.split('.')[2]!);
     assert.equal((await postInit(mcpUrl, before)).status, 200);
     const oldKid = op.kid();
     const newKid = await op.rotateKeys();
     assert.notEqual(newKid, oldKid);
     const rotated = await op.mintAccessToken(mcpUrl);
+    usedTokens.push(rotated.split('.')[2]!);
     assert.equal(decodeProtectedHeader(rotated).kid, newKid);
     // The JWKS is fetched again on an unknown kid, after a cooldown of at most 5 s (contract section 11).
     await waitFor(async () => (await postInit(mcpUrl, rotated)).status === 200, 'the rotated key to be accepted', 15_000, 250);

@@ -180,8 +180,10 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
       }
       const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000).unref())]);
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-      await Promise.race([stderrClosed, new Promise<void>((r) => setTimeout(r, 5_000).unref())]);
+      const read = await Promise.race([stderrClosed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 5_000).unref())]);
       client.rpc.dispose();
+      // A check of stderr after stop() must see all of it: a pipe still open 5 s after the exit is a fault to report.
+      if (!read) throw new Error(`the daemon's stderr did not close within 5 s of its exit; its log so far:\n${stderr.slice(-2000)}`);
       return code;
     },
   };
