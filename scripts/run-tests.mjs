@@ -102,7 +102,8 @@ if (timesLog) {
   const files = readFileSync(timesLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
   process.stdout.write(`\n==== slowest of ${files.length} test files (SQLite pass) ====\n`);
   for (const { file, ms } of files.slice(0, 15)) process.stdout.write(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(join(root, 'dist', 'test') + '/', '')}\n`);
-  process.stdout.write(`SQLite pass: ${((Date.now() - started) / 1000).toFixed(0)} s wall\n`);
+  const sum = files.reduce((t, f) => t + f.ms, 0) / 1000;
+  process.stdout.write(`SQLite pass: ${((Date.now() - started) / 1000).toFixed(0)} s wall; its test files add up to ${sum.toFixed(0)} s, run 2 at a time\n`);
 }
 const pgCode = await pgPass;
 if (pgLog) {
