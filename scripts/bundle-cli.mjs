@@ -13,6 +13,7 @@
 //    a path fixed at build time instead of through `bindings`, which searches
 //    a dozen candidate folders and walks a stack trace on every start.
 import { build } from 'esbuild';
+import { zodEnglishOnly } from './zod-english-only.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,15 +25,6 @@ const require = createRequire(import.meta.url);
 const outfile = `${root}dist/project-cli.bundle.cjs`;
 const blob = `${root}dist/project-cli.snapshot.blob`;
 
-/** zod's classic entry re-exports every locale as `z.locales`; keep only `en`. */
-const zodEnglishOnly = {
-  name: 'zod-english-only',
-  setup(b) {
-    const en = require.resolve('zod/v4/locales/en.js');
-    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (args.importer.includes('/zod/') ? { path: 'zod-locales', namespace: 'zod-en' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, () => ({ contents: `export { default as en } from ${JSON.stringify(en)};`, loader: 'js', resolveDir: root }));
-  },
-};
 
 /** `require('bindings')('better_sqlite3.node')` → the addon, relative to the bundle. */
 const sqliteAddon = {

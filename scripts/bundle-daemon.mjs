@@ -8,28 +8,17 @@
 //    stays in chunks of its own and is read only by the runs that use it.
 //  - better-sqlite3 and the optional native modules stay external: a native addon cannot be bundled,
 //    and the bench's commit probe patches better-sqlite3's prototype from outside.
-//  - zod's 40 locales are replaced by English, as in project-cli's bundle (scripts/bundle-cli.mjs).
+//  - zod's 40 locales are replaced by English, as in project-cli's bundle (scripts/zod-english-only.mjs).
 // bin/toolgate.mjs loads this bundle, or dist/src when it is absent, older than one of the dist/src
 // files it was built from (inputs.json: a `tsc` alone after a build must not run stale code), or
 // TOOLGATE_UNBUNDLED=1 (the bench's module hooks and coverage counters name files under dist/src).
 import { build } from 'esbuild';
-import { createRequire } from 'node:module';
+import { zodEnglishOnly } from './zod-english-only.mjs';
 import { rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const require = createRequire(import.meta.url);
 const outdir = `${root}dist/daemon`;
-
-/** zod's classic entry re-exports every locale as `z.locales`; keep only `en`. */
-const zodEnglishOnly = {
-  name: 'zod-english-only',
-  setup(b) {
-    const en = require.resolve('zod/v4/locales/en.js');
-    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (args.importer.includes('/zod/') ? { path: 'zod-locales', namespace: 'zod-en' } : undefined));
-    b.onLoad({ filter: /.*/, namespace: 'zod-en' }, () => ({ contents: `export { default as en } from ${JSON.stringify(en)};`, loader: 'js', resolveDir: root }));
-  },
-};
 
 rmSync(outdir, { recursive: true, force: true });
 const { metafile } = await build({
