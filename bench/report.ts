@@ -10,6 +10,7 @@ import type { PgResult } from './pg.js';
 import { renderPg, type RoundTripHistory } from './report-pg.js';
 import type { WsResult } from './ws-load.js';
 import type { StartupRow } from './startup.js';
+import type { DaemonStartupRow } from './daemon-startup.js';
 import type { ProfileSummary } from './profile.js';
 import type { FloorResult } from './floor.js';
 import type { CommitBlockResult } from './commit-block.js';
@@ -30,6 +31,7 @@ export interface Results {
   pg?: PgResult;
   ws?: WsResult;
   startup?: StartupRow[];
+  daemonStartup?: DaemonStartupRow[];
   profile?: ProfileSummary;
   floor?: FloorResult;
   commitBlock?: CommitBlockResult;
@@ -193,6 +195,15 @@ export function render(r: Results, previousPg?: RoundTripHistory): string {
       '`bin/project-cli.mjs` is before it loads anything.', '');
     L.push('| probe | wall | extra |', '|---|---:|---:|');
     for (const s of r.startup) L.push(`| ${s.name} | ${fmtMs(s.wall)} | ${s.extra >= 0 ? '+' : ''}${fmtMs(s.extra)} |`);
+    L.push('');
+  }
+
+  if (r.daemonStartup) {
+    L.push('## toolgate start-up: the bundle (dist/daemon) and dist/src', '');
+    L.push('Each line is a fresh process (interleaved rounds, medians). `serve --stdio` is timed from the spawn to the answer of ' +
+      'its `initialize`, what a host waits for, and its resident memory is read then. "dist/src" is `TOOLGATE_UNBUNDLED=1`.', '');
+    L.push('| probe | wall | RSS at `initialize` |', '|---|---:|---:|');
+    for (const s of r.daemonStartup) L.push(`| ${s.name} | ${fmtMs(s.wall)} | ${s.rss === undefined ? '—' : fmtMb(s.rss)} |`);
     L.push('');
   }
 

@@ -25,6 +25,7 @@ import { runHistory } from './history.js';
 import { runPg } from './pg.js';
 import { runWsLoad } from './ws-load.js';
 import { runStartup } from './startup.js';
+import { runDaemonStartup } from './daemon-startup.js';
 import { openFloor } from './floor.js';
 import { runCommitBlock } from './commit-block.js';
 import { runSyncAb } from './sync-ab.js';
@@ -133,6 +134,8 @@ if (only.has('ws')) {
 if (only.has('startup')) {
   log(`project-cli start-up probes (${elapsed()})`);
   results.startup = await runStartup(Math.max(7, n(9)));
+  log(`toolgate start-up probes (${elapsed()})`);
+  results.daemonStartup = await runDaemonStartup(Math.max(7, n(9)));
 }
 if (only.has('profile')) {
   log(`CPU profile of the in-process daemon (${elapsed()})`);
