@@ -7,7 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { StdioPrincipal } from './mcp-session.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
@@ -58,7 +58,8 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
     // The SDK skips a line it cannot parse, and one that is no JSON-RPC message, without an answer: a host would
     // wait forever. Answered here as on the daemon's own stdio (-32700 / -32600, id null), by the one envelope
     // check (message-shape.ts), then MCP's own message schema (the SDK's, stricter: e.g. integer or string ids);
-    // a blank line is nothing.
+    // a blank line is nothing. A message that passes goes to the transport as the object the schema returned,
+    // in line order, as the SDK's own reader would deliver it — parsed once, not once here and again there.
     admit: (line) => {
       const text = line.toString('utf8');
       if (text.trim() === '') return false;
@@ -70,11 +71,14 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
         reply(RpcErrorCode.ParseError, 'parse error: the line is not JSON');
         return false;
       }
-      const problem = envelopeProblem(value) ?? (mcpAccepts(value) ? null : mcpProblem(value));
-      if (!problem) {
+      const envelope = envelopeProblem(value);
+      const message = envelope ? null : mcpMessage(value);
+      if (message) {
         if (isRequest(value)) answers.expect();
-        return true;
+        transport.deliver(message);
+        return false;
       }
+      const problem = envelope ?? mcpProblem(value);
       daemon.log.log('warn', 'mcp stdio line is not a JSON-RPC message', {});
       // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
       if (!problem.response) reply(RpcErrorCode.InvalidRequest, 'invalid request: not a JSON-RPC 2.0 message');
@@ -86,9 +90,11 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
   // The SDK's transport aborts what is in flight when its input ends; so the guard (its input) ends only once
   // every request read before stdin's end has been answered.
   stdin.pipe(guard, { end: false });
+  // The guard is the transport's stdin for its end and errors only: it passes no line on, and hands the
+  // transport each message it has parsed and checked instead (read only once data flows, after this line).
+  const transport = new CountingStdioTransport(answers, guard, stdout);
   const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog), {
-    // The SDK's own cap (10 MB by default, which closes the connection) stays above the guard's: lines reach it capped.
-    transport: new CountingStdioTransport(answers, guard, stdout, { maxBufferSize: opts.maxMessageBytes + 1024 * 1024 }),
+    transport,
     onerror: (err) => daemon.log.log('warn', 'mcp stdio error', { err: err.message }),
   });
   const inputEnded = new Promise<void>((resolve) => {
@@ -141,7 +147,10 @@ class PendingAnswers {
   }
 }
 
-/** The SDK's stdio transport, counting the responses it writes (a message with an id and no method). */
+/**
+ * The SDK's stdio transport, counting the responses it writes (a message with an id and no method), and
+ * handed each incoming message already parsed and checked (`deliver`) instead of reading lines itself.
+ */
 class CountingStdioTransport extends StdioServerTransport {
   constructor(
     private readonly answers: PendingAnswers,
@@ -149,6 +158,15 @@ class CountingStdioTransport extends StdioServerTransport {
   ) {
     super(...args);
   }
+  /** One message, as the SDK's reader hands it on: to `onmessage`, a throw going to `onerror`. */
+  deliver(message: JSONRPCMessage): void {
+    try {
+      this.onmessage?.(message);
+    } catch (err) {
+      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
   override async send(message: Parameters<StdioServerTransport['send']>[0]): Promise<void> {
     await super.send(message);
     if ('id' in message && !('method' in message)) this.answers.answered();
@@ -156,16 +174,14 @@ class CountingStdioTransport extends StdioServerTransport {
 }
 
 /**
- * Whether MCP's own message schema takes the line: the SDK's
- * `deserializeMessage` check (its `parseJSONRPCMessage`) on the value parsed
- * above, so the line is not JSON-parsed once more for it.
+ * The message MCP's own schema makes of the value, or null when it refuses it: the SDK's
+ * `deserializeMessage` check (its `parseJSONRPCMessage`), on the value parsed above.
  */
-function mcpAccepts(value: unknown): boolean {
+function mcpMessage(value: unknown): JSONRPCMessage | null {
   try {
-    parseJSONRPCMessage(value);
-    return true;
+    return parseJSONRPCMessage(value);
   } catch {
-    return false;
+    return null;
   }
 }
 
