@@ -32,7 +32,8 @@ function algOf(jwk: JsonWebKey): 'EdDSA' | 'ES256' | null {
 const keys = new Map<string, KeyObject>();
 const MAX_KEYS = 8;
 
-function publicKey(jwk: JsonWebKey): KeyObject {
+/** A public JWK as a node:crypto key (JwsError when it is not one), remembered by its text. */
+export function publicKey(jwk: JsonWebKey): KeyObject {
   const id = JSON.stringify(jwk);
   let key = keys.get(id);
   if (!key) {

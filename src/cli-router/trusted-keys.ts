@@ -1,6 +1,8 @@
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import type { JWK } from 'jose';
+import type { KeyObject } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { CredentialError } from './credential.js';
+import { publicKey } from './jws.js';
 
 /** A key the CLI will verify credentials with, and its RFC 7638 thumbprint. */
 export interface TrustedKey {
@@ -22,21 +24,25 @@ export interface PinSource {
  * recorded in the database it serves. A key the caller supplies in the
  * environment or a file may only *pin* one of them; a pinned key that is not
  * recorded is refused — so a caller cannot bring their own key and sign
- * their own credential. The keys are read in one unit of their own; the
- * thumbprint (async WebCrypto) is computed after it, never inside it.
+ * their own credential. The keys are read in one unit of their own.
+ *
+ * The pin matches the recorded key that is the same public key (node:crypto
+ * `KeyObject.equals`), which is what equal RFC 7638 thumbprints — the
+ * recorded kid — say; computing the thumbprint went through jose and
+ * WebCrypto, whose loading was ~3 ms of every subprocess call's start-up.
  */
 export async function trustedKeys(store: Pick<Store, 'read'>, pin: PinSource): Promise<TrustedKey[]> {
   const recorded = (await store.read((tx) => tx.credentialKeys.list())).map((k) => ({ kid: k.kid, jwk: k.publicJwk as JWK }));
   const pinned = readPinned(pin);
   if (recorded.length === 0) throw new CredentialError('no trusted key: the database records no daemon signing key (run `toolgate serve` on it)');
   if (!pinned) return recorded;
-  let kid: string;
+  let key: KeyObject;
   try {
-    kid = await thumbprint(pinned);
+    key = publicKey(pinned);
   } catch {
     throw new CredentialError('the verify key is not a valid public JWK');
   }
-  const match = recorded.find((k) => k.kid === kid);
+  const match = recorded.find((k) => sameKey(k.jwk, key));
   if (!match) throw new CredentialError('the pinned verify key is not a key the daemon recorded in this database');
   return [match];
 }
@@ -61,17 +67,10 @@ function readPinned(pin: PinSource): JWK | null {
   return jwk as JWK;
 }
 
-const thumbprints = new Map<string, Promise<string>>();
-
-/** Thumbprints by JWK text: the in-process executor pins the same key on every call. */
-function thumbprint(jwk: JWK): Promise<string> {
-  const id = JSON.stringify(jwk);
-  let t = thumbprints.get(id);
-  if (!t) {
-    if (thumbprints.size >= 8) thumbprints.clear();
-    t = calculateJwkThumbprint(jwk);
-    t.catch(() => thumbprints.delete(id));
-    thumbprints.set(id, t);
+function sameKey(recorded: JWK, pinned: KeyObject): boolean {
+  try {
+    return publicKey(recorded).equals(pinned);
+  } catch {
+    return false; // a recorded key node:crypto cannot import matches no pin
   }
-  return t;
 }
