@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * JSON with object keys sorted at every depth, so that equal values have
@@ -20,5 +20,9 @@ function sortKeys(value: unknown): unknown {
 
 /** The identity of a call's arguments: sha256 of their canonical JSON. */
 export function argsSha256(args: unknown): string {
-  return createHash('sha256').update(canonicalJson(args)).digest('hex');
+  const text = canonicalJson(args);
+  // The one-shot `crypto.hash` (Node 20.12+) builds no Hash object: measurably cheaper on every call.
+  return oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }
+
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
