@@ -36,12 +36,18 @@ const sqliteAddon = {
     // The path found at build first; an installed package may have better-sqlite3 elsewhere (hoisted),
     // so otherwise where `require` resolves it from the bundle — still no `bindings` search.
     b.onLoad({ filter: /.*/, namespace: 'sqlite-addon' }, () => ({
-      contents: `const { dirname, join } = require('node:path');
-module.exports = (name) => {
+      // process.dlopen by its absolute path: a require of a relative path resolves it first (stat
+      // calls, extension probing), ~1 ms of a snapshot start. The bundle's folder is __dirname, or
+      // argv[1] when the CLI starts from its snapshot (whose script has no __dirname).
+      contents: `module.exports = (name) => {
+  const { dirname, join } = process.getBuiltinModule('node:path');
+  const base = typeof __dirname === 'string' ? __dirname : dirname(process.argv[1]);
+  const addon = { exports: {} };
   try {
-    return require(${JSON.stringify(`./${fromBundle}`)});
+    process.dlopen(addon, join(base, ${JSON.stringify(fromBundle)}));
+    return addon.exports;
   } catch (err) {
-    if (err.code !== 'MODULE_NOT_FOUND') throw err;
+    if (err.code !== 'ERR_DLOPEN_FAILED') throw err;
     return require(join(dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', name));
   }
 };`,
@@ -83,13 +89,14 @@ await withThrowawayCall(async (call) => {
 
 /**
  * A V8 start-up snapshot of the evaluated bundle: a child started from it
- * skips reading, compiling and evaluating the bundle (zod, jose, our modules).
+ * skips reading, compiling and evaluating the bundle (zod, our modules).
  * Node 20 builds one from a single CommonJS script whose `require` serves
  * built-ins only, so the entry wraps the bundle with a `require` that, once the
- * snapshot runs, is a real one rooted at the bundle (argv[1]: the better-sqlite3
- * addon and pg's lazy modules load then — no native addon is in the snapshot).
- * Nothing runs at build time beyond module evaluation (no random state, no
- * store) and the environment is empty, as a child's is of everything modules read
+ * snapshot runs, serves built-ins through process.getBuiltinModule and anything
+ * else through a real one rooted at the bundle (argv[1]: pg's lazy modules; the
+ * better-sqlite3 addon is dlopen'ed by its path — no native addon is in the
+ * snapshot). Nothing runs at build time beyond module evaluation (no random
+ * state, no store) and the environment is empty, as a child's is of everything modules read
  * when they load. A blob fits only the node binary that built it: the daemon
  * probes it and falls back to the bundle. Returns false (no blob) when this Node
  * cannot build one.
@@ -101,14 +108,17 @@ function buildSnapshot() {
   writeFileSync(entry, `'use strict';
 globalThis.__zod_globalConfig = { jitless: true }; // as bin/project-cli.mjs sets it
 const builtinRequire = require;
+let deserialized = false;
 let runtimeRequire = null;
-const bundleRequire = (id) => (runtimeRequire ?? builtinRequire)(id);
-bundleRequire.resolve = (id, options) => runtimeRequire.resolve(id, options);
+// Made on first need only (pg's lazy modules): creating it was ~1 ms of a start that needs nothing beyond built-ins.
+const realRequire = () => (runtimeRequire ??= process.getBuiltinModule('node:module').createRequire(process.argv[1]));
+const bundleRequire = (id) => (deserialized ? (process.getBuiltinModule(id) ?? realRequire()(id)) : builtinRequire(id));
+bundleRequire.resolve = (id, options) => realRequire().resolve(id, options);
 const bundleModule = { exports: {} };
 (function (exports, require, module, __filename, __dirname) {${readFileSync(outfile, 'utf8')}
 })(bundleModule.exports, bundleRequire, bundleModule, undefined, undefined);
 require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {
-  runtimeRequire = process.getBuiltinModule('node:module').createRequire(process.argv[1]);
+  deserialized = true;
   return bundleModule.exports.runProjectCli();
 });
 `);
