@@ -95,8 +95,11 @@ await withThrowawayCall(async (call) => {
  * snapshot runs, serves built-ins through process.getBuiltinModule and anything
  * else through a real one rooted at the bundle (argv[1]: pg's lazy modules; the
  * better-sqlite3 addon is dlopen'ed by its path — no native addon is in the
- * snapshot). Nothing runs at build time beyond module evaluation (no random
- * state, no store) and the environment is empty, as a child's is of everything modules read
+ * snapshot). Nothing runs at build time beyond module evaluation and
+ * `warmSnapshot` (src/cli-router/main.ts: every action's input schema built and
+ * run over the action's example, the credential's claims schema run once —
+ * pure zod: no random state, no store), so what a call runs first is built
+ * and compiled already. The environment is empty, as a child's is of everything modules read
  * when they load. A blob fits only the node binary that built it: the daemon
  * probes it and falls back to the bundle. Returns false (no blob) when this Node
  * cannot build one.
@@ -117,6 +120,7 @@ bundleRequire.resolve = (id, options) => realRequire().resolve(id, options);
 const bundleModule = { exports: {} };
 (function (exports, require, module, __filename, __dirname) {${readFileSync(outfile, 'utf8')}
 })(bundleModule.exports, bundleRequire, bundleModule, undefined, undefined);
+bundleModule.exports.warmSnapshot();
 require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {
   deserialized = true;
   return bundleModule.exports.runProjectCli();
