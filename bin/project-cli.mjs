@@ -33,7 +33,7 @@ function load() {
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
-  return { runProjectCli: module.exports.runProjectCli, script };
+  return { runProjectCli: module.exports.runProjectCli, exitNow: module.exports.exitNow, script };
 }
 
 let loaded;
@@ -45,9 +45,10 @@ try {
   process.stderr.write(`project-cli: this checkout cannot run yet, it is not built (no ${bundle}): run npm ci && npm run build in ${fileURLToPath(new URL('..', import.meta.url))}\n`);
   process.exit(2);
 }
-const { runProjectCli, script } = loaded;
+const { runProjectCli, exitNow, script } = loaded;
 await runProjectCli();
-if (process.env.PROJECT_CLI_WRITE_CODE_CACHE === '1') {
+if (process.env.PROJECT_CLI_WRITE_CODE_CACHE !== '1') exitNow();
+else {
   // The build step (scripts/bundle-cli.mjs) only, after a real call it made up
   // (a fresh database, key and credential): V8's cache then holds every function
   // that loading *and* one call compiled, so a call compiles almost nothing.

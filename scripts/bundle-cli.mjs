@@ -123,7 +123,7 @@ const bundleModule = { exports: {} };
 bundleModule.exports.warmSnapshot();
 require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {
   deserialized = true;
-  return bundleModule.exports.runProjectCli();
+  return bundleModule.exports.runProjectCli().then(bundleModule.exports.exitNow);
 });
 `);
   try {
