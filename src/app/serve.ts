@@ -323,6 +323,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const pending = inflight.size;
   const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
   await Promise.race([Promise.allSettled([...inflight]), grace]);
+  // A subprocess call is answered as its child closes its output: the child may still be exiting.
+  await Promise.race([daemon.executor.drain?.(), grace]);
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();

@@ -37,6 +37,8 @@ export interface Executor {
    * the unit in StoreConflictError as a twin would.
    */
   execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic?: boolean): Promise<Outcome>;
+  /** Settles once whatever the executor started for calls already answered is over (shutdown waits for it). */
+  drain?(): Promise<void>;
 }
 
 /**
@@ -46,7 +48,8 @@ export interface Executor {
  */
 export function subprocessExecutor(maxProcesses: number, env: NodeJS.ProcessEnv, log: Logger): SubprocessExecutor {
   const launcher = cliLauncher(env, log);
-  return new SubprocessExecutor(spawnCliWithin(maxProcesses, launcher));
+  const cli = spawnCliWithin(maxProcesses, launcher);
+  return new SubprocessExecutor(cli.run, cli.exited);
 }
 
 export function inprocessExecutor(): InProcessExecutor {

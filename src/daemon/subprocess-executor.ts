@@ -34,7 +34,6 @@ export interface ExecRequest {
 
 export interface ExecOutcome {
   doc: CliDocument;
-  exitCode: number;
 }
 
 /** Runs project-cli once (`spawnCliWithin`; tests substitute their own). */
@@ -43,7 +42,16 @@ export type RunCli = (req: ExecRequest, log: Logger) => Promise<ExecOutcome>;
 export class SubprocessExecutor implements Executor {
   readonly kind = 'subprocess' as const;
 
-  constructor(private readonly runCli: RunCli) {}
+  /** `exited`: settles once every child started so far has exited (`spawnCliWithin`'s). */
+  constructor(
+    private readonly runCli: RunCli,
+    private readonly exited: () => Promise<void> = () => Promise.resolve(),
+  ) {}
+
+  /** A call is answered before its child has exited: shutdown waits for the children too. */
+  drain(): Promise<void> {
+    return this.exited();
+  }
 
   /** Runs project-cli once for the request (no store work). */
   run(req: ExecRequest, log: Logger): Promise<ExecOutcome> {
@@ -92,17 +100,30 @@ export class SubprocessExecutor implements Executor {
  * read as an option — and only the environment it is given.
  * At most `maxProcesses` children run at once daemon-wide.
  */
-export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): RunCli {
+export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { run: RunCli; exited: () => Promise<void> } {
   // One Node per call costs ~100 ms of CPU: past a few per core they only queue in the kernel.
   const slots = new Semaphore(maxProcesses);
-  return (req, log) => slots.run(() => spawnCli(launcher.launch(req.module, req.method), req, log));
+  const running = new Set<Promise<void>>();
+  const run: RunCli = (req, log) =>
+    new Promise<ExecOutcome>((resolve) => {
+      // A slot is held until its child has exited (the processes are what it bounds); the call's
+      // answer is ready sooner, at the end of the child's output.
+      const held = slots.run(() => {
+        const child = spawnCli(launcher.launch(req.module, req.method), req, log);
+        void child.outcome.then(resolve);
+        return child.exited;
+      });
+      running.add(held);
+      void held.finally(() => running.delete(held));
+    });
+  return { run, exited: async () => void (await Promise.allSettled([...running])) };
 }
 
 const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
 
 function failure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL', message: string): ExecOutcome {
   const { module, method } = req;
-  return { doc: { ok: false, module, method, error: { code, message, module, method } }, exitCode: 1 };
+  return { doc: { ok: false, module, method, error: { code, message, module, method } } };
 }
 
 /** Parses the CLI's stdout: exactly one JSON document, checked for its shape. */
@@ -118,54 +139,84 @@ function parseDocument(stdout: string): CliDocument | null {
   return null;
 }
 
-function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: ExecRequest, log: Logger): Promise<ExecOutcome> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, {
-      env: req.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-    });
-    const out: Buffer[] = [];
-    let outBytes = 0;
-    let err = '';
-    let timedOut = false;
-    let tooLarge = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, req.timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      outBytes += chunk.length;
-      if (outBytes > MAX_STDOUT_BYTES) {
-        tooLarge = true;
-        child.kill('SIGKILL');
-      } else out.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (err.length < 64 * 1024) err += chunk.toString('utf8');
-    });
-    child.stdin.on('error', () => {
-      /* the child may exit before reading stdin; its exit is what counts */
-    });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      log.log('error', 'project-cli could not start', { err: e.message });
-      resolve(failure(req, 'INTERNAL', 'the tool could not be started'));
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      log.log('debug', 'project-cli ran', { launch: mode, exit_code: code });
-      if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
-      if (timedOut) return resolve(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
-      if (tooLarge) return resolve(failure(req, 'INTERNAL', 'the tool produced too much output'));
-      const doc = parseDocument(Buffer.concat(out).toString('utf8'));
-      if (!doc) {
-        log.log('error', 'project-cli printed no valid document', { exit_code: code });
-        return resolve(failure(req, 'INTERNAL', 'the tool failed'));
-      }
-      resolve({ doc, exitCode: code ?? 1 });
-    });
-    child.stdin.end(JSON.stringify(req.input));
+/**
+ * One child. `outcome` settles once its stdout and stderr have both ended —
+ * project-cli closes them right before it exits (src/cli-router/main.ts
+ * `exitNow`), so the answer does not wait for the kernel to tear the process
+ * down — or, for a child that was killed or never started, at its end.
+ * `exited` settles when the process is gone; until then its timeout still
+ * applies (a child that closed its output but lingers is killed).
+ */
+function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: ExecRequest, log: Logger): { outcome: Promise<ExecOutcome>; exited: Promise<void> } {
+  let resolveOutcome!: (outcome: ExecOutcome) => void;
+  const outcome = new Promise<ExecOutcome>((r) => (resolveOutcome = r));
+  let resolveExited!: () => void;
+  const exited = new Promise<void>((r) => (resolveExited = r));
+  const child = spawn(process.execPath, args, {
+    env: req.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    shell: false,
+    windowsHide: true,
   });
+  const out: Buffer[] = [];
+  let outBytes = 0;
+  let err = '';
+  let timedOut = false;
+  let tooLarge = false;
+  let settled = false;
+  const settle = (o: ExecOutcome) => {
+    if (settled) return;
+    settled = true;
+    resolveOutcome(o);
+  };
+  /** The answer from what the child wrote (called once its output has ended, or at its end). */
+  const answer = () => {
+    if (settled) return;
+    if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
+    if (timedOut) return settle(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
+    if (tooLarge) return settle(failure(req, 'INTERNAL', 'the tool produced too much output'));
+    const doc = parseDocument(Buffer.concat(out).toString('utf8'));
+    if (!doc) {
+      log.log('error', 'project-cli printed no valid document', { launch: mode });
+      return settle(failure(req, 'INTERNAL', 'the tool failed'));
+    }
+    settle({ doc });
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, req.timeoutMs);
+  let openStreams = 2;
+  const ended = () => {
+    if (--openStreams === 0) answer();
+  };
+  child.stdout.on('data', (chunk: Buffer) => {
+    outBytes += chunk.length;
+    if (outBytes > MAX_STDOUT_BYTES) {
+      tooLarge = true;
+      child.kill('SIGKILL');
+    } else out.push(chunk);
+  });
+  child.stdout.once('end', ended);
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (err.length < 64 * 1024) err += chunk.toString('utf8');
+  });
+  child.stderr.once('end', ended);
+  child.stdin.on('error', () => {
+    /* the child may exit before reading stdin; its exit is what counts */
+  });
+  child.on('error', (e) => {
+    clearTimeout(timer);
+    log.log('error', 'project-cli could not start', { err: e.message });
+    settle(failure(req, 'INTERNAL', 'the tool could not be started'));
+    resolveExited();
+  });
+  child.on('close', (code, signal) => {
+    clearTimeout(timer);
+    log.log('debug', 'project-cli ran', { launch: mode, exit_code: code, ...(signal ? { signal } : {}) });
+    answer();
+    resolveExited();
+  });
+  child.stdin.end(JSON.stringify(req.input));
+  return { outcome, exited };
 }

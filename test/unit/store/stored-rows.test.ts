@@ -49,7 +49,6 @@ test('a call whose output is no ToolAgentOutput fails and stores nothing — no 
     // A project-cli that prints a document the executor accepts (ok:false, a string code) but the protocol does not.
     const lying = new SubprocessExecutor(async () => ({
       doc: { ok: false, module: 'memory', method: 'read', error: { code: 'NOT_A_CODE', message: 'x' } } as unknown as CliDocument,
-      exitCode: 1,
     }));
     daemon.executor = lying;
     const session = daemon.sessions.open({ userId: 'ria', connectionId: 'p1', source: 'session', jobId: null, enabledSkills: [], allowedActions: ['memory.read'] });

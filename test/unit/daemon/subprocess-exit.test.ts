@@ -1,0 +1,72 @@
+/**
+ * The subprocess executor answers a call at the end of the child's output,
+ * not at the child's exit (src/daemon/subprocess-executor.ts): project-cli
+ * closes stdout and stderr right before it exits, and the kernel frees a
+ * process's memory before it closes its files, so waiting for the exit
+ * waited out that teardown on every call. The slot, the timeout and the
+ * daemon's shutdown (`drain`) still follow the process itself.
+ *
+ * The child here is a stand-in for project-cli: it writes a document, closes
+ * fds 1 and 2, and then stays alive until the test lets it go (a marker file)
+ * — or forever, for the timeout case.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnCliWithin } from '../../../src/daemon/subprocess-executor.js';
+import type { CliLauncher } from '../../../src/daemon/cli-launch.js';
+import { createLogger } from '../../../src/daemon/logger.js';
+import { tempDir } from '../../helpers/repo.js';
+
+const DOC = { ok: true, module: 'memory', method: 'read', data: { memories: [] } };
+
+/** A child that answers, closes its output, then lingers until `release` exists (never, when absent). */
+function lingeringChild(dir: string, release: string | null): string {
+  const script = join(dir, 'lingering-cli.cjs');
+  writeFileSync(
+    script,
+    `const fs = require('node:fs');
+fs.writeSync(1, ${JSON.stringify(`${JSON.stringify(DOC)}\n`)});
+fs.closeSync(1);
+fs.closeSync(2);
+const release = ${JSON.stringify(release)};
+setInterval(() => { if (release && fs.existsSync(release)) process.exit(0); }, 20);
+`,
+  );
+  return script;
+}
+
+function launcherOf(script: string): CliLauncher {
+  return { mode: 'bundle', launch: () => ({ mode: 'bundle', args: [script] }) } as unknown as CliLauncher;
+}
+
+const request = (timeoutMs: number) => ({ module: 'memory', method: 'read', input: {}, env: {}, timeoutMs });
+
+test('the answer arrives once the child has closed its output, before it exits; shutdown waits for the exit', { timeout: 30_000 }, async () => {
+  const dir = tempDir();
+  const release = join(dir, 'release');
+  const cli = spawnCliWithin(2, launcherOf(lingeringChild(dir, release)));
+  const outcome = await cli.run(request(60_000), createLogger(() => {}, 'error'));
+  assert.deepEqual(outcome.doc, DOC);
+  let exited = false;
+  const drained = cli.exited().then(() => (exited = true));
+  // The child cannot have exited: it waits for a file nobody has written yet.
+  assert.equal(existsSync(release), false);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(exited, false, 'drain settled while the child was still running');
+  writeFileSync(release, '');
+  await drained;
+  assert.equal(exited, true);
+});
+
+test('a child that closed its output but lingers is still killed at its timeout; the answer stands', { timeout: 30_000 }, async () => {
+  const dir = tempDir();
+  const lines: string[] = [];
+  const cli = spawnCliWithin(1, launcherOf(lingeringChild(dir, null)));
+  const outcome = await cli.run(request(300), createLogger((l) => lines.push(l), 'debug'));
+  assert.deepEqual(outcome.doc, DOC, 'answered from its output, not as a TIMEOUT');
+  await cli.exited();
+  const ran = lines.map((l) => JSON.parse(l) as { msg: string; signal?: string }).find((l) => l.msg === 'project-cli ran');
+  assert.equal(ran?.signal, 'SIGKILL', lines.join('\n'));
+});
