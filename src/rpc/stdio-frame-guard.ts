@@ -41,20 +41,31 @@ export class StdioFrameGuard extends Transform {
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     let at = 0;
+    // Bytes of this chunk that pass through, pushed as one slice: every whole frame a read brought
+    // reaches vscode-jsonrpc's reader in one piece (a header pushed apart from its body armed the
+    // reader's partial-message timer, only to clear it at the body).
+    let run = -1;
+    const pushRun = (end: number) => {
+      if (run >= 0 && end > run) this.push(chunk.subarray(run, end));
+      run = -1;
+    };
     while (at < chunk.length && !this.failed) {
       if (this.remaining > 0) {
         const n = Math.min(this.remaining, chunk.length - at);
-        if (!this.discarding) this.push(chunk.subarray(at, at + n));
+        if (this.discarding) pushRun(at);
+        else if (run < 0) run = at;
         this.remaining -= n;
         at += n;
         if (this.remaining === 0) this.discarding = false;
         continue;
       }
       // In a header block: look for its terminator, across chunk boundaries.
+      const start = at;
       const before = this.header.length;
       const joined = before === 0 ? chunk.subarray(at) : Buffer.concat([this.header, chunk.subarray(at)]);
       const end = joined.indexOf(TERMINATOR, Math.max(0, before - 3));
       if (end < 0) {
+        pushRun(start);
         if (joined.length > MAX_HEADER_BYTES) return this.fail('no header terminator (\\r\\n\\r\\n) within 8 KiB', done);
         this.header = Buffer.from(joined);
         at = chunk.length;
@@ -63,17 +74,23 @@ export class StdioFrameGuard extends Transform {
       const block = joined.subarray(0, end);
       at += end + TERMINATOR.length - before;
       this.header = Buffer.alloc(0);
-      if (block.length > MAX_HEADER_BYTES) return this.fail('header block longer than 8 KiB', done);
+      if (block.length > MAX_HEADER_BYTES) return this.failAfter(pushRun, start, 'header block longer than 8 KiB', done);
       const parsed = parseHeaderBlock(block.toString('latin1'));
-      if (typeof parsed === 'string') return this.fail(parsed, done);
+      if (typeof parsed === 'string') return this.failAfter(pushRun, start, parsed, done);
       if (parsed > this.opts.maxMessageBytes) {
+        pushRun(start);
         this.opts.onTooLarge(parsed);
         this.discarding = true;
+      } else if (before === 0) {
+        // The whole header block is in this chunk: it joins the run.
+        if (run < 0) run = start;
       } else {
+        // Begun in an earlier chunk: its bytes are not all here (nothing of this chunk ran before it).
         this.push(Buffer.concat([block, TERMINATOR]));
       }
       this.remaining = parsed;
     }
+    pushRun(at);
     done();
   }
 
@@ -83,6 +100,12 @@ export class StdioFrameGuard extends Transform {
       this.opts.onFatal(this.remaining > 0 ? `stdin ended ${this.remaining} bytes short of the declared Content-Length` : 'stdin ended inside a header block');
     }
     done();
+  }
+
+  /** Fails at the header block that starts at `start`: the whole frames before it still pass. */
+  private failAfter(pushRun: (end: number) => void, start: number, reason: string, done: TransformCallback): void {
+    pushRun(start);
+    this.fail(reason, done);
   }
 
   private fail(reason: string, done: TransformCallback): void {

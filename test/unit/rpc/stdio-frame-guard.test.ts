@@ -1,0 +1,63 @@
+/**
+ * The stdio frame guard (src/rpc/stdio-frame-guard.ts) passes frames through
+ * untouched, whatever the reads' boundaries, and hands the reader every whole
+ * frame of a read in one piece (so vscode-jsonrpc's reader never arms its
+ * partial-message timer for a frame that is all there); a frame over the cap
+ * is discarded, and a broken header stops the stream after the whole frames
+ * before it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { StdioFrameGuard } from '../../../src/rpc/stdio-frame-guard.js';
+
+const frame = (body: string, header = `Content-Length: ${Buffer.byteLength(body)}`) => Buffer.from(`${header}\r\n\r\n${body}`);
+
+function guarded(maxMessageBytes = 1024) {
+  const pushes: Buffer[] = [];
+  const events: string[] = [];
+  const guard = new StdioFrameGuard({
+    maxMessageBytes,
+    onTooLarge: (declared) => events.push(`too large ${declared}`),
+    onFatal: (reason) => events.push(`fatal ${reason}`),
+  });
+  guard.on('data', (b: Buffer) => pushes.push(b));
+  const feed = async (chunks: Buffer[]) => {
+    for (const c of chunks) await new Promise<void>((resolve, reject) => guard.write(c, (err) => (err ? reject(err) : resolve())));
+  };
+  return { pushes, events, feed, text: () => Buffer.concat(pushes).toString() };
+}
+
+test('whole frames of one read reach the reader as one piece', async () => {
+  const g = guarded();
+  const three = Buffer.concat([frame('{"a":1}'), frame('{"b":2}'), frame('{"c":3}')]);
+  await g.feed([three]);
+  assert.equal(g.pushes.length, 1);
+  assert.equal(g.text(), three.toString());
+});
+
+test('frames split at every byte still pass through unchanged', async () => {
+  const bytes = Buffer.concat([frame('{"a":"é"}'), frame('{"b":[1,2,3]}', 'Content-Type: application/json\r\nContent-Length: 13')]);
+  for (let cut = 1; cut < bytes.length; cut++) {
+    const g = guarded();
+    await g.feed([bytes.subarray(0, cut), bytes.subarray(cut)]);
+    assert.equal(g.text(), bytes.toString(), `cut at ${cut}`);
+    assert.deepEqual(g.events, []);
+  }
+  const g = guarded();
+  await g.feed([...bytes].map((b) => Buffer.from([b])));
+  assert.equal(g.text(), bytes.toString());
+});
+
+test('a frame over the cap is discarded between whole frames that pass', async () => {
+  const g = guarded(16);
+  await g.feed([Buffer.concat([frame('{"a":1}'), frame(`"${'x'.repeat(40)}"`), frame('{"c":3}')])]);
+  assert.equal(g.text(), `${frame('{"a":1}')}${frame('{"c":3}')}`);
+  assert.deepEqual(g.events, ['too large 42']);
+});
+
+test('a broken header stops the stream after the whole frames before it', async () => {
+  const g = guarded();
+  await g.feed([Buffer.concat([frame('{"a":1}'), Buffer.from('Content-Length: x\r\n\r\n{}')])]);
+  assert.equal(g.text(), frame('{"a":1}').toString());
+  assert.deepEqual(g.events, ['fatal Content-Length is not a non-negative integer']);
+});
