@@ -10,7 +10,7 @@
  * daemon's while it runs across those commits: their recovery at start must
  * not write its tool message.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { CliDocument } from '../cli-router/core.js';
 import { CLI_ENV } from '../cli-router/run-cli.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreUnavailableError } from '../store/store.js';
@@ -105,7 +105,7 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
   const slots = new Semaphore(maxProcesses);
   const running = new Set<Promise<void>>();
   const run: RunCli = (req, log) =>
-    new Promise<ExecOutcome>((resolve) => {
+    new Promise<ExecOutcome>((resolve, reject) => {
       // A slot is held until its child has exited (the processes are what it bounds); the call's
       // answer is ready sooner, at the end of the child's output.
       const held = slots.run(() => {
@@ -114,7 +114,8 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
         return child.exited;
       });
       running.add(held);
-      void held.finally(() => running.delete(held));
+      // A throw before any child ran (the launcher's) fails the call; the slot is free again either way.
+      held.catch(reject).finally(() => running.delete(held));
     });
   return { run, exited: async () => void (await Promise.allSettled([...running])) };
 }
@@ -152,12 +153,20 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   const outcome = new Promise<ExecOutcome>((r) => (resolveOutcome = r));
   let resolveExited!: () => void;
   const exited = new Promise<void>((r) => (resolveExited = r));
-  const child = spawn(process.execPath, args, {
-    env: req.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    shell: false,
-    windowsHide: true,
-  });
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    child = spawn(process.execPath, args, {
+      env: req.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      shell: false,
+      windowsHide: true,
+    });
+  } catch (e) {
+    // Refused before any process existed (an argument or environment value node will not pass on,
+    // an errno spawn throws rather than reports): the call fails, nothing runs.
+    log.log('error', 'project-cli could not start', { err: (e as Error).message });
+    return { outcome: Promise.resolve(failure(req, 'INTERNAL', 'the tool could not be started')), exited: Promise.resolve() };
+  }
   const out: Buffer[] = [];
   let outBytes = 0;
   let err = '';
@@ -206,6 +215,9 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     /* the child may exit before reading stdin; its exit is what counts */
   });
   child.on('error', (e) => {
+    // A child that never started (no pid) ends here; a kill that failed leaves a process whose
+    // 'close' is still to come, and its slot held until then.
+    if (child.pid !== undefined) return log.log('warn', 'project-cli could not be signalled', { err: e.message });
     clearTimeout(timer);
     log.log('error', 'project-cli could not start', { err: e.message });
     settle(failure(req, 'INTERNAL', 'the tool could not be started'));
