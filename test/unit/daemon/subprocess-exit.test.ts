@@ -12,7 +12,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnCliWithin } from '../../../src/daemon/subprocess-executor.js';
 import type { CliLauncher } from '../../../src/daemon/cli-launch.js';
@@ -27,6 +27,7 @@ function lingeringChild(dir: string, release: string | null): string {
   writeFileSync(
     script,
     `const fs = require('node:fs');
+fs.appendFileSync(${JSON.stringify(join(dir, 'pids'))}, process.pid + '\\n');
 fs.writeSync(1, ${JSON.stringify(`${JSON.stringify(DOC)}\n`)});
 fs.closeSync(1);
 fs.closeSync(2);
@@ -64,9 +65,59 @@ test('a child that closed its output but lingers is still killed at its timeout;
   const dir = tempDir();
   const lines: string[] = [];
   const cli = spawnCliWithin(1, launcherOf(lingeringChild(dir, null)));
-  const outcome = await cli.run(request(300), createLogger((l) => lines.push(l), 'debug'));
+  const outcome = await cli.run(request(3_000), createLogger((l) => lines.push(l), 'debug'));
   assert.deepEqual(outcome.doc, DOC, 'answered from its output, not as a TIMEOUT');
   await cli.exited();
   const ran = lines.map((l) => JSON.parse(l) as { msg: string; signal?: string }).find((l) => l.msg === 'project-cli ran');
   assert.equal(ran?.signal, 'SIGKILL', lines.join('\n'));
+});
+
+test('a child keeps its slot until it has exited, not only until it answered', { timeout: 30_000 }, async () => {
+  const dir = tempDir();
+  const release = join(dir, 'release');
+  const script = lingeringChild(dir, release);
+  // With one slot, the second child may start only once the first is gone: checked when it is launched.
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const overlaps: number[] = [];
+  let launches = 0;
+  const launcher = {
+    mode: 'bundle',
+    launch: () => {
+      if (launches++ > 0) {
+        const first = Number(readFileSync(join(dir, 'pids'), 'utf8').split('\n')[0]);
+        if (alive(first)) overlaps.push(first);
+      }
+      return { mode: 'bundle', args: [script] };
+    },
+  } as unknown as CliLauncher;
+  const cli = spawnCliWithin(1, launcher);
+  const log = createLogger(() => {}, 'error');
+  assert.deepEqual((await cli.run(request(60_000), log)).doc, DOC);
+  const second = cli.run(request(60_000), log);
+  writeFileSync(release, '');
+  assert.deepEqual((await second).doc, DOC);
+  await cli.exited();
+  assert.equal(launches, 2);
+  assert.deepEqual(overlaps, [], 'the second child started while the first was still running');
+});
+
+test('a spawn that node refuses at once fails the call as INTERNAL, and frees the slot', { timeout: 30_000 }, async () => {
+  // An argument with a NUL byte: spawn throws synchronously (ERR_INVALID_ARG_VALUE) instead of emitting 'error'.
+  const launcher = { mode: 'bundle', launch: () => ({ mode: 'bundle', args: ['bad\0arg'] }) } as unknown as CliLauncher;
+  const lines: string[] = [];
+  const cli = spawnCliWithin(1, launcher);
+  for (let i = 0; i < 2; i++) {
+    const outcome = await cli.run(request(60_000), createLogger((l) => lines.push(l), 'error'));
+    assert.equal(outcome.doc.ok, false);
+    assert.equal(!outcome.doc.ok && outcome.doc.error.code, 'INTERNAL');
+  }
+  await cli.exited();
+  assert.ok(lines.some((l) => l.includes('project-cli could not start')), lines.join('\n'));
 });
