@@ -47,7 +47,8 @@ try {
 }
 const { runProjectCli, exitNow, script } = loaded;
 await runProjectCli();
-if (process.env.PROJECT_CLI_WRITE_CODE_CACHE !== '1') exitNow();
+// `?.`: a bundle built before exitNow existed ends the natural way.
+if (process.env.PROJECT_CLI_WRITE_CODE_CACHE !== '1') exitNow?.();
 else {
   // The build step (scripts/bundle-cli.mjs) only, after a real call it made up
   // (a fresh database, key and credential): V8's cache then holds every function

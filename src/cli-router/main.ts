@@ -18,7 +18,7 @@ export async function runProjectCli(): Promise<void> {
   });
 }
 
-/** Set once the answer or help went out through `process.stdout`, whose write may still be queued. */
+/** Set once anything went out through `process.stdout` or `process.stderr`, whose writes may still be queued. */
 let viaStreams = false;
 
 /**
@@ -26,18 +26,20 @@ let viaStreams = false;
  * what both launchers call last. A natural exit disposes of V8's heap page
  * by page (~1 ms, munmap after munmap after the answer was written);
  * `process.exit` leaves the pages to the kernel. stdout and stderr are closed
- * first: the kernel frees a process's memory before it closes its files, so
- * the daemon, which answers at the end of both streams, would otherwise wait
- * out that teardown (~4 ms of every subprocess call) too.
+ * first: on Linux the kernel frees a process's memory before it closes its
+ * files, so the daemon, which answers at the end of both streams, would
+ * otherwise wait out that teardown (~4 ms of every subprocess call) too.
  *
- * Only where nothing can still be queued: the answer went out by `writeSync`
- * (not handed to the stream, as help and a non-blocking stdout are), and on
- * Linux, where Node writes stderr synchronously to files, pipes and terminals
- * alike (a failed handler's log line). Nothing else is left open: the stores
- * are closed before the answer is written.
+ * Only when nothing can still be queued: the answer went out by `writeSync`,
+ * and nothing went through the streams, whose writes to a pipe are
+ * asynchronous — help, a stdout fallback, a warning Node printed, and the
+ * log lines of a crash or of a failed handler (both end in exit code 1, an
+ * INTERNAL document). Nothing else is left open: the stores are closed before
+ * the answer is written. Elsewhere than on Linux, where this was measured,
+ * the natural exit.
  */
 export function exitNow(): void {
-  if (viaStreams || process.platform !== 'linux') return;
+  if (viaStreams || process.exitCode === 1 || process.platform !== 'linux') return;
   for (const fd of [1, 2]) {
     try {
       closeSync(fd);
@@ -76,6 +78,8 @@ export async function main(): Promise<void> {
     process.exitCode = help.exitCode;
     return;
   }
+  // Node prints a warning through process.stderr: the answer's end must not cut it off (exitNow).
+  process.once('warning', () => (viaStreams = true));
   const stdin = stdinIsTerminal() ? null : await readStdin();
   const outcome = await runCli({ argv: process.argv.slice(2), env: process.env, stdin });
   // A PostgreSQL pool would otherwise keep the process alive until its idle timeout.
