@@ -207,7 +207,7 @@ export class SqliteStore implements Store {
     let n = 0;
     // Timed only for a commit listener (the daemon's metrics): in a project-cli process the first
     // read of the `performance` global loads node:perf_hooks, ~1.5 ms of its start-up.
-    const started = this.onCommit ? performance.now() : 0;
+    const started = this.onCommit ? performance.now() : undefined;
     while (this.queue.length > 0 && n < MAX_GROUP) {
       const unit = this.queue.shift()!;
       n++;
@@ -262,7 +262,8 @@ export class SqliteStore implements Store {
         if (!wrote) return;
         // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
         // be had) must not turn a durable group into failed calls.
-        this.onCommit?.((performance.now() - started) / 1000, committed.length);
+        // A listener set while this group ran has no start to measure from.
+        if (started !== undefined) this.onCommit?.((performance.now() - started) / 1000, committed.length);
         try {
           this.checkpointer?.committed();
         } catch {
