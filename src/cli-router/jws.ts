@@ -42,7 +42,8 @@ export function publicKey(jwk: JsonWebKey): KeyObject {
     } catch {
       throw new JwsError('the verify key cannot be imported');
     }
-    if (key.type !== 'public') throw new JwsError('the verify key must be a public key');
+    // createPublicKey derives the public half of a private JWK: a JWK with private members is refused.
+    if (key.type !== 'public' || 'd' in jwk) throw new JwsError('the verify key must be a public key');
     if (keys.size >= MAX_KEYS) keys.clear();
     keys.set(id, key);
   }
