@@ -208,6 +208,7 @@ export class SqliteStore implements Store {
     // Timed only for a commit listener (the daemon's metrics): in a project-cli process the first
     // read of the `performance` global loads node:perf_hooks, ~1.5 ms of its start-up.
     const started = this.onCommit ? performance.now() : undefined;
+    if (this.checkpointer?.takeTail()) this.checkpointTail();
     while (this.queue.length > 0 && n < MAX_GROUP) {
       const unit = this.queue.shift()!;
       n++;
@@ -278,6 +279,19 @@ export class SqliteStore implements Store {
         for (const f of failed) f();
       },
     };
+  }
+
+  /**
+   * Copies the frames the checkpoint thread's last checkpoint left behind, so
+   * that the next write starts the WAL over (checkpointer.ts, `takeTail`).
+   * Between groups: never inside a transaction. PASSIVE never waits for a lock.
+   */
+  private checkpointTail(): void {
+    try {
+      this.run('PRAGMA wal_checkpoint(PASSIVE)');
+    } catch {
+      /* the next due checkpoint tries again; the auto-checkpoint safety net still runs */
+    }
   }
 
   private async savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readlinkSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore, type SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -133,9 +133,43 @@ test('with a checkpoint thread, committed WAL frames reach the database file off
     await store.transaction((tx) => tx.users.ensure('u'));
     for (let i = 0; i < 100; i++) await store.transaction((tx) => tx.memories.upsert('u', `k${i}`, 'x'.repeat(2000)));
     while (statSync(file).size <= before) await new Promise((r) => setTimeout(r, 20));
-    assert.deepEqual(checkpointsHere, []);
+    // This thread only ever copies the tail the thread's checkpoint left (checkpointer.ts, `takeTail`).
+    assert.ok(checkpointsHere.every((sql) => sql === 'PRAGMA wal_checkpoint(PASSIVE)'), checkpointsHere.join('; '));
     assert.deepEqual(errors, []);
     assert.equal((store.connection.prepare('SELECT count(*) AS n FROM memories').get() as { n: number }).n, 100);
+  } finally {
+    await store.close();
+  }
+});
+
+test('under steady writes the WAL starts over after each checkpoint instead of growing to the safety net', { timeout: 60_000 }, async () => {
+  const file = join(tempDir(), 'toolgate.db');
+  const store = openSqliteStore(file, { synchronous: 'NORMAL' });
+  const errors: string[] = [];
+  store.useCheckpointer(startCheckpointer(file, 'NORMAL', (e) => errors.push(e)));
+  try {
+    await store.transaction((tx) => tx.users.ensure('u'));
+    // Back-to-back commits of ~3 pages each: the thread's checkpoint never finds the WAL idle, so without the
+    // tail copied between groups the WAL would only grow (to the 10,000-page safety net, ~40 MB).
+    // A restart shows in the WAL header: its checkpoint sequence number (bytes 12–15) goes up by one.
+    const wal = openSync(`${file}-wal`, 'r');
+    const header = Buffer.alloc(4);
+    const sequence = () => (readSync(wal, header, 0, 4, 12), header.readUInt32BE(0));
+    let restarts = 0;
+    let last = sequence();
+    for (let i = 0; i < 2500; i++) {
+      await store.transaction(async (tx) => {
+        await tx.memories.upsert('u', `a${i % 50}`, 'x'.repeat(3000));
+        await tx.memories.upsert('u', `b${i % 50}`, 'y'.repeat(3000));
+      });
+      const now = sequence();
+      if (now !== last) restarts++;
+      last = now;
+    }
+    closeSync(wal);
+    assert.deepEqual(errors, []);
+    // One checkpoint every 64 commits (the first once the thread is up): ~35 of them in 2,500 commits.
+    assert.ok(restarts >= 10, `the WAL started over ${restarts} times in 2,500 commits`);
   } finally {
     await store.close();
   }
