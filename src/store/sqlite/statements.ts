@@ -31,6 +31,15 @@ export function uniquely<T>(constraint: string, write: () => T): T {
   }
 }
 
+let lastMs = NaN;
+let lastIso = '';
+
+/** Now as an ISO 8601 string; a call's several rows are written within the same millisecond, formatted once. */
 export function nowIso(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
