@@ -2,7 +2,10 @@ import { newRowId } from '../ids.js';
 import type { Event, EventFields, EventsRepo } from '../store.js';
 import { nowIso, type Statements } from './statements.js';
 
-const COLUMNS = 'e.id, e.owner_id, e.title, e.start_at, e.end_at, e.location, e.description, e.created_at, e.updated_at';
+const FIELDS = ['id', 'owner_id', 'title', 'start_at', 'end_at', 'location', 'description', 'created_at', 'updated_at'];
+const COLUMNS = FIELDS.map((c) => `e.${c}`).join(', ');
+/** A write's row as the reads return it, from the statement itself (no second query). */
+const RETURNING = `RETURNING ${FIELDS.join(', ')}`;
 
 /**
  * The scope rule, written once and used inside every read query: a user sees
@@ -18,11 +21,10 @@ export function sqliteEvents(st: Statements): EventsRepo {
     async create(ownerId: string, f: EventFields) {
       const id = newRowId('evt_');
       const now = nowIso();
-      st.get(
+      return st.get(
         `INSERT INTO events (id, owner_id, title, start_at, end_at, start_ms, end_ms, location, description, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now, now);
-      return getOwned(ownerId, id)!;
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ${RETURNING}`,
+      ).get(id, ownerId, f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, now, now) as Event;
     },
     async getVisible(userId: string, eventId: string) {
       return st.get(`SELECT ${COLUMNS} FROM events e WHERE e.id = @id AND ${VISIBLE_TO}`).get({ id: eventId, user: userId }) as
@@ -42,13 +44,14 @@ export function sqliteEvents(st: Statements): EventsRepo {
         .all({ user: userId, from: fromMs, to: toMs }) as Event[];
     },
     async updateOwned(ownerId: string, eventId: string, f: EventFields) {
-      const info = st
+      return st
         .get(
           `UPDATE events SET title = ?, start_at = ?, end_at = ?, start_ms = ?, end_ms = ?, location = ?, description = ?, updated_at = ?
-            WHERE id = ? AND owner_id = ?`,
+            WHERE id = ? AND owner_id = ? ${RETURNING}`,
         )
-        .run(f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, nowIso(), eventId, ownerId);
-      return info.changes === 1 ? getOwned(ownerId, eventId) : undefined;
+        .get(f.title, f.start_at, f.end_at, Date.parse(f.start_at), Date.parse(f.end_at), f.location ?? null, f.description ?? null, nowIso(), eventId, ownerId) as
+        | Event
+        | undefined;
     },
     async deleteOwned(ownerId: string, eventId: string) {
       return st.get('DELETE FROM events WHERE id = ? AND owner_id = ?').run(eventId, ownerId).changes === 1;
