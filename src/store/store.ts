@@ -151,12 +151,12 @@ export interface Tx {
    */
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * Engines where a read costs a round trip (PostgreSQL): the unit assumes the
-   * call `(user, thread, tool_call_id)` was never stored — no tool message and
-   * no call record — instead of reading it first. If it was, the unit's write
-   * of the call record or tool message fails with StoreConflictError (the
-   * unique keys), so nothing of it commits and the caller answers from the
-   * store. Absent where the read is cheap (SQLite).
+   * The unit assumes the call `(user, thread, tool_call_id)` was never
+   * stored — no tool message and no call record — instead of reading it
+   * first (on PostgreSQL a round trip; on SQLite two statements). If it was,
+   * the unit's write of the call record or tool message fails with
+   * StoreConflictError (the unique keys), so nothing of it commits and the
+   * caller answers from the store. Absent where a unit cannot be undone so.
    */
   assumeNewCall?(userId: string, threadId: string, toolCallId: string): void;
 }

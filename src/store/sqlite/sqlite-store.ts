@@ -5,7 +5,7 @@ import { Statements } from './statements.js';
 import { sqliteUsers } from './users.js';
 import { sqliteThreads } from './threads.js';
 import { sqliteMessages } from './messages.js';
-import { sqliteToolCalls } from './tool-calls.js';
+import { assumedCallKey, sqliteToolCalls, type AssumedCall } from './tool-calls.js';
 import { sqliteCredentialAudit } from './credential-audit.js';
 import { sqliteCredentialKeys } from './credential-keys.js';
 import { sqliteAutomationJobs } from './automation-jobs.js';
@@ -64,6 +64,8 @@ export class SqliteStore implements Store {
   /** Set while a group transaction is open; reads wait for it to end. */
   private group: Promise<void> | null = null;
   private savepointDepth = 0;
+  /** The running unit's `assumeNewCall`, cleared at the unit's end. */
+  private readonly assumed: AssumedCall = { key: undefined };
   private closed = false;
   private readonly control: Statements;
   private checkpointer: Checkpointer | undefined;
@@ -82,7 +84,7 @@ export class SqliteStore implements Store {
       users: sqliteUsers(st),
       threads: sqliteThreads(st),
       messages: sqliteMessages(st),
-      toolCalls: sqliteToolCalls(st),
+      toolCalls: sqliteToolCalls(st, this.assumed),
       credentialAudit: sqliteCredentialAudit(st),
       credentialKeys: sqliteCredentialKeys(st),
       automationJobs: sqliteAutomationJobs(st),
@@ -91,6 +93,12 @@ export class SqliteStore implements Store {
       memories: sqliteMemories(st),
       contacts: sqliteContacts(st),
       savepoint: (work) => this.savepoint(work),
+      // Two reads a new call skips (its tool message, its call record): a call stored before fails the unit's
+      // record or message write on the unique keys instead (StoreConflictError), and the caller answers
+      // from the store — the rare retry pays for the work undone.
+      assumeNewCall: (userId, threadId, toolCallId) => {
+        this.assumed.key = assumedCallKey(userId, threadId, toolCallId);
+      },
     };
     this.tx = tx;
   }
@@ -245,6 +253,7 @@ export class SqliteStore implements Store {
         }
       } finally {
         this.savepointDepth = 0;
+        this.assumed.key = undefined;
       }
     }
     if (open) {

@@ -1,9 +1,21 @@
 import type { ToolCallRecord, ToolCallsRepo } from '../store.js';
 import { nowIso, uniquely, type Statements } from './statements.js';
 
-export function sqliteToolCalls(st: Statements): ToolCallsRepo {
+/** The call a unit assumed never stored (`Tx.assumeNewCall`): its next `get` answers "no record" unread. */
+export interface AssumedCall {
+  key: string | undefined;
+}
+
+export const assumedCallKey = (userId: string, threadId: string, toolCallId: string): string => JSON.stringify([userId, threadId, toolCallId]);
+
+export function sqliteToolCalls(st: Statements, assumed: AssumedCall): ToolCallsRepo {
   return {
     async get(userId: string, threadId: string, toolCallId: string) {
+      const key = assumed.key;
+      if (key !== undefined) {
+        assumed.key = undefined;
+        if (key === assumedCallKey(userId, threadId, toolCallId)) return undefined;
+      }
       return st
         .get('SELECT * FROM tool_calls WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?')
         .get(userId, threadId, toolCallId) as ToolCallRecord | undefined;
