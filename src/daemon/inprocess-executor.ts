@@ -3,8 +3,8 @@
  * call as one unit of work on the daemon's connection: the stored answer if
  * there is one; else the credential's audit row, the action and its call
  * record (`execute`), and the tool message — committed or undone together.
- * On PostgreSQL the first attempt does not read the stored answer first
- * (`optimistic`): a call stored before fails the unit's write on the unique
+ * The first attempt does not read the stored answer first (`optimistic`,
+ * both engines): a call stored before fails the unit's write on the unique
  * keys instead, and the caller answers from the store.
  *
  * No token round trip: the core is handed the claims the daemon has just
@@ -30,7 +30,7 @@ export class InProcessExecutor implements Executor {
   async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic = false): Promise<Outcome> {
     const started = performance.now();
     const outcome = await deps.store.transaction(async (tx): Promise<Outcome> => {
-      // Where reading first costs a round trip, a new call (the usual one) skips it: the unique keys catch a stored one.
+      // A new call (the usual one) skips reading its stored answer: the unique keys catch a stored one.
       if (optimistic && tx.assumeNewCall) tx.assumeNewCall(call.userId, call.threadId, call.toolCallId);
       else {
         const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
