@@ -9,6 +9,8 @@
  * Only the daemon uses it (its store lives long; a project-cli process keeps
  * SQLite's own auto-checkpoint). The daemon's connection keeps a higher
  * auto-checkpoint threshold as a safety net should this thread fall behind.
+ * At FULL it also copies the few frames each of this thread's checkpoints
+ * left behind, so the WAL starts over (`takeTail`, below).
  */
 import { Worker } from 'node:worker_threads';
 
@@ -22,6 +24,8 @@ export interface Checkpointer {
    * the next write instead of growing (see below).
    */
   takeTail(): boolean;
+  /** The connection's tail checkpoint failed: reported like the thread's own failures. */
+  failed(message: string): void;
   /** Ends the thread (after a checkpoint in progress finishes). */
   stop(): Promise<void>;
 }
@@ -41,7 +45,10 @@ const CHECKPOINT_EVERY = 64;
  * to the safety net's 10,000 pages (~40 MB), and every commit appended to
  * the file: measured at concurrency 8 (synchronous=FULL), COMMIT p50 ~1.05 ms
  * while the WAL grew against ~0.67 ms once it wrote over its own old frames.
- * The tail is a few commits' pages, copied by the connection between groups.
+ * The tail is a few commits' pages, copied by the connection between groups
+ * — with the checkpoint's two fsyncs and the WAL header's at the restart on
+ * the calls' thread, so only where every commit fsyncs (FULL, inline:
+ * sqlite-store.ts, `useCheckpointer`).
  */
 export function startCheckpointer(
   file: string,
@@ -86,6 +93,9 @@ export function startCheckpointer(
       if (!worker || waiting) return;
       waiting = true;
       worker.postMessage('checkpoint');
+    },
+    failed(message) {
+      onError(message);
     },
     takeTail() {
       if (!tail) return false;
