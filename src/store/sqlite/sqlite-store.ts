@@ -237,13 +237,15 @@ export class SqliteStore implements Store {
           continue;
         }
       }
-      // The first unit of a transaction needs no savepoint of its own: when it fails, rolling
-      // back the whole transaction undoes exactly its writes (a lone call pays for no savepoint).
-      const first = committed.length === 0;
-      if (!first) this.run('SAVEPOINT unit');
+      // A lone unit needs no savepoint of its own: when it fails, rolling back the whole transaction
+      // undoes exactly its writes (a lone call pays for no savepoint). With units queued behind it the
+      // first takes one too, so that its failure (a retried call's unique key, in process) keeps the
+      // transaction and its write lock for them instead of beginning again.
+      const lone = committed.length === 0 && this.queue.length === 0;
+      if (!lone) this.run('SAVEPOINT unit');
       try {
         const value = await unit.work(this.tx);
-        if (!first) this.run('RELEASE unit');
+        if (!lone) this.run('RELEASE unit');
         committed.push({ unit, value });
       } catch (err) {
         failed.push(() => unit.reject(err));
@@ -252,7 +254,7 @@ export class SqliteStore implements Store {
           for (const c of committed) c.unit.reject(err);
           committed = [];
           open = false;
-        } else if (first) {
+        } else if (lone) {
           this.run('ROLLBACK');
           open = false;
         } else {

@@ -19,13 +19,14 @@ import { createLogger } from '../../../src/daemon/logger.js';
 import { tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
 
-/** Counts the engine's COMMITs (transaction control goes through its private `run`). */
-function countCommits(store: SqliteStore): { commits: number } {
-  const counter = { commits: 0 };
+/** Counts the engine's COMMITs and BEGINs (transaction control goes through its private `run`). */
+function countCommits(store: SqliteStore): { commits: number; begins: number } {
+  const counter = { commits: 0, begins: 0 };
   const engine = store as unknown as { run(sql: string): void };
   const run = engine.run.bind(store);
   engine.run = (sql: string) => {
     if (sql === 'COMMIT') counter.commits++;
+    if (sql === 'BEGIN IMMEDIATE') counter.begins++;
     run(sql);
   };
   return counter;
@@ -221,10 +222,13 @@ test('a unit that throws is undone alone; the rest of its group commits', async 
   }
 });
 
-test('the first unit of a group, which runs without a savepoint, fails alone too', async () => {
+test('the first unit of a group fails alone too, and the group keeps its one transaction', async () => {
   const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
+  const counter = countCommits(store);
   try {
     await store.transaction((tx) => tx.users.ensure('u'));
+    counter.commits = 0;
+    counter.begins = 0;
     const results = await Promise.allSettled([
       store.transaction(async (tx) => {
         await tx.memories.upsert('u', 'first', '1');
@@ -238,6 +242,8 @@ test('the first unit of a group, which runs without a savepoint, fails alone too
       store.transaction((tx) => tx.memories.upsert('u', 'fourth', '1')),
     ]);
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'rejected', 'fulfilled']);
+    // With units queued behind it the first runs in a savepoint too: its failure does not begin the group again.
+    assert.deepEqual(counter, { commits: 1, begins: 1 }, 'one transaction for the group');
     assert.deepEqual(await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key)), ['fourth', 'second']);
   } finally {
     await store.close();
