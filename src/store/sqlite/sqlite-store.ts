@@ -99,6 +99,8 @@ export class SqliteStore implements Store {
       // record or message write on the unique keys instead (StoreConflictError), and the caller answers
       // from the store — the rare retry pays for the work undone.
       assumeNewCall: (userId, threadId, toolCallId) => {
+        // Only a unit may assume: the key lives until the unit's end (runGroup), never into a read.
+        if (!this.group) throw new Error('assuming a new call needs a transaction');
         this.assumed.key = assumedCallKey(userId, threadId, toolCallId);
       },
     };
