@@ -71,3 +71,32 @@ test('SQLite, in process: a new call reads nothing first; a stored one still ans
     await host.stop();
   }
 });
+
+test('SQLite, in process: a stored refusal (no call record) and twins in one group still answer once, storing nothing twice', async () => {
+  const dataDir = tempDir();
+  const host = await startInProcess({ dataDir, db: join(dataDir, 'toolgate.db') });
+  try {
+    const { session_id } = await openSession(host, await mintBearer('alice'));
+    const invoke = (id: string, a: unknown) => host.request<Answer>('tool/invoke', { session_id, thread_id: 't', tool_call_id: id, args: a });
+    const count = (sql: string) => (host.daemon.store as unknown as { connection: Database.Database }).connection.prepare(sql).pluck().get() as number;
+    const codeOf = (a: Answer) => (JSON.parse(a.content[0]!.text) as { error: { code: string } | null }).error?.code;
+
+    // An unknown action is refused and stored as the call's outcome, with no call record: the admitted retry's
+    // record write succeeds, its tool message's unique key does not — the unit is undone, the refusal stands.
+    const refused = await invoke('r1', { module: 'calendar', method: 'no_such_method', input: {} });
+    assert.equal(codeOf(refused), 'UNKNOWN_ACTION');
+    const reused = await invoke('r1', args('Reused'));
+    assert.equal(codeOf(reused), 'DUPLICATE_TOOL_CALL_ID');
+    assert.equal(count("SELECT count(*) FROM events WHERE title = 'Reused'"), 0, 'the undone unit left no event');
+    assert.equal(count("SELECT count(*) FROM tool_calls WHERE tool_call_id = 'r1'"), 0, 'nor a call record');
+
+    // Twins sent together land in one group: the second's unit fails on the first's keys and is answered from it.
+    const [a, b] = await Promise.all([invoke('twin', args('Twin')), invoke('twin', args('Twin'))]);
+    assert.equal(a.status, 'success');
+    assert.equal(b.content[0]!.text, a.content[0]!.text, 'both twins answer the same bytes');
+    assert.equal(count("SELECT count(*) FROM events WHERE title = 'Twin'"), 1, 'one event');
+    assert.equal(count("SELECT count(*) FROM messages WHERE tool_call_id = 'twin'"), 1, 'one tool message');
+  } finally {
+    await host.stop();
+  }
+});
