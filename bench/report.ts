@@ -15,7 +15,6 @@ import type { ProfileSummary } from './profile.js';
 import type { FloorResult } from './floor.js';
 import type { CommitBlockResult } from './commit-block.js';
 import { renderCommitBlock } from './report-commit.js';
-import type { SyncAbResult } from './sync-ab.js';
 import { renderAb } from './report-ab.js';
 import type { AbResult } from './ab.js';
 import { fmtMb, fmtMs, fmtRate, fmtRatio, median } from './stats.js';
@@ -35,7 +34,6 @@ export interface Results {
   profile?: ProfileSummary;
   floor?: FloorResult;
   commitBlock?: CommitBlockResult;
-  syncAb?: SyncAbResult;
   /** Interleaved A/Bs of in-process daemons (bench/ab.ts): the telemetry hooks, another build. */
   ab?: AbResult[];
 }
@@ -156,17 +154,6 @@ export function render(r: Results, previousPg?: RoundTripHistory): string {
 
   if (r.floor) renderFloor(L, r.floor, r.sideBySide.find((s) => s.synchronous === r.floor!.synchronous));
   if (r.commitBlock) renderCommitBlock(L, r.commitBlock);
-  if (r.syncAb) {
-    const a = r.syncAb;
-    L.push('## Where FULL\'s fsync runs: inline in COMMIT, or deferred off the JavaScript thread', '');
-    L.push('Three in-process daemons: `synchronous=FULL` with SQLite\'s own fsync inside `COMMIT` (`TOOLGATE_SQLITE_SYNC=inline`), ' +
-      '`FULL` with COMMIT at NORMAL and an fdatasync of the WAL on libuv\'s pool before the group\'s answers while the next group runs ' +
-      '(`deferred`: src/store/sqlite/wal-sync.ts; inline is the default), and `NORMAL` (no fsync at commit: the ceiling). ' +
-      `${a.rounds} interleaved rounds in rotating order; per round and daemon ${a.seq} sequential calls, then ${a.conc} at concurrency ${a.concurrency}; ratios are medians of per-round ratios to inline.`, '');
-    L.push('| daemon | p50 | calls/s @' + a.concurrency + ' | p50 ÷ inline | calls/s ÷ inline |', '|---|---:|---:|---:|---:|');
-    for (const x of a.rows) L.push(`| ${x.variant === 'NORMAL' ? 'NORMAL (no fsync)' : `FULL, ${x.variant}`} | ${fmtMs(x.p50)} | ${fmtRate(x.rate)} | ${fmtRatio(x.p50OverInline)} | ${fmtRatio(x.rateOverInline)} |`);
-    L.push('');
-  }
   if (r.pg) L.push(renderPg(r.pg, { commit: r.commit, date: m.date, load: m.load, cores: m.cores, previous: previousPg }), '');
   for (const a of r.ab ?? []) renderAb(L, a);
 

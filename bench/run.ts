@@ -4,7 +4,7 @@
  *
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
- *   BENCH_ONLY=side,floor,commit,sync,pg,telemetry,history,ws,startup,profile   a subset (base: see BENCH_BASE)
+ *   BENCH_ONLY=side,floor,commit,pg,telemetry,history,ws,startup,profile   a subset (base: see BENCH_BASE)
  *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,subprocessBundle,node   the side-by-side entries (default all)
  *   BENCH_COMMIT_CALLS=400   calls per round and load in the commit section (scaled by BENCH_SCALE)
  *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
@@ -28,7 +28,6 @@ import { runStartup } from './startup.js';
 import { runDaemonStartup } from './daemon-startup.js';
 import { openFloor } from './floor.js';
 import { runCommitBlock } from './commit-block.js';
-import { runSyncAb } from './sync-ab.js';
 import { profileInprocess } from './profile.js';
 import { buildVariant, runAb, telemetryVariant } from './ab.js';
 import { measureHookCost } from './hook-cost.js';
@@ -42,7 +41,7 @@ const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
-const only = new Set((process.env.BENCH_ONLY ?? `side,floor,commit,sync,pg,telemetry,history,ws,startup,profile${process.env.BENCH_BASE ? ',base' : ''}`).split(','));
+const only = new Set((process.env.BENCH_ONLY ?? `side,floor,commit,pg,telemetry,history,ws,startup,profile${process.env.BENCH_BASE ? ',base' : ''}`).split(','));
 const entries = process.env.BENCH_ENTRIES ? new Set(process.env.BENCH_ENTRIES.split(',') as EntryKey[]) : undefined;
 for (const k of entries ?? []) if (!ENTRY_KEYS.includes(k)) throw new Error(`BENCH_ENTRIES: no entry ${k} (${ENTRY_KEYS.join(', ')})`);
 
@@ -90,10 +89,6 @@ if (only.has('commit')) {
   log(`does the COMMIT block the event loop? (${elapsed()})`);
   const calls = n(Number(process.env.BENCH_COMMIT_CALLS ?? 400));
   results.commitBlock = await runCommitBlock({ rounds: Number(process.env.BENCH_ROUNDS ?? 5), concurrency: 8, seq: calls, conc: calls, log });
-}
-if (only.has('sync')) {
-  log(`FULL's fsync inline (in COMMIT) or deferred (WAL fdatasync on libuv's pool), beside NORMAL (${elapsed()})`);
-  results.syncAb = await runSyncAb({ rounds: Number(process.env.BENCH_ROUNDS ?? 5), concurrency: 8, seq: n(150), conc: n(300), log });
 }
 if (only.has('pg')) {
   log(`PostgreSQL: one daemon, two daemons on one database, beside SQLite (${elapsed()})`);

@@ -119,12 +119,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     log.log('warn', 'the database password is on the command line (--db), where every user of this machine can read it (ps): pass the URL in TOOLGATE_DB, or the password in PGPASSWORD', { db: describeDb(dbPath) });
   }
   // A migration checks every stored row against the protocol (stored-rows.ts); reads trust them after that.
-  const sqliteSync = opts.env.TOOLGATE_SQLITE_SYNC;
-  if (sqliteSync !== undefined && sqliteSync !== 'inline' && sqliteSync !== 'deferred') {
-    throw new ConfigError(`TOOLGATE_SQLITE_SYNC must be "inline" or "deferred", not ${JSON.stringify(sqliteSync.slice(0, 40))}`);
-  }
   const store = await openStore(dbPath, {
-    ...(sqliteSync ? { sqliteSync } : {}),
     synchronous: config.store.synchronous,
     poolSize: config.store.poolSize,
     listenUrl: config.store.listenUrl,

@@ -39,9 +39,8 @@ const stores = new Map<string, Promise<Store>>();
 function storeFor(target: string): Promise<Store> {
   let store = stores.get(target);
   if (!store) {
-    // One call per process: nothing to gain from named statements (the URL may go through a pooler),
-    // nor from moving the fsync off the thread — there is no next call to overlap with it.
-    store = openStore(target, { namedStatements: false, sqliteSync: 'inline' });
+    // One call per process: nothing to gain from named statements (the URL may go through a pooler).
+    store = openStore(target, { namedStatements: false });
     store.catch(() => stores.delete(target));
     stores.set(target, store);
   }

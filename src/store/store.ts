@@ -120,14 +120,6 @@ export interface StoreOptions {
    * (row-check.ts). The daemon passes `STORED_ROW_CHECK` (stored-rows.ts).
    */
   checkRows?: StoredRowCheck;
-  /**
-   * SQLite at FULL only: where the commit's fsync runs. `inline` (the
-   * default): SQLite's own fsync inside COMMIT, on the JavaScript thread;
-   * `deferred`: COMMIT at NORMAL, then an fdatasync of the WAL on libuv's
-   * pool before the group's answers (sqlite/wal-sync.ts). Both are FULL's
-   * durability; the bench's A/B (`sync`) found deferred slower here.
-   */
-  sqliteSync?: 'inline' | 'deferred';
 }
 
 /** The repositories one unit of work may use. */

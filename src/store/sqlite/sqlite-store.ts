@@ -14,7 +14,6 @@ import { sqliteInvites } from './invites.js';
 import { sqliteMemories } from './memories.js';
 import { sqliteContacts } from './contacts.js';
 import type { Checkpointer } from './checkpointer.js';
-import { WalSync } from './wal-sync.js';
 
 interface Unit {
   work: (tx: Tx) => Promise<unknown>;
@@ -24,11 +23,9 @@ interface Unit {
 
 /** A group once its transaction has ended: what is left is settling its units. */
 interface EndedGroup {
-  /** Whether a COMMIT wrote something the units' answers depend on. */
-  committed: boolean;
-  /** Settles every unit: `err` fails the committed ones too (their writes are not durable). */
-  settle(err?: unknown): void;
-  /** Tells the commit listener and the checkpointer, once the group is durable. */
+  /** Settles every unit: the committed ones resolve, the failed ones reject. */
+  settle(): void;
+  /** Tells the commit listener and the checkpointer that the group is durable. */
   durable(): void;
 }
 
@@ -71,15 +68,9 @@ export class SqliteStore implements Store {
   private checkpointer: Checkpointer | undefined;
   /** Whether this connection copies the checkpoint thread's tail (`useCheckpointer`). */
   private copiesTail = false;
-  /** Set while a WAL sync is outstanding (deferred sync): reads wait for it, so no reader sees what is not durable. */
-  private syncing: Promise<void> | null = null;
   onCommit?: CommitListener;
 
-  /** `walSync`: the connection runs at NORMAL and each group's answers wait for this sync of the WAL (wal-sync.ts). */
-  constructor(
-    readonly connection: Db,
-    private readonly walSync?: WalSync,
-  ) {
+  constructor(readonly connection: Db) {
     const st = new Statements(connection);
     this.control = st;
     const tx: Tx = {
@@ -116,9 +107,8 @@ export class SqliteStore implements Store {
   }
 
   async read<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    // Inside an open group the connection would show uncommitted writes: wait for its commit,
-    // and (deferred sync) for the commit to be durable.
-    while (this.group || this.syncing) await (this.group ?? this.syncing);
+    // Inside an open group the connection would show uncommitted writes: wait for its commit.
+    while (this.group) await this.group;
     return work(this.tx);
   }
 
@@ -127,8 +117,7 @@ export class SqliteStore implements Store {
     const sync = db.pragma('synchronous', { simple: true }) as number;
     return {
       engine: 'sqlite',
-      // With the WAL synced after each commit the connection runs at NORMAL, and the durability is FULL's.
-      synchronous: this.walSync ? 'FULL' : (SYNCHRONOUS_NAMES[sync] ?? 'FULL'),
+      synchronous: SYNCHRONOUS_NAMES[sync] ?? 'FULL',
       journalMode: String(db.pragma('journal_mode', { simple: true })),
       schemaVersion: db.pragma('user_version', { simple: true }) as number,
     };
@@ -143,20 +132,19 @@ export class SqliteStore implements Store {
     this.checkpointer = checkpointer;
     this.connection.pragma(`wal_autocheckpoint = ${SAFETY_NET_CHECKPOINT_PAGES}`);
     // The tail (checkpointer.ts, `takeTail`) costs this thread the checkpoint's two fsyncs and the WAL
-    // header's at the restart. It pays off only where every COMMIT fsyncs the WAL (FULL, inline): there an
-    // appending commit measured ~1.05 ms against ~0.4-0.67 ms. At NORMAL, or with the WAL synced off this
-    // thread (deferred), a commit has no fsync to shorten, and the WAL is left to the safety net.
+    // header's at the restart. It pays off only where every COMMIT fsyncs the WAL (FULL): there an
+    // appending commit measured ~1.05 ms against ~0.4-0.67 ms. At NORMAL a commit has no fsync to
+    // shorten, and the WAL is left to the safety net.
     const sync = this.connection.pragma('synchronous', { simple: true }) as number;
-    this.copiesTail = !this.walSync && sync >= 2;
+    this.copiesTail = sync >= 2;
   }
 
   async close(): Promise<void> {
-    while (this.group || this.syncing || this.queue.length > 0 || this.scheduled) {
-      if (this.group || this.syncing) await (this.group ?? this.syncing);
+    while (this.group || this.queue.length > 0 || this.scheduled) {
+      if (this.group) await this.group;
       else await new Promise((r) => setImmediate(r));
     }
     this.closed = true;
-    await this.walSync?.close();
     await this.checkpointer?.stop();
     this.connection.close();
   }
@@ -184,25 +172,8 @@ export class SqliteStore implements Store {
       let done!: () => void;
       this.group = new Promise<void>((r) => (done = r));
       void this.runGroup().then((ended) => {
-        if (!this.walSync || !ended.committed) {
-          ended.durable();
-          ended.settle();
-        } else {
-          // Deferred sync: the transaction is over, so the next group may open while the disk syncs
-          // this one; its answers wait for the sync.
-          const sync = this.walSync.sync();
-          const syncing = sync.then(
-            () => {
-              ended.durable();
-              ended.settle();
-            },
-            (err: unknown) => ended.settle(err),
-          );
-          this.syncing = syncing;
-          void syncing.finally(() => {
-            if (this.syncing === syncing) this.syncing = null;
-          });
-        }
+        ended.durable();
+        ended.settle();
         this.group = null;
         done();
         if (this.queue.length > 0) this.schedule();
@@ -279,7 +250,6 @@ export class SqliteStore implements Store {
     }
     const wrote = open && committed.length > 0;
     return {
-      committed: wrote,
       durable: () => {
         if (!wrote) return;
         // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
@@ -292,11 +262,8 @@ export class SqliteStore implements Store {
           /* the auto-checkpoint safety net still runs (useCheckpointer) */
         }
       },
-      settle: (err?: unknown) => {
-        for (const c of committed) {
-          if (err === undefined) c.unit.resolve(c.value);
-          else c.unit.reject(err);
-        }
+      settle: () => {
+        for (const c of committed) c.unit.resolve(c.value);
         for (const f of failed) f();
       },
     };
@@ -337,10 +304,6 @@ export class SqliteStore implements Store {
 
 /** Opens (creating and migrating when needed) a SQLite file as a Store. */
 export function openSqliteStore(file: string, opts: StoreOptions = {}): SqliteStore {
-  const synchronous = opts.synchronous ?? 'FULL';
-  // FULL's fsync off the JavaScript thread (wal-sync.ts) only when asked: the A/B (bench, `sync`) measured it
-  // slower than SQLite's own fsync on this machine's disk. `:memory:` has no WAL.
-  const deferred = synchronous === 'FULL' && file !== ':memory:' && opts.sqliteSync === 'deferred';
-  const db = openDatabase(file, { synchronous: deferred ? 'NORMAL' : synchronous, checkRows: opts.checkRows });
-  return new SqliteStore(db, deferred ? new WalSync(`${file}-wal`) : undefined);
+  const db = openDatabase(file, { synchronous: opts.synchronous ?? 'FULL', checkRows: opts.checkRows });
+  return new SqliteStore(db);
 }
