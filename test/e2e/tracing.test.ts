@@ -12,6 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startHost, openSession } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
 interface OtlpSpan {
@@ -67,13 +68,6 @@ async function mcpPost(port: number, token: string, body: unknown, headers: Reco
   return { session: res.headers.get('mcp-session-id') ?? undefined, message: answer };
 }
 
-async function until(what: string, check: () => boolean, rounds = 1000): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`${what}: never happened`);
-}
 
 test('each tool call is an execute_tool span with store and subprocess children; a traceparent is its parent', async () => {
   const receiver = await otlpReceiver();
@@ -103,10 +97,10 @@ test('each tool call is an execute_tool span with store and subprocess children;
     const eventId = (JSON.parse(traced.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
 
     const toolSpans = () => receiver.spans.filter((sp) => sp.name === 'execute_tool project_cli');
-    await until('two tool spans and their children exported', () => {
+    await waitFor(() => {
       const ids = new Set(toolSpans().map((sp) => sp.spanId));
       return ids.size === 2 && receiver.spans.filter((sp) => sp.parentSpanId && ids.has(sp.parentSpanId) && sp.name.startsWith('toolgate.subprocess')).length === 2;
-    });
+    }, 'two tool spans and their children exported');
 
     const withParent = toolSpans().find((sp) => attr(sp, 'gen_ai.tool.call.id') === 'with-parent')!;
     assert.ok(withParent, 'the call with a traceparent has its span');
@@ -146,7 +140,7 @@ test('each tool call is an execute_tool span with store and subprocess children;
       params: { name: 'project_cli', arguments: { module: 'calendar', method: 'read', input: {} } },
     }, { ...sid, traceparent: `00-${mcpTrace}-${mcpParent}-01` });
     assert.ok(called.message.result, `tools/call answered (${JSON.stringify(called.message)})`);
-    await until('the MCP call span exported', () => toolSpans().some((sp) => sp.traceId === mcpTrace));
+    await waitFor(() => toolSpans().some((sp) => sp.traceId === mcpTrace), 'the MCP call span exported');
     const mcpSpan = toolSpans().find((sp) => sp.traceId === mcpTrace)!;
     assert.equal(mcpSpan.parentSpanId, mcpParent, 'the traceparent header is the parent on /mcp');
     assert.equal(attr(mcpSpan, 'toolgate.transport'), 'mcp');
