@@ -544,8 +544,8 @@ describe('AG-UI event stream, in process', () => {
     assert.equal(daemon.threadEvents.count('erin', 'quiet'), 1);
 
     // A message the stream already sent (same sequence) is not sent again; a later one is, with the same bytes.
+    // The later one is the barrier: a repeat would be the run before it, and its RUN_FINISHED id the old seq.
     daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row });
-    assert.ok(await sse.quiet(200));
     daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: { ...row, thread_seq: row.thread_seq + 1 } });
     const live = await sse.runs(1);
     assert.deepEqual(live.map((f) => f.data), replayed.map((f) => f.data), 'live and replayed are the same bytes');
@@ -558,7 +558,9 @@ describe('AG-UI event stream, in process', () => {
   test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {
     const atEnd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(row.thread_seq) });
     try {
-      assert.ok(await atEnd.quiet(200));
+      // The stream writes its replay before its first ping (every 50 ms here): a ping first means no replay.
+      const first = await atEnd.next({ comments: true });
+      assert.equal(first.comment, 'ping', `nothing replayed, got ${JSON.stringify(first)}`);
     } finally {
       atEnd.close();
     }

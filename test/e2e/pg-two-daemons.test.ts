@@ -70,14 +70,18 @@ for (const executor of EXECUTORS) {
         }
         const seen = () =>
           a.wire.filter((e) => e.kind === 'notification' && e.method === 'tool/result').map((e) => e.payload as { tool_call_id: string; final: boolean; thread_id: string });
-        await waitFor(() => seen().length >= calls.length, () => `A saw ${JSON.stringify(seen())}`);
-        await new Promise((r) => setTimeout(r, 300));
-        assert.deepEqual(seen().map((n) => n.tool_call_id), ['c0', 'c1', 'c2'], 'each call once, in the thread order');
+        // One more call through B is the barrier: a repeat of an earlier call would reach A before it.
+        const barrier = async (id: string) => {
+          await b.request('tool/invoke', { session_id: sb, thread_id: 'shared', tool_call_id: id, args: create(id) });
+          await waitFor(() => seen().some((n) => n.tool_call_id === id), () => `A saw ${JSON.stringify(seen())}`);
+        };
+        await barrier('c3');
+        assert.deepEqual(seen().map((n) => n.tool_call_id), ['c0', 'c1', 'c2', 'c3'], 'each call once, in the thread order');
         assert.ok(seen().every((n) => n.final && n.thread_id === 'shared'));
         // Another user's thread of the same id is not theirs to watch.
         const sc = await session(a, 'carol');
         await b.request('tool/invoke', { session_id: await session(b, 'carol'), thread_id: 'shared', tool_call_id: 'carol-1', args: create('carol') });
-        await new Promise((r) => setTimeout(r, 300));
+        await barrier('c4');
         assert.ok(!seen().some((n) => n.tool_call_id === 'carol-1'), 'no other user leaks in');
         void sc;
       } finally {
@@ -107,8 +111,10 @@ for (const executor of EXECUTORS) {
         await onB.until(2);
         await invoke(a, sa, 'a5');
         await onB.until(3);
-        await new Promise((r) => setTimeout(r, 200));
-        assert.deepEqual(onB.ids, ['3', '4', '5']);
+        // One more call is the barrier: a run sent twice would come before its run.
+        await invoke(a, sa, 'a6');
+        await onB.until(4);
+        assert.deepEqual(onB.ids, ['3', '4', '5', '6']);
       } finally {
         for (const s of streams) s.close();
         await Promise.all([a.stop(), b.stop()]);

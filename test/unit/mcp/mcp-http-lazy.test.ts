@@ -24,7 +24,12 @@ test('loading the daemon does not load the MCP SDK (it is imported on first use)
     port1.unref();
     register(${JSON.stringify(hook)}, { data: { port: port2 }, transferList: [port2] });
     await import(${JSON.stringify(`${REPO_ROOT}/dist/src/app/cli.js`)});
-    await new Promise((r) => setTimeout(r, 200));
+    // The hook posts each URL in resolve order over one port: once a later import's URL is in, every earlier one is.
+    const barrier = 'data:text/javascript,export default 0';
+    await import(barrier);
+    port1.ref();
+    await new Promise((r) => { const seenAll = () => seen.includes(barrier) && r(); port1.on('message', seenAll); seenAll(); });
+    port1.unref();
     process.stdout.write(JSON.stringify({ total: seen.length, mcp: seen.filter((u) => u.includes('@modelcontextprotocol') || ['mcp-http.js', 'mcp-stdio.js', 'mcp-server.js'].some((f) => u.endsWith('/mcp/' + f))) }));
   `;
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: REPO_ROOT, encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });

@@ -341,10 +341,12 @@ describe('PostgreSQL engine', needsPg, () => {
         // Another thread nobody watches here is not read.
         await b.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 'other', role: 'user', content: 'o', metadataJson: '{}' }));
         await waitFor(() => got.length >= 20, () => `20 notifications, got ${got.length}`);
-        // Our own pokes (a local commit) do not deliver twice.
+        // Our own pokes (a local commit) do not deliver twice: what a poke delivers, it delivers before a later
+        // commit's message (the feed reads each thread in order), so one more commit is the barrier.
         await feed.poke({ userId: 'alice', threadId: 't' }, 20);
-        await new Promise((r) => setTimeout(r, 200));
-        assert.deepEqual(got.map((r) => r.thread_seq), Array.from({ length: 20 }, (_, i) => i + 1));
+        await b.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 't', role: 'user', content: 'barrier', metadataJson: '{}' }));
+        await waitFor(() => got.length >= 21, () => `21 notifications, got ${got.length}`);
+        assert.deepEqual(got.map((r) => r.thread_seq), Array.from({ length: 21 }, (_, i) => i + 1));
         assert.ok(got.every((r) => r.thread_id === 't'));
       } finally {
         await Promise.all([a.close(), b.close()]);
