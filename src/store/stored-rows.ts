@@ -45,17 +45,6 @@ export function toolMessageMetadata(output: ToolAgentOutput): string {
   return JSON.stringify({ tool_agent_output: output });
 }
 
-/**
- * A call record's outcome, checked as the document just built before it is
- * recorded (the in-process path; `CoreCall.checkRecord`). Its data comes from
- * a handler, typed but not validated, so this is where a malformed answer is
- * caught before it becomes the stored truth every retry is answered from.
- */
-export function checkCallRecord(doc: CliDocument): void {
-  const checked = CliDocument.safeParse(doc);
-  if (!checked.success) throw new StoredRowError(`refusing to record a call outcome that is no CLI document: ${issuesOf(checked.error, 'outcome').join('; ')}`);
-}
-
 function parsed(text: string, column: string): { value: unknown } | { problem: string } {
   try {
     return { value: JSON.parse(text) as unknown };
