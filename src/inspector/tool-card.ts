@@ -10,9 +10,12 @@
  */
 import { cssSafe, el, isObject, str, strArray } from './dom.js';
 import { renderUiSchema } from './ui-renderer.js';
-import type { HistoryMessage, InputIssue, ToolResultNotification } from './wire.js';
+import type { HistoryMessage, InputIssue, ToolResultNotification, ToolStatus } from './wire.js';
 
-export type CardStatus = 'success' | 'partial' | 'failure' | 'unknown';
+export type CardStatus = ToolStatus | 'unknown';
+
+/** The protocol's statuses (the Record's keys must be exactly ToolStatus's: the compiler keeps them in step). */
+const STATUSES: Record<ToolStatus, true> = { success: true, partial: true, failure: true };
 
 export class ToolCard {
   readonly li: HTMLLIElement;
@@ -81,7 +84,7 @@ export class ToolCard {
   }
 
   setStatus(status: string, final: boolean): void {
-    const s: CardStatus = status === 'success' || status === 'partial' || status === 'failure' ? status : 'unknown';
+    const s: CardStatus = Object.hasOwn(STATUSES, status) ? (status as ToolStatus) : 'unknown';
     this.article.dataset['status'] = s;
     this.article.dataset['final'] = final ? 'true' : 'false';
     this.status.className = `tool-status tool-status-${final ? s : 'running'}`;

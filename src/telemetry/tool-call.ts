@@ -6,6 +6,7 @@
  * transport and status — never an argument value, a result or a token.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { TOOL_NAME } from '../protocol/limits.js';
 import { actionLabel } from './labels.js';
 import type { ToolgateMetrics } from './metrics.js';
 import { parentContext, tracer } from './spans.js';
@@ -28,7 +29,7 @@ export function observeToolCall<T extends { status: string }>(metrics: ToolgateM
   const done = metrics?.callStarted({ action, executor: info.executor, transport: info.transport });
   const attributes = {
     'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.name': 'project_cli',
+    'gen_ai.tool.name': TOOL_NAME,
     'gen_ai.tool.type': 'function',
     'gen_ai.tool.call.id': info.toolCallId,
     'toolgate.action': action,
