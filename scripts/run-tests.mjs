@@ -41,7 +41,7 @@ const PG_SUITES = [
   'e2e/daemon-errors',
   'e2e/skills-and-profiles',
   'e2e/ag-ui-sse',
-  'e2e/actions-flow',
+  'unit/daemon/actions-flow',
   'e2e/bearer-auth',
   'e2e/automation',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));

@@ -4,11 +4,11 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { dbCount } from '../helpers/db.js';
-import { openSession, TRANSPORTS } from '../helpers/host.js';
-import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
-import { mintBearer } from '../helpers/tokens.js';
-import type { ToolResponse } from '../../src/protocol/index.js';
+import { dbCount } from '../../helpers/db.js';
+import { openSession, TRANSPORTS } from '../../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import type { ToolResponse } from '../../../src/protocol/index.js';
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
   let host: InProcessHost;

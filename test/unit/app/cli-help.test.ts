@@ -12,11 +12,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { main } from '../../src/app/cli.js';
-import { ALL_SPECS, COMMANDS } from '../../src/app/cli-commands.js';
-import { ENVIRONMENT } from '../../src/app/cli-help.js';
-import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
-import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { main } from '../../../src/app/cli.js';
+import { ALL_SPECS, COMMANDS } from '../../../src/app/cli-commands.js';
+import { ENVIRONMENT } from '../../../src/app/cli-help.js';
+import { TOOLGATE_BIN, tempDir } from '../../helpers/repo.js';
+import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
 

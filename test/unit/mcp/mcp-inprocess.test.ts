@@ -10,14 +10,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { createDaemon } from '../../src/app/serve.js';
-import { createLogger } from '../../src/daemon/logger.js';
-import { SubprocessExecutor } from '../../src/daemon/executor.js';
-import { openMcpStdioPrincipal } from '../../src/mcp/mcp-session.js';
-import { serveMcpStdio } from '../../src/mcp/mcp-stdio.js';
-import { serveContext } from '../../src/rpc/serve-context.js';
-import { tempDir } from '../helpers/repo.js';
-import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { createDaemon } from '../../../src/app/serve.js';
+import { createLogger } from '../../../src/daemon/logger.js';
+import { SubprocessExecutor } from '../../../src/daemon/executor.js';
+import { openMcpStdioPrincipal } from '../../../src/mcp/mcp-session.js';
+import { serveMcpStdio } from '../../../src/mcp/mcp-stdio.js';
+import { serveContext } from '../../../src/rpc/serve-context.js';
+import { tempDir } from '../../helpers/repo.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../../helpers/tokens.js';
 
 test('in process: a token that expires mid-session fails each call with UNAUTHENTICATED; the server stays up', async () => {
   const token = await mintBearer('mia', {}, { expiresIn: '10m' });
