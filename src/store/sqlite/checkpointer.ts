@@ -47,7 +47,7 @@ const CHECKPOINT_EVERY = 64;
  * while the WAL grew against ~0.67 ms once it wrote over its own old frames.
  * The tail is a few commits' pages, copied by the connection between groups
  * — with the checkpoint's two fsyncs and the WAL header's at the restart on
- * the calls' thread, so only where every commit fsyncs (FULL, inline:
+ * the calls' thread, so only where every commit fsyncs (FULL:
  * sqlite-store.ts, `useCheckpointer`).
  */
 export function startCheckpointer(
