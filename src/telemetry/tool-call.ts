@@ -21,7 +21,7 @@ export interface ToolCallInfo {
   traceparent?: string | undefined;
 }
 
-export const TOOL_SPAN_NAME = 'execute_tool project_cli';
+export const TOOL_SPAN_NAME = `execute_tool ${TOOL_NAME}`;
 
 /** Runs `work` (the call) inside its span, counting it; a thrown error counts as status `error`. */
 export function observeToolCall<T extends { status: string }>(metrics: ToolgateMetrics | undefined, info: ToolCallInfo, work: () => Promise<T>): Promise<T> {
