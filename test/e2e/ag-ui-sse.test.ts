@@ -558,9 +558,7 @@ describe('AG-UI event stream, in process', () => {
   test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {
     const atEnd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(row.thread_seq) });
     try {
-      // The stream writes its replay before its first ping (every 50 ms here): a ping first means no replay.
-      const first = await atEnd.next({ comments: true });
-      assert.equal(first.comment, 'ping', `nothing replayed, got ${JSON.stringify(first)}`);
+      assert.ok(await atEnd.quiet(200));
     } finally {
       atEnd.close();
     }

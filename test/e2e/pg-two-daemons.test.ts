@@ -81,6 +81,8 @@ for (const executor of EXECUTORS) {
         // Another user's thread of the same id is not theirs to watch.
         const sc = await session(a, 'carol');
         await b.request('tool/invoke', { session_id: await session(b, 'carol'), thread_id: 'shared', tool_call_id: 'carol-1', args: create('carol') });
+        // carol's thread is another thread: the barrier orders it only where a leak would put it, in alice's
+        // thread (a thread keyed without its user), where it would come before c4.
         await barrier('c4');
         assert.ok(!seen().some((n) => n.tool_call_id === 'carol-1'), 'no other user leaks in');
         void sc;

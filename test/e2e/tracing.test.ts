@@ -68,7 +68,6 @@ async function mcpPost(port: number, token: string, body: unknown, headers: Reco
   return { session: res.headers.get('mcp-session-id') ?? undefined, message: answer };
 }
 
-
 test('each tool call is an execute_tool span with store and subprocess children; a traceparent is its parent', async () => {
   const receiver = await otlpReceiver();
   const host = await startHost({
