@@ -10,7 +10,7 @@ import type { PgStore } from '../store/pg/pg-store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, DEV_SECRET_FILE, resolveBearerKeys } from '../daemon/bearer-auth.js';
 import { loadConfig } from '../daemon/config.js';
-import { ProtectedResource, RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../daemon/protected-resource.js';
+import { ProtectedResource } from '../daemon/protected-resource.js';
 import { loadSigningKey } from '../daemon/credential-issuer.js';
 import { describeDb, ensureFolder, keysDir, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
@@ -21,24 +21,19 @@ import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { recoverToolCalls } from '../daemon/recovery.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
-import { createHttpServer } from '../http/http-server.js';
 import { httpGuard } from '../rpc/http-guard.js';
 import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
-import { agUiStreamRoute } from '../http/ag-ui-stream.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
-import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import type { DaemonConfig } from '../daemon/config.js';
-import { LAZY_MCP_PATH, lazyMcpHttp } from '../mcp/mcp-http-lazy.js';
-import { corsRoute } from '../http/cors.js';
-import { resourceMetadataRoute } from '../http/oauth-metadata.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from '../mcp/mcp-session.js';
 import { discoverSkills } from '../daemon/skills.js';
 import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
-import { attachMetrics, daemonOpsRoutes, startDaemonTracing, traceDaemon } from './observability.js';
+import { startDaemonTracing, traceDaemon } from './observability.js';
+import { listenWs } from './ws-listener.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 
 export interface ServeOptions {
@@ -215,8 +210,6 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
 /**
  * Runs the daemon until the host says `exit`, stdin ends (stdio), or a
  * signal arrives; then stops taking calls, lets in-flight ones finish
@@ -274,40 +267,11 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
-    const host = opts.host ?? '127.0.0.1';
-    const mcpHttp = lazyMcpHttp(ctx);
-    await attachMetrics(daemon, host);
-    const cors = corsRoute([LAZY_MCP_PATH, RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH]);
-    const routes = [cors, daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx), resourceMetadataRoute(daemon), mcpHttp.route];
-    const http = createHttpServer(ctx, routes);
-    const ws = attachWebSocketRpc(ctx, http);
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject);
-      http.listen(opts.port ?? 0, host, () => resolve());
-    });
-    const address = http.address();
-    const port = typeof address === 'object' && address ? address.port : opts.port;
-    if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-    if (daemon.oauth && port !== undefined) {
-      daemon.oauth.listening(host, port);
-      if (!daemon.config.http.publicUrl && !LOOPBACK.has(host)) {
-        log.log('warn', 'auth.issuer is set without http.public_url: clients are told this server is at its socket address', { public_url: `http://${host}:${port}` });
-      }
-    }
+    const listener = await listenWs(ctx, { host: opts.host, port: opts.port }, log);
     // The one line a launcher waits for (contract section 1).
-    process.stderr.write(`${JSON.stringify({ listening: { host, port } })}\n`);
+    process.stderr.write(`${JSON.stringify({ listening: { host: listener.host, port: listener.port } })}\n`);
     finished = new Promise<number>(() => {});
-    stop = async () => {
-      // MCP sessions hold SSE streams open: end them first so the server can close.
-      await mcpHttp.closeAll();
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeIdleConnections();
-        setTimeout(resolve, 1000).unref();
-      });
-      ws.closeAll();
-      http.closeAllConnections();
-    };
+    stop = () => listener.close();
   }
   log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
   // Start-up is over: the young generation may grow again (start-up-heap.ts).

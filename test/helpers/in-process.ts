@@ -18,18 +18,14 @@
  */
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
-import type { Server } from 'node:http';
 import { ToolgateClient } from '../../src/client/index.js';
 import { createDaemon, limitsOf } from '../../src/app/serve.js';
 import { serveOptionsOf } from '../../src/app/cli.js';
-import { daemonOpsRoutes } from '../../src/app/observability.js';
+import { listenWs } from '../../src/app/ws-listener.js';
 import type { Daemon } from '../../src/daemon/daemon.js';
 import { createLogger } from '../../src/daemon/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
 import { serveContext, type ServeContext } from '../../src/rpc/serve-context.js';
-import { createHttpServer } from '../../src/http/http-server.js';
-import { attachWebSocketRpc } from '../../src/rpc/ws-transport.js';
-import { agUiStreamRoute } from '../../src/http/ag-ui-stream.js';
 import { Client as McpClient } from '@modelcontextprotocol/client';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { openMcpStdioPrincipal } from '../../src/mcp/mcp-session.js';
@@ -105,19 +101,11 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
       served.close();
     };
   } else {
-    const http: Server = createHttpServer(ctx, [daemonOpsRoutes(daemon, () => accepting), agUiStreamRoute(ctx)]);
-    const ws = attachWebSocketRpc(ctx, http);
-    await new Promise<void>((resolve, reject) => {
-      http.once('error', reject);
-      http.listen(0, '127.0.0.1', () => resolve());
-    });
-    port = (http.address() as { port: number }).port;
+    // The binary's own listener (src/app/ws-listener.ts): every route `serve --ws` has, MCP over HTTP included.
+    const listener = await listenWs(ctx, { host: serveOpts.host, port: 0 }, log);
+    port = listener.port;
     client = await connectWs(port);
-    closeTransport = async () => {
-      ws.closeAll();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    };
+    closeTransport = () => listener.close();
   }
 
   let stopped: Promise<number> | undefined;
