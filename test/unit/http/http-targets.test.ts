@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { startHost } from '../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
 
 /** One raw request; resolves with the status code (0 when the server closed without one). */
 export function rawStatus(port: number, requestLine: string, headers = 'Host: 127.0.0.1\r\n'): Promise<number> {
@@ -23,7 +23,7 @@ export function rawStatus(port: number, requestLine: string, headers = 'Host: 12
 }
 
 test('odd request targets get a 4xx, never a 500 or a logged stack', async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const targets = [
       '//', '///', '//evil.example/x', 'http://[::1/', 'http://[::1]:x/', 'http://', '*', 'garbage', '%', '/%zz', '/threads/%zz/events',

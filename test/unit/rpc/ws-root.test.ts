@@ -7,13 +7,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { createMessageConnection } from 'vscode-jsonrpc/node';
-import { WebSocketMessageReader, WebSocketMessageWriter } from '../../src/rpc/ws-message-stream.js';
-import { startHost, type Host } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
+import { WebSocketMessageReader, WebSocketMessageWriter } from '../../../src/rpc/ws-message-stream.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
 
-let host: Host;
+let host: InProcessHost;
 before(async () => {
-  host = await startHost({ transport: 'ws' });
+  host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
 });
 after(async () => {
   await host.stop();

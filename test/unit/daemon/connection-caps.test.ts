@@ -10,10 +10,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession } from '../helpers/host.js';
-import { tempDir } from '../helpers/repo.js';
-import { mintBearer } from '../helpers/tokens.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { tempDir } from '../../helpers/repo.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 function configWith(limits: Record<string, number>): string {
   const file = join(tempDir('toolgate-cfg-'), 'config.json');
@@ -25,7 +26,7 @@ function configWith(limits: Record<string, number>): string {
 }
 
 test('sessions per connection are capped; another connection has its own cap; a closed connection frees its sessions', async () => {
-  const host = await startHost({ transport: 'ws', args: ['--config', configWith({ max_sessions_per_connection: 3 })] });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws', args: ['--config', configWith({ max_sessions_per_connection: 3 })] });
   try {
     const token = await mintBearer('alice');
     for (let i = 0; i < 3; i++) await openSession(host, token);
@@ -44,7 +45,7 @@ test('sessions per connection are capped; another connection has its own cap; a 
 });
 
 test('connections per user are capped: the next one is refused -32003, a closed one frees its place, other users are not counted', async () => {
-  const host = await startHost({ transport: 'ws', args: ['--config', configWith({ max_connections_per_user: 2 })] });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws', args: ['--config', configWith({ max_connections_per_user: 2 })] });
   try {
     const token = await mintBearer('alice');
     const first = await host.connect();
@@ -71,7 +72,7 @@ test('connections per user are capped: the next one is refused -32003, a closed 
 });
 
 test('subscriptions per connection are capped, re-subscribing costs nothing, and subscribing writes no thread', async () => {
-  const host = await startHost({ args: ['--config', configWith({ max_subscriptions_per_connection: 2 })] });
+  const host = await startInProcess({ executor: 'subprocess', args: ['--config', configWith({ max_subscriptions_per_connection: 2 })] });
   try {
     const s = await openSession(host, await mintBearer('alice'));
     await host.request('thread/subscribe', { session_id: s.session_id, thread_id: 'a' });
@@ -92,7 +93,7 @@ test('subscriptions per connection are capped, re-subscribing costs nothing, and
 });
 
 test('a subscriber to a thread id hears only its own user’s calls there', async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const mallory = await host.connect();
     const m = await openSession(mallory, await mintBearer('mallory'));

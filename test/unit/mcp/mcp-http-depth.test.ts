@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHost } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
 
 const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
@@ -15,7 +15,7 @@ const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVe
 const nested = (levels: number) => `${'{"d":'.repeat(levels)}1${'}'.repeat(levels)}`;
 
 test('HTTP /mcp: 5,000 levels of nesting in arguments or _meta → 400 with -32602, no stack overflow, the session goes on', async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   const token = await mintBearer('deep-mcp');
   const headers = { ...ACCEPT, authorization: `Bearer ${token}` };
   const url = `http://127.0.0.1:${host.port}/mcp`;

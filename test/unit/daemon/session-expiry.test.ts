@@ -8,9 +8,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSession, startHost } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /** A token whose `exp` is two seconds ahead (exp has whole seconds: it lives one to two). */
 // Four seconds: long enough for the first request on a loaded machine, short enough to wait for (never a fixed sleep).
@@ -19,7 +20,7 @@ const readArgs = { module: 'calendar', method: 'read', input: { mode: 'day', dat
 const codeOf = (err: unknown) => (err as { code?: number }).code;
 
 test('WebSocket: after exp the session answers -32001 (open a new one) and its subscriptions end', { timeout: 30_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const watcher = await host.connect();
     const short = await openSession(watcher, await shortLived('mia'));
@@ -62,7 +63,7 @@ test('WebSocket: after exp the session answers -32001 (open a new one) and its s
 });
 
 test('AG-UI: the stream ends at its token’s exp; a fresh token resumes by Last-Event-ID', { timeout: 30_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const s = await openSession(host, await mintBearer('noa'));
     await host.request('message/append', { session_id: s.session_id, thread_id: 'room', role: 'user', content: 'one' });
@@ -93,7 +94,7 @@ test('AG-UI: the stream ends at its token’s exp; a fresh token resumes by Last
 });
 
 test('MCP over HTTP: a session ends at the exp of the latest token used on it', { timeout: 30_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   const post = (token: string, body: unknown, sid?: string) =>
     fetch(`http://127.0.0.1:${host.port}/mcp`, {
       method: 'POST',

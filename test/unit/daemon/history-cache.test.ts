@@ -6,9 +6,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHost, openSession } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
-import { tempDir } from '../helpers/repo.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import { tempDir } from '../../helpers/repo.js';
 
 interface Page {
   messages: Array<{ id: string; role: string; tool_call_id?: string; ui_schema?: unknown; worker_output?: unknown }>;
@@ -17,7 +18,7 @@ interface Page {
 test('the ui view is the live ui_schema, from the cache and compiled cold after a restart', async () => {
   const dataDir = tempDir();
   const token = await mintBearer('alice');
-  const first = await startHost({ dataDir });
+  const first = await startInProcess({ executor: 'subprocess', dataDir });
   let warm: Page;
   const live = new Map<string, unknown>();
   try {
@@ -48,7 +49,7 @@ test('the ui view is the live ui_schema, from the cache and compiled cold after 
     await first.stop();
   }
 
-  const second = await startHost({ dataDir });
+  const second = await startInProcess({ executor: 'subprocess', dataDir });
   try {
     const s = await openSession(second, token);
     const cold = await second.request<Page>('history/get', { session_id: s.session_id, thread_id: 'h', view: 'ui' });

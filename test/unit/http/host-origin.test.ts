@@ -11,9 +11,10 @@ import { request } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { openSession, startHost } from '../helpers/host.js';
-import { tempDir } from '../helpers/repo.js';
-import { mintBearer } from '../helpers/tokens.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { tempDir } from '../../helpers/repo.js';
+import { mintBearer } from '../../helpers/tokens.js';
 
 const EVIL_HOST = 'evil.example';
 const EVIL_ORIGIN = 'http://evil.example';
@@ -54,7 +55,7 @@ function upgrade(port: number, path: string, headers: Record<string, string>): P
 }
 
 test('a foreign Host or Origin is 403 on every route and upgrade; loopback clients pass', { timeout: 60_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   const port = host.port!;
   try {
     const token = await mintBearer('mia');
@@ -95,7 +96,7 @@ test('http.allowed_hosts / allowed_origins name what is accepted, on every route
   writeFileSync(config, JSON.stringify({
     agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] } },
     http: { allowed_hosts: ['127.0.0.1', 'tools.example.com'], allowed_origins: ['https://app.example.com'] } }));
-  const host = await startHost({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws', dataDir: dir, args: ['--config', config] });
   const port = host.port!;
   try {
     const ok = { host: 'tools.example.com', origin: 'https://app.example.com' };

@@ -9,10 +9,11 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHost, openSession, type Host } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
-import { tempDir } from '../helpers/repo.js';
-import type { ToolProjection, ToolResponse } from '../../src/protocol/index.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import { tempDir } from '../../helpers/repo.js';
+import type { ToolProjection, ToolResponse } from '../../../src/protocol/index.js';
 
 interface Issue {
   path: string;
@@ -50,13 +51,13 @@ const FAILING_CALLS = [
 ];
 
 for (const executor of ['subprocess', 'inprocess'] as const) describe(`model-facing errors (${executor} executor)`, () => {
-  let host: Host;
+  let host: InProcessHost;
   let session: { session_id: string; allowed_actions: string[] };
   let reader: { session_id: string; allowed_actions: string[] };
   let n = 0;
 
   before(async () => {
-    host = await startHost({ args: ['--config', configFile(), '--executor', executor] });
+    host = await startInProcess({ executor: 'subprocess', args: ['--config', configFile(), '--executor', executor] });
     const token = await mintBearer('alice', { name: 'Alice' });
     session = await openSession(host, token);
     reader = await openSession(host, token, { agent: 'reader' });

@@ -5,17 +5,18 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
-import type { ToolResponse } from '../../src/protocol/index.js';
+import { openSession, TRANSPORTS } from '../../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import type { ToolResponse } from '../../../src/protocol/index.js';
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
-  let host: Host;
+  let host: InProcessHost;
   let sessionId: string;
   let aliceToken: string;
 
   before(async () => {
-    host = await startHost();
+    host = await startInProcess({ executor: 'subprocess' });
     aliceToken = await mintBearer('alice', { name: 'Alice' });
   });
   after(async () => {

@@ -7,12 +7,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dbRows } from '../helpers/db.js';
+import { dbRows } from '../../helpers/db.js';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import type { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession } from '../helpers/host.js';
-import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
-import { tempDir } from '../helpers/repo.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../../helpers/tokens.js';
+import { tempDir } from '../../helpers/repo.js';
 
 const refused = (p: Promise<unknown>) => p.then(() => assert.fail('expected -32001'), (e: ResponseError<unknown>) => assert.equal(e.code, -32001));
 
@@ -22,7 +23,7 @@ test('with a JWKS, ES256 tokens from the issuer work and an HS256 token is refus
   const jwk = { ...(await exportJWK(publicKey)), kid: 'issuer-1', alg: 'ES256', use: 'sig' };
   const jwksPath = join(dir, 'jwks.json');
   writeFileSync(jwksPath, JSON.stringify({ keys: [jwk] }));
-  const host = await startHost({ dataDir: dir, env: { TOOLGATE_BEARER_SECRET: '', TOOLGATE_BEARER_JWKS: jwksPath } });
+  const host = await startInProcess({ executor: 'subprocess', dataDir: dir, env: { TOOLGATE_BEARER_SECRET: '', TOOLGATE_BEARER_JWKS: jwksPath } });
   try {
     const es256 = await new SignJWT({ name: 'Nora', phone: '+15550707' })
       .setProtectedHeader({ alg: 'ES256', kid: 'issuer-1' }).setSubject('nora').setIssuedAt().setExpirationTime('10m').sign(privateKey);
@@ -38,7 +39,7 @@ test('with a JWKS, ES256 tokens from the issuer work and an HS256 token is refus
 });
 
 test('iss and aud are checked only when configured', async () => {
-  const host = await startHost({ env: { TOOLGATE_BEARER_ISSUER: 'https://idp.example', TOOLGATE_BEARER_AUDIENCE: 'toolgate' } });
+  const host = await startInProcess({ executor: 'subprocess', env: { TOOLGATE_BEARER_ISSUER: 'https://idp.example', TOOLGATE_BEARER_AUDIENCE: 'toolgate' } });
   try {
     await host.request('initialize', { protocol_version: '1' });
     const secret = new TextEncoder().encode(TEST_BEARER_SECRET);
@@ -56,7 +57,7 @@ test('iss and aud are checked only when configured', async () => {
   } finally {
     await host.stop();
   }
-  const plain = await startHost();
+  const plain = await startInProcess({ executor: 'subprocess' });
   try {
     const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('pat').setIssuer('anyone').setAudience('anything')
       .setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(TEST_BEARER_SECRET));

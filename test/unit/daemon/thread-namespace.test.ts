@@ -10,10 +10,11 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession, TRANSPORTS, type Client, type Host } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
-import type { HistoryGetResult, ToolResponse } from '../../src/protocol/index.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { openSession, TRANSPORTS, type Client } from '../../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
+import type { HistoryGetResult, ToolResponse } from '../../../src/protocol/index.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 type History = HistoryGetResult;
 
@@ -36,12 +37,12 @@ function shape(value: unknown): unknown {
 }
 
 for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
-  let host: Host;
+  let host: InProcessHost;
   let alice: string;
   let bob: string;
 
   before(async () => {
-    host = await startHost({ transport });
+    host = await startInProcess({ executor: 'subprocess', transport });
     alice = (await openSession(host, await mintBearer('alice'))).session_id;
     bob = (await openSession(host, await mintBearer('bob'))).session_id;
   });
@@ -137,9 +138,9 @@ for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
 });
 
 describe('subscriptions are per user (ws, several connections)', () => {
-  let host: Host;
+  let host: InProcessHost;
   before(async () => {
-    host = await startHost({ transport: 'ws' });
+    host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   });
   after(async () => {
     await host.stop();

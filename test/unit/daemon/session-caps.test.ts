@@ -8,8 +8,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { openSession, startHost } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess } from '../../helpers/in-process.js';
+import { mintBearer } from '../../helpers/tokens.js';
 
 const CONCURRENT = 120;
 const INIT = {
@@ -20,7 +21,7 @@ const INIT = {
 };
 
 test(`MCP over HTTP: ${CONCURRENT} concurrent initializes of a new user open exactly 32 sessions`, { timeout: 60_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const token = await mintBearer(`newcomer-${randomUUID()}`);
     const statuses = await Promise.all(
@@ -62,7 +63,7 @@ test(`MCP over HTTP: ${CONCURRENT} concurrent initializes of a new user open exa
 });
 
 test(`session/open: ${CONCURRENT} concurrent opens of a new user on one connection open exactly 64 sessions`, { timeout: 60_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const token = await mintBearer(`newcomer-${randomUUID()}`);
     await host.request('initialize', { protocol_version: '1' });
