@@ -40,7 +40,7 @@ const PG_SUITES = [
   'e2e/exactly-once',
   'unit/daemon/daemon-errors',
   'e2e/skills-and-profiles',
-  'e2e/ag-ui-sse',
+  'unit/http/ag-ui-sse',
   'unit/daemon/actions-flow',
   'unit/daemon/bearer-auth',
   'e2e/automation',

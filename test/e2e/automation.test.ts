@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { dbRows } from '../helpers/db.js';
 import { pgDatabaseFor, TEST_PG_URL } from '../helpers/pg.js';
 import type { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, connectWs } from '../helpers/host.js';
+import { connectWs } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 
 const SERVICE_KEY = 'service-key-for-tests-0123456789';
@@ -39,7 +40,7 @@ test('over stdio and over ws with the service key, a job acts as its owner withi
   const { job_id } = JSON.parse(addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create').stdout) as { job_id: string };
 
   for (const transport of ['stdio', 'ws'] as const) {
-    const host = await startHost({ transport, dataDir, env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
+    const host = await startInProcess({ executor: 'subprocess', transport, dataDir, env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
     try {
       await host.request('initialize', { protocol_version: '1', ...(transport === 'ws' ? { service_key: SERVICE_KEY } : {}) });
       const s = await host.request<{ session_id: string; user_id: string; enabled_skills: string[]; allowed_actions: string[] }>('session/open', {
@@ -72,7 +73,7 @@ test('over stdio and over ws with the service key, a job acts as its owner withi
 });
 
 test('a wrong service key is refused at initialize; without one, automation is refused', async () => {
-  const host = await startHost({ transport: 'ws', env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws', env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
   try {
     const wrong = (await host.request('initialize', { protocol_version: '1', service_key: 'nope' }).catch((e: unknown) => e)) as ResponseError<unknown>;
     assert.equal(wrong.code, -32001);

@@ -11,7 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, decodeJwt } from 'jose';
 import type { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession } from '../helpers/host.js';
+import { openSession } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 
@@ -19,7 +20,7 @@ const key = new TextEncoder().encode(TEST_BEARER_SECRET);
 const code = (p: Promise<unknown>) => p.then(() => 0, (e: ResponseError<unknown>) => e.code);
 
 test('a token without exp, or with a sub that is blank, padded or holds control characters, is -32001', async () => {
-  const host = await startHost();
+  const host = await startInProcess({ executor: 'subprocess' });
   try {
     await host.request('initialize', { protocol_version: '1' });
     const open = (token: string) => code(host.request('session/open', { auth: { type: 'bearer', token } }));
@@ -42,7 +43,7 @@ test('auth.max_token_lifetime_s bounds exp - iat (or exp - now without iat)', as
     agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'] } },
     auth: { max_token_lifetime_s: 3600 },
   }));
-  const host = await startHost({ args: ['--config', config] });
+  const host = await startInProcess({ executor: 'subprocess', args: ['--config', config] });
   try {
     await host.request('initialize', { protocol_version: '1' });
     const open = (token: string) => code(host.request('session/open', { auth: { type: 'bearer', token } }));
@@ -63,7 +64,7 @@ test('dev-token mints a token with exp that opens a session', async () => {
   assert.equal(r.status, 0, r.stderr);
   const token = r.stdout.trim();
   assert.equal(typeof decodeJwt(token).exp, 'number');
-  const host = await startHost({ dataDir: dir });
+  const host = await startInProcess({ executor: 'subprocess', dataDir: dir });
   try {
     assert.equal((await openSession(host, token)).user_id, 'dana');
   } finally {

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { dbCount } from '../helpers/db.js';
 import { pgDatabaseFor, TEST_PG_URL } from '../helpers/pg.js';
 import { SignJWT, importJWK, type JWK } from 'jose';
-import { startHost, openSession } from '../helpers/host.js';
+import { openSession } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
@@ -51,7 +52,7 @@ function count(dbPath: string, sql: string): Promise<number> {
 for (const executor of ['subprocess', 'inprocess'] as const) {
   // In process on PostgreSQL a new call is not read first (Tx.assumeNewCall): the committed record must still win.
   test(`a retry after the daemon lost the result returns the committed outcome without running again (${executor} executor)`, async () => {
-    const host = await startHost({ args: ['--executor', executor] });
+    const host = await startInProcess({ executor: 'subprocess', args: ['--executor', executor] });
     try {
       const s = await openSession(host, await mintBearer('alice'));
       await host.request('message/append', { session_id: s.session_id, thread_id: 'crash-1', role: 'user', content: 'book it' });
@@ -71,14 +72,14 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
 
 test('on restart the daemon turns a committed call without a message into its tool message', async () => {
   const dataDir = tempDir();
-  const first = await startHost({ dataDir });
+  const first = await startInProcess({ executor: 'subprocess', dataDir });
   const s = await openSession(first, await mintBearer('alice'));
   await first.request('message/append', { session_id: s.session_id, thread_id: 'crash-2', role: 'user', content: 'book it' });
   assert.equal(await first.stop(), 0);
 
   const committed = await runCliAsDaemonWouldHave(dataDir, 'alice', 'crash-2', 'call-y', args);
 
-  const second = await startHost({ dataDir });
+  const second = await startInProcess({ executor: 'subprocess', dataDir });
   try {
     const s2 = await openSession(second, await mintBearer('alice'));
     const history = await second.request<{ messages: Array<{ role: string; content: string; tool_call_id?: string }> }>('history/get', {

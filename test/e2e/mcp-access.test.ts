@@ -11,7 +11,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
-import { startHost } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
@@ -28,7 +28,7 @@ async function post(port: number, body: unknown, headers: Record<string, string>
 }
 
 test('HTTP /mcp: no token → 401 with WWW-Authenticate: Bearer and no OAuth metadata; a bad token → 401, never echoed', async () => {
-  const host = await startHost({ transport: 'ws' });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     const none = await post(host.port!, INIT);
     assert.equal(none.status, 401);
@@ -59,8 +59,8 @@ test('HTTP /mcp: a foreign Origin or Host → 403; loopback ones and configured 
   }));
   const token = await mintBearer('mia');
   const auth = { authorization: `Bearer ${token}` };
-  const plain = await startHost({ transport: 'ws' });
-  const configured = await startHost({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  const plain = await startInProcess({ executor: 'subprocess', transport: 'ws' });
+  const configured = await startInProcess({ executor: 'subprocess', transport: 'ws', dataDir: dir, args: ['--config', config] });
   try {
     assert.equal((await post(plain.port!, INIT, { ...auth, origin: 'https://evil.example' })).status, 403);
     assert.equal((await post(plain.port!, INIT, { ...auth, origin: `http://localhost:${plain.port}` })).status, 200);
@@ -94,7 +94,7 @@ async function rawPost(port: number, hostHeader: string, token: string): Promise
 }
 
 test('HTTP /mcp: a session is bound to its user; DELETE ends it; a body over max_message_bytes → 413', async () => {
-  const host = await startHost({ transport: 'ws', args: ['--max-message-bytes', '4096'] });
+  const host = await startInProcess({ executor: 'subprocess', transport: 'ws', args: ['--max-message-bytes', '4096'] });
   const mia = await mintBearer('mia');
   const bob = await mintBearer('bob');
   try {
@@ -137,7 +137,7 @@ for (const kind of ['stdio', 'http'] as McpKind[]) {
       mcp: { agent: 'reader' },
     }));
     const token = await mintBearer('mia');
-    const host = await startHost({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+    const host = await startInProcess({ executor: 'subprocess', transport: 'ws', dataDir: dir, args: ['--config', config] });
     const mcp = await connectMcp(kind, { token, port: host.port!, dbPath: host.dbPath, args: ['--config', config] });
     try {
       const { tools } = await mcp.client.listTools();

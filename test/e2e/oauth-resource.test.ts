@@ -12,7 +12,8 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectMcp } from '../helpers/mcp-hosts.js';
-import { openSession, startHost, type Host } from '../helpers/host.js';
+import { openSession } from '../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/oauth-issuer.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
@@ -28,17 +29,17 @@ const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, 
 const AGENTS = { default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'] } };
 
 /** A daemon trusting `issuer` only (no HS256 secret unless `env` sets one). */
-async function startResource(issuer: TestIssuer, extra: { auth?: object; http?: object } = {}, env: Record<string, string> = {}): Promise<Host> {
+async function startResource(issuer: TestIssuer, extra: { auth?: object; http?: object } = {}, env: Record<string, string> = {}): Promise<InProcessHost> {
   const dir = tempDir();
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ agents: AGENTS, auth: { issuer: issuer.issuer, ...extra.auth }, ...(extra.http ? { http: extra.http } : {}) }));
-  return startHost({ transport: 'ws', dataDir: dir, args: ['--config', config], env: { TOOLGATE_BEARER_SECRET: '', ...env } });
+  return startInProcess({ executor: 'subprocess', transport: 'ws', dataDir: dir, args: ['--config', config], env: { TOOLGATE_BEARER_SECRET: '', ...env } });
 }
 
-const resourceOf = (host: Host) => `http://127.0.0.1:${host.port}/mcp`;
-const metadataUrlOf = (host: Host) => `http://127.0.0.1:${host.port}/.well-known/oauth-protected-resource/mcp`;
+const resourceOf = (host: InProcessHost) => `http://127.0.0.1:${host.port}/mcp`;
+const metadataUrlOf = (host: InProcessHost) => `http://127.0.0.1:${host.port}/.well-known/oauth-protected-resource/mcp`;
 
-async function post(host: Host, headers: Record<string, string> = {}, body: unknown = INIT): Promise<Response> {
+async function post(host: InProcessHost, headers: Record<string, string> = {}, body: unknown = INIT): Promise<Response> {
   return fetch(resourceOf(host), { method: 'POST', headers: { ...ACCEPT, ...headers }, body: JSON.stringify(body) });
 }
 
@@ -71,7 +72,8 @@ test('an access token of auth.issuer: tools/call over /mcp works and lands in th
     await host.stop();
     await issuer.close();
   }
-  assert.match(host.stderr(), /"listening"/, 'started without TOOLGATE_BEARER_SECRET');
+  // It ran with TOOLGATE_BEARER_SECRET empty (startResource): the issuer's tokens alone opened both sessions.
+  assert.match(host.stderr(), /"msg":"session opened"/, 'served without TOOLGATE_BEARER_SECRET');
 });
 
 test('a 401 names the RFC 9728 metadata; a wrong aud, iss, typ, key or an expired token is invalid_token, never echoed', async () => {
@@ -198,7 +200,7 @@ test('HS256 tokens keep working beside the issuer; without auth.issuer there is 
     await host.stop();
     await issuer.close();
   }
-  const plain = await startHost({ transport: 'ws' });
+  const plain = await startInProcess({ executor: 'subprocess', transport: 'ws' });
   try {
     assert.equal((await fetch(`http://127.0.0.1:${plain.port}/.well-known/oauth-protected-resource/mcp`)).status, 404);
   } finally {

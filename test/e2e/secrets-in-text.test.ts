@@ -9,13 +9,14 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession } from '../helpers/host.js';
+import { openSession } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64url');
 
 test('tokens glued to text, with a spaced header, or a configured secret are refused everywhere and stored nowhere', async () => {
-  const host = await startHost();
+  const host = await startInProcess({ executor: 'subprocess' });
   const token = await mintBearer('alice');
   const spaced = `${b64(' {"alg":"HS256","typ":"JWT"}')}.${b64('{"sub":"alice"}')}.c3BhY2Vkc2lnbmF0dXJlX3h5eg`;
   const marks = [token.split('.')[2]!, 'c3BhY2Vkc2lnbmF0dXJlX3h5eg', TEST_BEARER_SECRET];

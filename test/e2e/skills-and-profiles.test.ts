@@ -8,7 +8,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { ResponseError } from 'vscode-jsonrpc/node';
-import { startHost, openSession } from '../helpers/host.js';
+import { openSession } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 
@@ -22,7 +23,7 @@ const CONFIG = {
 const rpcError = (p: Promise<unknown>) => p.then(() => assert.fail('expected an error'), (e: ResponseError<unknown>) => e);
 
 test('skills/list and skills/read show the enabled skills only, and paths stay inside the skill', async () => {
-  const host = await startHost();
+  const host = await startInProcess({ executor: 'subprocess' });
   try {
     const s = await openSession(host, await mintBearer('alice'), { enabled_skills: ['calendar', 'memory'] });
     assert.deepEqual(s.enabled_skills, ['calendar', 'memory']);
@@ -58,7 +59,7 @@ test('a profile that sees a skill but is not allowed its actions cannot run them
   const dir = tempDir();
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify(CONFIG));
-  const host = await startHost({ dataDir: dir, args: ['--config', configPath] });
+  const host = await startInProcess({ executor: 'subprocess', dataDir: dir, args: ['--config', configPath] });
   try {
     const s = await openSession(host, await mintBearer('alice'), { agent: 'reader' });
     assert.deepEqual(s.allowed_actions, ['calendar.read']);
@@ -117,7 +118,7 @@ test('serve --dev creates a local secret that dev-token signs with', async () =>
     env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir }, encoding: 'utf8',
   });
   assert.equal(token.status, 0, token.stderr);
-  const host = await startHost({ dataDir: dir, args: ['--dev'], env: { TOOLGATE_BEARER_SECRET: '' } });
+  const host = await startInProcess({ executor: 'subprocess', dataDir: dir, args: ['--dev'], env: { TOOLGATE_BEARER_SECRET: '' } });
   try {
     const s = await openSession(host, token.stdout.trim());
     assert.equal(s.user_id, 'zoe');

@@ -3,7 +3,9 @@
  * server. First the raw stream as fetch reads it, then the same stream fed
  * through the official AG-UI client (`@ag-ui/client`: its transport, event
  * enforcement, verifier and message reducer) as a front end consumes it,
- * then in process for what a spawned daemon hides (pings, cleanup, the bus).
+ * then with the stream's route on a server of its own, for what the
+ * daemon's listener hides (pings every 50 ms, cleanup, the bus). The daemon
+ * runs in this process on the binary's own listener (test/helpers/in-process.ts).
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,23 +13,24 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { EventSchemas } from '@ag-ui/core/schemas';
-import { startHost, openSession, type Host } from '../helpers/host.js';
-import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
-import { tempDir } from '../helpers/repo.js';
-import { follow, ThreadFollower, verifySse } from '../helpers/ag-ui-client.js';
-import { createHttpServer } from '../../src/http/http-server.js';
-import { agUiStreamRoute } from '../../src/http/ag-ui-stream.js';
-import { SessionRegistry } from '../../src/daemon/sessions.js';
-import { serveContext } from '../../src/rpc/serve-context.js';
-import { ThreadEventBus } from '../../src/daemon/thread-events.js';
-import type { Daemon } from '../../src/daemon/daemon.js';
-import { createLogger } from '../../src/daemon/logger.js';
-import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { MessageRow } from '../../src/store/store.js';
-import { buildToolAgentOutput, projectText } from '../../src/codec/tool-output.js';
-import { deriveUiHints } from '../../src/codec/ui-hints.js';
-import type { HistoryMessage, ToolResponse } from '../../src/protocol/index.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { openSession } from '../../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../../helpers/tokens.js';
+import { tempDir } from '../../helpers/repo.js';
+import { follow, ThreadFollower, verifySse } from '../../helpers/ag-ui-client.js';
+import { createHttpServer } from '../../../src/http/http-server.js';
+import { agUiStreamRoute } from '../../../src/http/ag-ui-stream.js';
+import { SessionRegistry } from '../../../src/daemon/sessions.js';
+import { serveContext } from '../../../src/rpc/serve-context.js';
+import { ThreadEventBus } from '../../../src/daemon/thread-events.js';
+import type { Daemon } from '../../../src/daemon/daemon.js';
+import { createLogger } from '../../../src/daemon/logger.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import type { MessageRow } from '../../../src/store/store.js';
+import { buildToolAgentOutput, projectText } from '../../../src/codec/tool-output.js';
+import { deriveUiHints } from '../../../src/codec/ui-hints.js';
+import type { HistoryMessage, ToolResponse } from '../../../src/protocol/index.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 
 
@@ -181,7 +184,7 @@ const createArgs = (title: string) => ({
 const TEXT_TYPES = new Set(['TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END']);
 
 describe('AG-UI event stream on the --ws server', () => {
-  let host: Host;
+  let host: InProcessHost;
   let base: string;
   let aliceToken: string;
   let bobToken: string;
@@ -202,7 +205,7 @@ describe('AG-UI event stream on the --ws server', () => {
   const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
   before(async () => {
-    host = await startHost({ transport: 'ws' });
+    host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
     base = `http://127.0.0.1:${host.port!}`;
     aliceToken = await mintBearer('alice');
     bobToken = await mintBearer('bob');

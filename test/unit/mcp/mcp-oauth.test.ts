@@ -16,12 +16,12 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { startHost, type Host } from '../helpers/host.js';
-import { tempDir } from '../helpers/repo.js';
-import { dbRows } from '../helpers/db.js';
-import { waitFor } from '../helpers/wait-for.js';
-import { startOidcProvider, type OidcProviderHandle } from '../helpers/oidc-provider.js';
-import { connectWithOAuth, InMemoryOAuthClientProvider } from '../helpers/mcp-oauth-client.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { tempDir } from '../../helpers/repo.js';
+import { dbRows } from '../../helpers/db.js';
+import { waitFor } from '../../helpers/wait-for.js';
+import { startOidcProvider, type OidcProviderHandle } from '../../helpers/oidc-provider.js';
+import { connectWithOAuth, InMemoryOAuthClientProvider } from '../../helpers/mcp-oauth-client.js';
 
 const INIT = {
   jsonrpc: '2.0',
@@ -43,18 +43,18 @@ async function postInit(url: string, token?: string): Promise<Response> {
 }
 
 /** Starts `serve --ws`; with `issuer`, that issuer's tokens are its only user tokens (no HS256 secret). */
-async function serveWithIssuer(issuer: string | undefined, auth: object = {}): Promise<Host> {
+async function serveWithIssuer(issuer: string | undefined, auth: object = {}): Promise<InProcessHost> {
   const dir = tempDir();
   const config = join(dir, 'config.json');
   const agents = { default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'] } };
   writeFileSync(config, JSON.stringify(issuer ? { agents, auth: { issuer, ...auth } } : { agents }));
-  return startHost({ transport: 'ws', dataDir: dir, args: ['--config', config], env: issuer ? { TOOLGATE_BEARER_SECRET: '' } : {} });
+  return startInProcess({ executor: 'subprocess', transport: 'ws', dataDir: dir, args: ['--config', config], env: issuer ? { TOOLGATE_BEARER_SECRET: '' } : {} });
 }
 
 describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider as the authorization server', () => {
   let op: OidcProviderHandle;
   let stranger: OidcProviderHandle;
-  let host: Host;
+  let host: InProcessHost;
   let mcpUrl: string;
 
   before(async () => {
