@@ -28,6 +28,7 @@ import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
 import { DaemonError } from '../daemon/errors.js';
 import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from './mcp-session.js';
 import { RpcErrorCode } from '../rpc/errors.js';
+import { isValidId } from '../rpc/message-shape.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';
 import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
@@ -80,7 +81,7 @@ const MAX_BODY_DEPTH = MAX_JSON_DEPTH + 8;
 /** HTTP 400 with -32602, naming the request's id when it has a usable one. */
 function tooDeep(res: ServerResponse, body: unknown): void {
   const raw = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  const id = typeof raw === 'string' || (typeof raw === 'number' && Number.isFinite(raw)) ? raw : null;
+  const id = isValidId(raw) ? raw : null;
   res.writeHead(400, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: RpcErrorCode.InvalidParams, message: `nested deeper than ${MAX_JSON_DEPTH} levels` } }));
 }
