@@ -293,10 +293,14 @@ describe('AG-UI event stream on the --ws server', () => {
         ['TEXT_MESSAGE_START', later.id], ['TEXT_MESSAGE_CONTENT', later.id], ['TEXT_MESSAGE_END', later.id],
       ]);
 
-      // Answering a stored call again stores nothing new, so nothing is pushed.
+      // Answering a stored call again stores nothing new, so nothing is pushed: a stream writes a live run
+      // only when the bus hands it a message, and a call's publish is over before its answer leaves.
+      const heard: number[] = [];
+      const stopHearing = host.daemon.threadEvents.listen('alice', 'agui-1', (e) => heard.push(e.row.thread_seq));
       const again = await invoke('agui-1', 'c1', 'Standup');
+      stopHearing();
       assert.equal(again.content[0]!.text, first.content[0]!.text);
-      assert.ok(await sse.quiet(300));
+      assert.deepEqual(heard, [], 'nothing published for the replayed call');
     } finally {
       sse.close();
     }
@@ -420,7 +424,10 @@ describe('AG-UI event stream on the --ws server', () => {
     try {
       const after = all.slice(all.indexOf(finished[1]!) + 1);
       assert.deepEqual((await resumed.take(after.length)).map((f) => f.data), after.map((f) => f.data));
-      assert.ok(await resumed.quiet(200));
+      // Then the stream is live: a message appended now is the next run, with nothing sent twice before it.
+      const barrier = await append('agui-1', 'user', 'after the resume');
+      const next = runsOf(await resumed.runs(1))[0]!;
+      assert.equal(json(next[1]!).messageId, barrier.id);
     } finally {
       resumed.close();
     }
@@ -436,7 +443,7 @@ describe('AG-UI event stream on the --ws server', () => {
     const fresh = await openSse(base, '/threads/agui-1/events?replay=0', auth(aliceToken));
     try {
       assert.equal(fresh.status, 200);
-      assert.ok(await fresh.quiet(200), 'no history');
+      // No history: the first run on the stream is the call made now.
       await invoke('agui-1', 'c3', 'Planning');
       const [started, start] = await fresh.take(2);
       assert.equal(json(started!).type, 'RUN_STARTED');
