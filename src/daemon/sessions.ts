@@ -29,6 +29,12 @@ export interface ReserveOptions {
    * is synchronous, so concurrent opens cannot pass it together.
    */
   perUserConnection?: boolean;
+  /**
+   * The session ends after this long unused (MCP over HTTP, whose sessions
+   * no connection holds open): from its open, and from the end of each
+   * `hold`; never while a hold is on.
+   */
+  idleMs?: number;
 }
 
 /** A cap shared by one user's sessions of one kind, whatever connection holds them (MCP sessions, AG-UI streams). */
@@ -67,6 +73,8 @@ interface Entry {
   userKey: string | null;
   timer: NodeJS.Timeout | null;
   ends: Array<() => void>;
+  /** Ends unused sessions (`ReserveOptions.idleMs`); null for sessions their connection holds. */
+  idle: { ms: number; holds: number; timer: NodeJS.Timeout | null } | null;
 }
 
 /**
@@ -80,6 +88,8 @@ interface Entry {
  * - a session bound to a token ends at the token's `exp`: its end callbacks
  *   run (streams close, subscriptions drop), its place is freed, and its id
  *   answers EXPIRED_SESSION from then on;
+ * - a session no connection holds (MCP over HTTP) also ends once unused for
+ *   its `idleMs` (`hold` marks a request in progress);
  * - a session is bound to the connection that opened it: its id presented
  *   on another connection is unknown there. Closing a connection ends its
  *   sessions.
@@ -93,6 +103,7 @@ export class SessionRegistry {
   /** Expired session id → its connection. */
   private readonly expired = new Map<string, string>();
   private readonly expiryListeners: Array<(s: Session) => void> = [];
+  private readonly idleListeners: Array<(s: Session) => void> = [];
 
   constructor(
     private readonly maxPerConnection = DEFAULT_MAX_SESSIONS_PER_CONNECTION,
@@ -111,7 +122,8 @@ export class SessionRegistry {
       throw new DaemonError('OVERLOADED', `too many open ${pool.name} (at most ${pool.max} per user)${pool.hint ?? ''}`);
     }
     const id = `ses_${randomUUID()}`;
-    this.entries.set(id, { session: null, connectionId, pool: poolKey, userKey: null, timer: null, ends: [] });
+    const idle = opts.idleMs === undefined ? null : { ms: opts.idleMs, holds: 0, timer: null };
+    this.entries.set(id, { session: null, connectionId, pool: poolKey, userKey: null, timer: null, ends: [], idle });
     addTo(this.byConnection, connectionId, id);
     if (poolKey) addTo(this.byPool, poolKey, id);
     let settled = false;
@@ -125,6 +137,7 @@ export class SessionRegistry {
         settled = true;
         entry.session = { id, connectionId, ...fields };
         if (typeof fields.expiresAt === 'number') this.arm(id, entry, fields.expiresAt);
+        this.armIdle(id, entry);
         return entry.session;
       },
       release: () => {
@@ -202,6 +215,32 @@ export class SessionRegistry {
     this.expiryListeners.push(fn);
   }
 
+  /** Called with every session that ends unused for its `idleMs` (before its end callbacks). */
+  onIdle(fn: (s: Session) => void): void {
+    this.idleListeners.push(fn);
+  }
+
+  /**
+   * Marks the session in use until the returned function is called (a
+   * request in progress): it does not end idle meanwhile, and its idle time
+   * counts from the release. A session without `idleMs` is not affected.
+   */
+  hold(id: string): () => void {
+    const entry = this.entries.get(id);
+    const idle = entry?.idle;
+    if (!entry || !idle) return () => {};
+    idle.holds++;
+    if (idle.timer) clearTimeout(idle.timer);
+    idle.timer = null;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      idle.holds--;
+      if (this.entries.get(id) === entry) this.armIdle(id, entry);
+    };
+  }
+
   /** Ends one session now (MCP DELETE, a stream that closed). */
   close(id: string): void {
     this.forget(id);
@@ -241,6 +280,21 @@ export class SessionRegistry {
     entry.timer.unref();
   }
 
+  /** Starts the idle countdown of a session not in use (`hold`). */
+  private armIdle(id: string, entry: Entry): void {
+    const idle = entry.idle;
+    if (!idle || idle.holds > 0) return;
+    if (idle.timer) clearTimeout(idle.timer);
+    idle.timer = setTimeout(() => {
+      idle.timer = null;
+      const s = entry.session;
+      if (this.entries.get(id) !== entry || !s || idle.holds > 0) return;
+      for (const fn of this.idleListeners) fn(s);
+      this.forget(id);
+    }, Math.min(idle.ms, MAX_TIMER_MS));
+    idle.timer.unref();
+  }
+
   private expire(id: string): void {
     const entry = this.entries.get(id);
     const s = entry?.session;
@@ -256,6 +310,7 @@ export class SessionRegistry {
     if (!entry) return;
     this.entries.delete(id);
     if (entry.timer) clearTimeout(entry.timer);
+    if (entry.idle?.timer) clearTimeout(entry.idle.timer);
     removeFrom(this.byConnection, entry.connectionId, id);
     if (entry.pool) removeFrom(this.byPool, entry.pool, id);
     if (entry.userKey !== null) {

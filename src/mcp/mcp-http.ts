@@ -53,13 +53,11 @@ export interface McpHttpServer {
   closeAll(): Promise<void>;
 }
 
-/** The transport of a sessionful MCP session; the session itself (caps, expiry) lives in the session registry. */
+/** The transport of a sessionful MCP session; the session itself (caps, expiry, idle end) lives in the session registry. */
 interface SessionEntry {
   transport: NodeStreamableHTTPServerTransport;
   userId: string;
   connectionId: string;
-  lastSeen: number;
-  busy: number;
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -139,16 +137,9 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     onerror: (err) => log.log('warn', 'mcp request failed', { err: err.message }),
   });
 
-  const idle = setInterval(() => {
-    const cutoff = Date.now() - (opts.idleMs ?? DEFAULT_IDLE_MS);
-    for (const [id, entry] of sessions) {
-      if (entry.busy === 0 && entry.lastSeen < cutoff) {
-        log.log('info', 'closing an idle mcp session', { mcp_session: id });
-        daemon.sessions.close(id);
-      }
-    }
-  }, 60_000);
-  idle.unref();
+  daemon.sessions.onIdle((s) => {
+    if (sessions.has(s.id)) log.log('info', 'closing an idle mcp session', { mcp_session: s.id });
+  });
 
   /**
    * `initialize` without a session: the user's place is reserved in the
@@ -161,7 +152,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
   async function openSession(req: IncomingMessage, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
     let reserved;
     try {
-      reserved = reserveMcpSession(daemon, principal.userId);
+      reserved = reserveMcpSession(daemon, principal.userId, opts.idleMs ?? DEFAULT_IDLE_MS);
     } catch (err) {
       if (!(err instanceof DaemonError) || err.code !== 'OVERLOADED') throw err;
       jsonRpcError(res, 429, RpcErrorCode.Overloaded, err.message);
@@ -183,19 +174,19 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
       }),
       userId: principal.userId,
       connectionId: reserved.connectionId,
-      lastSeen: Date.now(),
-      busy: 0,
     };
     daemon.sessions.onEnd(session.id, () => {
       sessions.delete(session.id);
       void entry.transport.close().catch(() => {});
     });
     entry.transport.onclose = () => daemon.sessions.close(session.id);
+    const release = daemon.sessions.hold(session.id);
     try {
       const server = buildMcpServer(opts, mcp, await catalogs.for(session.enabledSkills));
       await server.connect(entry.transport);
       await entry.transport.handleRequest(req, res, body);
     } finally {
+      release();
       // An initialize the SDK refused opened nothing: its place is free again.
       if (entry.transport.sessionId === undefined) daemon.sessions.close(session.id);
     }
@@ -256,13 +247,11 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
         return;
       }
       daemon.sessions.extend(sid, principal.expiresAt);
-      entry.lastSeen = Date.now();
-      entry.busy += 1;
+      const release = daemon.sessions.hold(sid);
       try {
         await entry.transport.handleRequest(req, res, body);
       } finally {
-        entry.busy -= 1;
-        entry.lastSeen = Date.now();
+        release();
       }
       return;
     }
@@ -285,7 +274,6 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     },
     sessionCount: () => sessions.size,
     async closeAll() {
-      clearInterval(idle);
       const all = [...sessions.entries()];
       for (const [id] of all) daemon.sessions.close(id);
       await Promise.allSettled([...all.map(([, s]) => s.transport.close()), modern.close()]);

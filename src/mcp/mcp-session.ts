@@ -42,14 +42,14 @@ export function mcpRequestSession(daemon: Daemon, principal: Pick<Principal, 'us
  * registry (at most MAX_MCP_SESSIONS_PER_USER per user, OVERLOADED past it).
  * Synchronous: reserve before awaiting anything, then `openMcpSession`.
  */
-export function reserveMcpSession(daemon: Daemon, userId: string): { slot: SessionSlot; connectionId: string } {
+export function reserveMcpSession(daemon: Daemon, userId: string, idleMs: number): { slot: SessionSlot; connectionId: string } {
   const connectionId = `mcp_${randomUUID().slice(0, 8)}`;
-  const slot = daemon.sessions.reserve(connectionId, {
-    name: 'MCP sessions',
-    userId,
-    max: MAX_MCP_SESSIONS_PER_USER,
-    hint: '; DELETE one first',
-  });
+  const slot = daemon.sessions.reserve(
+    connectionId,
+    { name: 'MCP sessions', userId, max: MAX_MCP_SESSIONS_PER_USER, hint: '; DELETE one first' },
+    // No connection holds an MCP session over HTTP open: it ends unused, as at its token's exp.
+    { idleMs },
+  );
   return { slot, connectionId };
 }
 
