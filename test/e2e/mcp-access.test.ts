@@ -14,14 +14,7 @@ import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
 import { startInProcess } from '../helpers/in-process.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
-
-const INIT = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
-const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+import { MCP_ACCEPT as ACCEPT, MCP_INIT as INIT } from '../helpers/mcp-raw.js';
 
 async function post(port: number, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { ...ACCEPT, ...headers }, body: JSON.stringify(body) });

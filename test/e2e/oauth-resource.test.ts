@@ -18,14 +18,8 @@ import { startTestIssuer, type TestIssuer } from '../helpers/oauth-issuer.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { MCP_ACCEPT as ACCEPT, MCP_INIT as INIT } from '../helpers/mcp-raw.js';
 
-const INIT = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
-const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const AGENTS = { default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'] } };
 
 /** A daemon trusting `issuer` only (no HS256 secret unless `env` sets one). */

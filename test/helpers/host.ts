@@ -7,7 +7,8 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import type { MessageConnection } from 'vscode-jsonrpc/node';
+import assert from 'node:assert/strict';
+import { ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
 import { ToolgateClient } from '../../src/client/index.js';
 import { TOOLGATE_BIN, tempDir } from './repo.js';
 import { assertResultShape, assertWireShape, RESULT_SHAPE } from './wire-validator.js';
@@ -200,4 +201,15 @@ export async function openSession(
     await client.request('initialize', { protocol_version: '1', client_info: { name: 'test-host', version: '0' } });
   }
   return client.request('session/open', { auth: { type: 'bearer', token }, ...extra });
+}
+
+/** The JSON-RPC error a request fails with; fails the test when it succeeds or fails otherwise. */
+export async function rpcError(work: Promise<unknown>): Promise<ResponseError<unknown>> {
+  try {
+    await work;
+  } catch (err) {
+    assert.ok(err instanceof ResponseError, `expected a JSON-RPC error, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected a JSON-RPC error');
 }

@@ -4,8 +4,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ResponseError } from 'vscode-jsonrpc/node';
-import { openSession, TRANSPORTS } from '../../helpers/host.js';
+import { openSession, rpcError, TRANSPORTS } from '../../helpers/host.js';
 import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import type { ToolResponse } from '../../../src/protocol/index.js';
@@ -23,15 +22,6 @@ for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
     await host.stop();
   });
 
-  async function rpcError(work: Promise<unknown>): Promise<ResponseError<unknown>> {
-    try {
-      await work;
-    } catch (err) {
-      assert.ok(err instanceof ResponseError, `expected a JSON-RPC error, got ${String(err)}`);
-      return err;
-    }
-    assert.fail('expected a JSON-RPC error');
-  }
 
   async function stillServes(): Promise<void> {
     const r = await host.request<{ threads: unknown[] }>('thread/list', { session_id: sessionId });

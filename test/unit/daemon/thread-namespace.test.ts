@@ -9,8 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { ResponseError } from 'vscode-jsonrpc/node';
-import { openSession, TRANSPORTS, type Client } from '../../helpers/host.js';
+import { openSession, rpcError, TRANSPORTS, type Client } from '../../helpers/host.js';
 import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import type { HistoryGetResult, ToolResponse } from '../../../src/protocol/index.js';
@@ -21,15 +20,6 @@ type History = HistoryGetResult;
 const memoryUpdate = (key: string, content: string) => ({ module: 'memory', method: 'update', input: { key, content } });
 const memoryRead = { module: 'memory', method: 'read', input: {} };
 
-async function rpcError(work: Promise<unknown>): Promise<ResponseError<unknown>> {
-  try {
-    await work;
-  } catch (err) {
-    assert.ok(err instanceof ResponseError, `expected a JSON-RPC error, got ${String(err)}`);
-    return err;
-  }
-  assert.fail('expected a JSON-RPC error');
-}
 
 /** What a response tells a caller, with the ids and clocks that differ on every call taken out. */
 function shape(value: unknown): unknown {

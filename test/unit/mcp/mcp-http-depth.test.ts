@@ -7,9 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startInProcess } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
-
-const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+import { MCP_ACCEPT as ACCEPT, MCP_INIT as INIT } from '../../helpers/mcp-raw.js';
 
 /** `{"d":{"d":…1…}}`, built as text: JSON.stringify itself recurses. */
 const nested = (levels: number) => `${'{"d":'.repeat(levels)}1${'}'.repeat(levels)}`;

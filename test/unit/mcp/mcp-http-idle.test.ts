@@ -12,9 +12,8 @@ import { waitFor } from '../../helpers/wait-for.js';
 import { createMcpHttp } from '../../../src/mcp/mcp-http.js';
 import { createHttpServer } from '../../../src/http/http-server.js';
 import { serveContext } from '../../../src/rpc/serve-context.js';
+import { MCP_ACCEPT as ACCEPT, MCP_INIT as INIT } from '../../helpers/mcp-raw.js';
 
-const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
 
 test('an unused MCP session ends after its idle time; its id is then not found', async () => {

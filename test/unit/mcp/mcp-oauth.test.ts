@@ -22,14 +22,8 @@ import { dbRows } from '../../helpers/db.js';
 import { waitFor } from '../../helpers/wait-for.js';
 import { startOidcProvider, type OidcProviderHandle } from '../../helpers/oidc-provider.js';
 import { connectWithOAuth, InMemoryOAuthClientProvider } from '../../helpers/mcp-oauth-client.js';
+import { MCP_ACCEPT as ACCEPT, MCP_INIT as INIT } from '../../helpers/mcp-raw.js';
 
-const INIT = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
-const ACCEPT = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const EVENT = { title: 'Booked over OAuth', start_at: '2026-06-01T09:00:00Z', end_at: '2026-06-01T10:00:00Z' };
 
 async function postInit(url: string, token?: string): Promise<Response> {
