@@ -16,13 +16,12 @@
  * work is bounded (one unit of work of synchronous SQLite), so it runs to
  * the end and a slow call is only logged.
  */
-import { execute, type CliDocument } from '../cli-router/core.js';
-import { toolMessageMetadata } from '../store/stored-rows.js';
+import { execute } from '../cli-router/core.js';
 import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import type { Session } from './sessions.js';
-import { toolMessageOf, type ToolMessage } from './tool-message.js';
+import { checkedToolMessage, type CheckedToolMessage } from './tool-message.js';
 
 export class InProcessExecutor implements Executor {
   readonly kind = 'inprocess' as const;
@@ -40,7 +39,7 @@ export class InProcessExecutor implements Executor {
       await tx.credentialAudit.record(issued.audit);
       // The record and the tool message are checked once, together, before the record is written:
       // the tool message's ToolAgentOutput holds the document's every part.
-      let built: { doc: CliDocument; message: ToolMessage; metadataJson: string } | undefined;
+      let built: CheckedToolMessage | undefined;
       const { module, method, input } = call.args;
       const { doc } = await execute(tx, call.action, {
         claims: issued.claims,
@@ -49,8 +48,7 @@ export class InProcessExecutor implements Executor {
         input,
         argsSha256: call.argsSha256,
         checkRecord: (recorded) => {
-          const message = toolMessageOf(recorded, call.args, call.toolCallId);
-          built = { doc: recorded, message, metadataJson: toolMessageMetadata(message.output) };
+          built = checkedToolMessage(recorded, call.args, call.toolCallId);
         },
       });
       return storeOutcome(tx, call, doc, built?.doc === doc ? built : undefined);

@@ -25,6 +25,23 @@ export function toolMessageOf(doc: CliDocument, args: ToolCallArgs, toolCallId: 
   return messageOfOutput(buildToolAgentOutput(doc, args, toolCallId, deriveUiHints));
 }
 
+/** A call's document and the tool message built from it, checked against ToolAgentOutput: ready to store. */
+export interface CheckedToolMessage {
+  doc: CliDocument;
+  message: ToolMessage;
+  metadataJson: string;
+}
+
+/**
+ * The in-process executor's record check (`CoreCall.checkRecord`): the
+ * document becomes its tool message, checked once (toolMessageMetadata
+ * throws StoredRowError), before the record or the message is written.
+ */
+export function checkedToolMessage(doc: CliDocument, args: ToolCallArgs, toolCallId: string): CheckedToolMessage {
+  const message = toolMessageOf(doc, args, toolCallId);
+  return { doc, message, metadataJson: toolMessageMetadata(message.output) };
+}
+
 export function messageOfOutput(output: ToolAgentOutput): ToolMessage {
   const projection = projectionOf(output);
   return { output, projection, text: JSON.stringify(projection) };

@@ -18,7 +18,7 @@ import { deriveUiHints } from '../../../src/codec/ui-hints.js';
 import { MIGRATIONS } from '../../../src/store/migrations.js';
 import { openStore } from '../../../src/store/open-store.js';
 import { STORED_ROW_CHECK, StoredRowError, toolMessageMetadata } from '../../../src/store/stored-rows.js';
-import { toolMessageOf } from '../../../src/daemon/tool-message.js';
+import { checkedToolMessage } from '../../../src/daemon/tool-message.js';
 import { execute } from '../../../src/cli-router/core.js';
 import { ActionError } from '../../../src/cli-router/errors.js';
 import type { ActionDefinition } from '../../../src/cli-router/action.js';
@@ -93,7 +93,7 @@ test('a call record whose outcome is no CLI document is refused before it is rec
       call: { thread_id: 't1', tool_call_id: 'c1', args_sha256: 'h' },
     };
     // The in-process executor's hook: the record's document becomes the tool message, checked before either is written.
-    const checkRecord = (doc: Parameters<typeof toolMessageOf>[0]) => void toolMessageMetadata(toolMessageOf(doc, { module: 'memory', method: 'read', input: {} }, 'c1').output);
+    const checkRecord = (doc: Parameters<typeof checkedToolMessage>[0]) => void checkedToolMessage(doc, { module: 'memory', method: 'read', input: {} }, 'c1');
     const call = { claims, module: 'memory', method: 'read', input: {}, checkRecord };
     await assert.rejects(
       store.transaction((tx) => execute(tx, lying, call)),
