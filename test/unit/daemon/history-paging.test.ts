@@ -9,6 +9,7 @@ import { openSession, TRANSPORTS } from '../../helpers/host.js';
 import { startInProcess } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import type { HistoryGetResult } from '../../../src/protocol/index.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 type Page = HistoryGetResult;
 
@@ -53,7 +54,9 @@ for (const transport of TRANSPORTS) {
         for (const [thread, n] of [['t-old', 2], ['t-mid', 1], ['t-new', 3]] as const) {
           for (let i = 0; i < n; i++) {
             await host.request('message/append', { session_id: s.session_id, thread_id: thread, role: 'user', content: `${thread}-${i}` });
-            await new Promise((r) => setTimeout(r, 5));
+            // Timestamps have millisecond resolution: the next append is stamped later than this one.
+            const at = Date.now();
+            await waitFor(() => Date.now() > at, 'the clock to tick', 1000, 1);
           }
         }
         await host.request('message/append', { session_id: other.session_id, thread_id: 'bobs', role: 'user', content: 'hi' });
