@@ -215,9 +215,13 @@ export class SessionRegistry {
     this.expiryListeners.push(fn);
   }
 
-  /** Called with every session that ends unused for its `idleMs` (before its end callbacks). */
-  onIdle(fn: (s: Session) => void): void {
+  /** Called with every session that ends unused for its `idleMs` (before its end callbacks); returns the unsubscribe. */
+  onIdle(fn: (s: Session) => void): () => void {
     this.idleListeners.push(fn);
+    return () => {
+      const at = this.idleListeners.indexOf(fn);
+      if (at >= 0) this.idleListeners.splice(at, 1);
+    };
   }
 
   /**

@@ -137,7 +137,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     onerror: (err) => log.log('warn', 'mcp request failed', { err: err.message }),
   });
 
-  daemon.sessions.onIdle((s) => {
+  const stopHearingIdle = daemon.sessions.onIdle((s) => {
     if (sessions.has(s.id)) log.log('info', 'closing an idle mcp session', { mcp_session: s.id });
   });
 
@@ -274,6 +274,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     },
     sessionCount: () => sessions.size,
     async closeAll() {
+      stopHearingIdle();
       const all = [...sessions.entries()];
       for (const [id] of all) daemon.sessions.close(id);
       await Promise.allSettled([...all.map(([, s]) => s.transport.close()), modern.close()]);
