@@ -15,7 +15,7 @@ for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
   let aliceToken: string;
 
   before(async () => {
-    host = await startInProcess({ executor: 'subprocess' });
+    host = await startInProcess({ executor: 'subprocess', transport });
     aliceToken = await mintBearer('alice', { name: 'Alice' });
   });
   after(async () => {
