@@ -57,7 +57,7 @@ for (const executor of ['subprocess', 'inprocess'] as const) describe(`model-fac
   let n = 0;
 
   before(async () => {
-    host = await startInProcess({ executor: 'subprocess', args: ['--config', configFile(), '--executor', executor] });
+    host = await startInProcess({ executor, args: ['--config', configFile()] });
     const token = await mintBearer('alice', { name: 'Alice' });
     session = await openSession(host, token);
     reader = await openSession(host, token, { agent: 'reader' });
