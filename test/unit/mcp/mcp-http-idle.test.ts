@@ -19,7 +19,8 @@ const LIST = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', param
 test('an unused MCP session ends after its idle time; its id is then not found', async () => {
   const host = await startInProcess();
   const ctx = serveContext(host.daemon);
-  const mcp = createMcpHttp(ctx, { idleMs: 300 });
+  // Long enough that the requests below never wait that long between them, even on a loaded machine.
+  const mcp = createMcpHttp(ctx, { idleMs: 1500 });
   const http = createHttpServer(ctx, [mcp.route]);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', () => resolve()));
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
