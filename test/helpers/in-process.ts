@@ -7,11 +7,14 @@
  * test/helpers/host.ts wraps it, so every result and `tool/result` is
  * validated against schemas/ too.
  *
- * What this skips is the process boundary: the binary's argv parsing, its
- * stdio pipes and signals, its exit code. The outside-in suites in test/e2e
- * keep that path (one per transport and executor); a suite about the
- * protocol's behaviour (dispatcher, tool/invoke, history, subscriptions,
- * sessions) runs here, without a child process per case.
+ * What this skips is the process boundary: `main`, the binary's stdio
+ * pipes and signals, its exit code, the lines only `serve()` writes
+ * (`listening`, `serving`, `stopped`). The suites that spawn the daemon in
+ * test/e2e keep that path (at least one per transport and executor); a
+ * suite about the protocol's behaviour (dispatcher, tool/invoke, history,
+ * subscriptions, sessions, MCP over HTTP, AG-UI) runs here, without a
+ * daemon process per case. `--ws` serves on the binary's own listener
+ * (src/app/ws-listener.ts), every HTTP route included.
  *
  * The executor defaults to `inprocess` (no project-cli process per call);
  * `executor: 'subprocess'` starts project-cli per call as `serve` does.
