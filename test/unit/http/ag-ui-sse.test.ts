@@ -49,8 +49,6 @@ interface SseStream {
   take(n: number): Promise<SseFrame[]>;
   /** Frames up to and including the `n`th RUN_FINISHED. */
   runs(n: number): Promise<SseFrame[]>;
-  /** Resolves true if no frame arrives within `ms`. */
-  quiet(ms: number): Promise<boolean>;
   close(): void;
 }
 
@@ -144,11 +142,6 @@ async function openSse(base: string, path: string, headers: Record<string, strin
       const out: SseFrame[] = [];
       while (out.filter((f) => f.event === 'RUN_FINISHED').length < n) out.push(await next());
       return out;
-    },
-    async quiet(ms) {
-      const deadline = Date.now() + ms;
-      while (!ended && Date.now() < deadline && !frames.some(isEvent)) await readMore(deadline - Date.now());
-      return !frames.some(isEvent);
     },
     close() {
       abort.abort();
@@ -568,7 +561,12 @@ describe('AG-UI event stream, in process', () => {
   test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {
     const atEnd = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(row.thread_seq) });
     try {
-      assert.ok(await atEnd.quiet(200));
+      // A message stored now is the barrier: the stream sends it (read by its replay, or live from the bus),
+      // and anything it replayed would come before it.
+      const later = await daemon.store.transaction((tx) => tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'user', content: 'later', metadataJson: '{}' }));
+      daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: later });
+      const first = await atEnd.runs(1);
+      assert.equal(first.at(-1)!.id, String(later.thread_seq), 'nothing replayed before the message stored after the stream opened');
     } finally {
       atEnd.close();
     }
