@@ -18,6 +18,7 @@ import { renderCommitBlock } from './report-commit.js';
 import { renderAb } from './report-ab.js';
 import type { AbResult } from './ab.js';
 import { fmtMb, fmtMs, fmtRate, fmtRatio, median } from './stats.js';
+import type { SteadyResult } from './steady.js';
 
 export const ANALYSIS_MARKER = '<!-- analysis: hand-written below this line, kept across runs -->';
 
@@ -36,6 +37,8 @@ export interface Results {
   commitBlock?: CommitBlockResult;
   /** Interleaved A/Bs of in-process daemons (bench/ab.ts): the telemetry hooks, another build. */
   ab?: AbResult[];
+  /** The in-process daemon and both MCP anchors after the same long warm-up (bench/steady.ts). */
+  steady?: SteadyResult;
 }
 
 const LABEL: Record<EntryKey, string> = {
@@ -110,6 +113,13 @@ export function targets(r: Results): Target[] {
       out.push({ what: 'the daemon\'s own work per call, sequential (floor section)', measured: own.p50, goal: goal(s.p50), limit: s.p50 * OWN_WORK_GOAL, atLeast: false, fmt: fmtMs });
     }
   }
+  if (r.steady && r.steady.synchronous === 'FULL') {
+    const row = (entry: 'b' | 'b′') => r.steady!.rows.find((x) => x.entry === entry);
+    const w = `at steady state (after ${r.steady.warm.toLocaleString('en')} + ${(2 * r.steady.warm).toLocaleString('en')} calls each)`;
+    out.push(ratio(`in-process calls/s @8 ÷ b′, ${w}`, row('b′')?.rateRatio ?? Number.NaN, 1.5, true));
+    out.push(ratio(`in-process calls/s @8 ÷ b, ${w}`, row('b')?.rateRatio ?? Number.NaN, 1.2, true));
+    out.push(ratio(`in-process sequential p50 ÷ b′, ${w}`, row('b′')?.p50Ratio ?? Number.NaN, 1.0, false));
+  }
   if (r.history) {
     out.push(ratio('history/get ui view ÷ raw SELECT (same transport)', r.history.uiRatio, 2, false));
     out.push(ratio('history/get context view ÷ raw SELECT (same transport)', r.history.contextRatio, 1.2, false));
@@ -152,6 +162,7 @@ export function render(r: Results, previousPg?: RoundTripHistory): string {
     L.push('');
   }
 
+  if (r.steady) renderSteady(L, r.steady);
   if (r.floor) renderFloor(L, r.floor, r.sideBySide.find((s) => s.synchronous === r.floor!.synchronous));
   if (r.commitBlock) renderCommitBlock(L, r.commitBlock);
   if (r.pg) L.push(renderPg(r.pg, { commit: r.commit, date: m.date, load: m.load, cores: m.cores, previous: previousPg }), '');
@@ -218,6 +229,18 @@ export function render(r: Results, previousPg?: RoundTripHistory): string {
 function missBy(t: Target): string {
   if (t.atLeast) return `${((1 - t.measured / t.limit) * 100).toFixed(0)} % short`;
   return t.fmt === fmtRatio ? `${fmtRatio(t.measured / t.limit)} over` : `${t.fmt(t.measured - t.limit)} over`;
+}
+
+function renderSteady(L: string[], s: SteadyResult): void {
+  L.push(`## Side by side at steady state: \`calendar.create\` over stdio, \`synchronous=${s.synchronous}\``, '');
+  L.push('The table above measures each entry over its first calls, while V8 still compiles the call paths. Here the in-process daemon and ' +
+    `both MCP anchors (bench/steady.ts) first take the same warm-up — ${s.warm.toLocaleString('en')} sequential calls, then ` +
+    `${(2 * s.warm).toLocaleString('en')} at concurrency 8 — then run ${s.rounds} interleaved rounds of ${s.seq} sequential + ${s.conc} ` +
+    'calls at concurrency 8 in rotating order; ratios are medians of per-round ratios.', '');
+  L.push('| entry | p50 | calls/s @8 | toolgate p50 ÷ it | toolgate calls/s ÷ it |', '|---|---:|---:|---:|---:|');
+  const label = { b: LABEL.mcp, 'b′': LABEL.mcpEq, toolgate: LABEL.inprocess } as const;
+  for (const x of s.rows) L.push(`| ${label[x.entry]} | ${fmtMs(x.p50)} | ${fmtRate(x.rate)} | ${fmtRatio(x.p50Ratio)} | ${fmtRatio(x.rateRatio)} |`);
+  L.push('');
 }
 
 function renderFloor(L: string[], f: FloorResult, side: SideBySide | undefined): void {

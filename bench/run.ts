@@ -4,7 +4,7 @@
  *
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
- *   BENCH_ONLY=side,floor,commit,pg,telemetry,history,ws,startup,profile   a subset (base: see BENCH_BASE)
+ *   BENCH_ONLY=side,steady,floor,commit,pg,telemetry,history,ws,startup,profile   a subset (base: see BENCH_BASE)
  *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,subprocessBundle,node   the side-by-side entries (default all)
  *   BENCH_COMMIT_CALLS=400   calls per round and load in the commit section (scaled by BENCH_SCALE)
  *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
@@ -35,13 +35,14 @@ import type { Synchronous } from './targets/toolgate.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
 import { readRoundTrips, renderPg, replacePgSection } from './report-pg.js';
 import { ENTRY_KEYS, type EntryKey } from './side-by-side.js';
+import { runSteady } from './steady.js';
 
 const started = performance.now();
 const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
-const only = new Set((process.env.BENCH_ONLY ?? `side,floor,commit,pg,telemetry,history,ws,startup,profile${process.env.BENCH_BASE ? ',base' : ''}`).split(','));
+const only = new Set((process.env.BENCH_ONLY ?? `side,steady,floor,commit,pg,telemetry,history,ws,startup,profile${process.env.BENCH_BASE ? ',base' : ''}`).split(','));
 const entries = process.env.BENCH_ENTRIES ? new Set(process.env.BENCH_ENTRIES.split(',') as EntryKey[]) : undefined;
 for (const k of entries ?? []) if (!ENTRY_KEYS.includes(k)) throw new Error(`BENCH_ENTRIES: no entry ${k} (${ENTRY_KEYS.join(', ')})`);
 
@@ -84,6 +85,10 @@ try {
   }
 } finally {
   floor?.close();
+}
+if (only.has('steady')) {
+  log(`side by side at steady state: the daemon and both MCP anchors after the same long warm-up (${elapsed()})`);
+  results.steady = await runSteady({ warm: n(3000), rounds: Number(process.env.BENCH_STEADY_ROUNDS ?? 7), synchronous: 'FULL', log });
 }
 if (only.has('commit')) {
   log(`does the COMMIT block the event loop? (${elapsed()})`);

@@ -21,6 +21,16 @@ import type { Target } from './target.js';
 import { startMcp } from './targets/mcp.js';
 import { startToolgateStdio, type Synchronous } from './targets/toolgate.js';
 
+export interface SteadyResult {
+  synchronous: Synchronous;
+  /** Sequential warm-up calls per entry (then twice as many at concurrency 8). */
+  warm: number;
+  rounds: number;
+  seq: number;
+  conc: number;
+  rows: SteadyRow[];
+}
+
 export interface SteadyRow {
   entry: 'b' | 'b′' | 'toolgate';
   p50: number;
@@ -30,7 +40,9 @@ export interface SteadyRow {
   rateRatio: number;
 }
 
-export async function runSteady(opts: { warm: number; rounds: number; synchronous: Synchronous; log: (line: string) => void }): Promise<SteadyRow[]> {
+export async function runSteady(opts: { warm: number; rounds: number; synchronous: Synchronous; seq?: number; conc?: number; log: (line: string) => void }): Promise<SteadyResult> {
+  const seq = opts.seq ?? 300;
+  const conc = opts.conc ?? 600;
   const dir = tempDir('toolgate-bench-steady-');
   const entries: Array<[SteadyRow['entry'], Target]> = [];
   try {
@@ -47,8 +59,8 @@ export async function runSteady(opts: { warm: number; rounds: number; synchronou
       const line: string[] = [];
       for (let i = 0; i < entries.length; i++) {
         const [name, t] = entries[(i + r) % entries.length]!;
-        const p50 = median(await sequential(t, 300));
-        const { rate } = await concurrent(t, 600, 8);
+        const p50 = median(await sequential(t, seq));
+        const { rate } = await concurrent(t, conc, 8);
         p50s.set(name, [...(p50s.get(name) ?? []), p50]);
         rates.set(name, [...(rates.get(name) ?? []), rate]);
         line.push(`${name} ${p50.toFixed(3)} ms ${rate.toFixed(0)}/s`);
@@ -56,13 +68,14 @@ export async function runSteady(opts: { warm: number; rounds: number; synchronou
       opts.log(`  round ${r + 1}/${opts.rounds}: ${line.join(' · ')}`);
     }
     // Series are in round order for every entry, so the ratios pair rounds.
-    return entries.map(([entry]) => ({
+    const rows = entries.map(([entry]) => ({
       entry,
       p50: median(p50s.get(entry)!),
       rate: median(rates.get(entry)!),
       p50Ratio: medianRatio(p50s.get('toolgate')!, p50s.get(entry)!),
       rateRatio: medianRatio(rates.get('toolgate')!, rates.get(entry)!),
     }));
+    return { synchronous: opts.synchronous, warm: opts.warm, rounds: opts.rounds, seq, conc, rows };
   } finally {
     for (const [, t] of entries) await t.stop().catch(() => {});
   }
@@ -73,7 +86,7 @@ async function main(): Promise<void> {
   const rounds = Number(process.argv[3] ?? 9);
   const synchronous = (process.argv[4] === 'NORMAL' ? 'NORMAL' : 'FULL') as Synchronous;
   if (!(warm >= 0 && rounds >= 1)) throw new Error('usage: node dist/bench/steady.js [WARM ≥ 0] [ROUNDS ≥ 1] [FULL|NORMAL]');
-  const rows = await runSteady({ warm, rounds, synchronous, log: (l) => console.log(l) });
+  const { rows } = await runSteady({ warm, rounds, synchronous, log: (l) => console.log(l) });
   console.log(`\nsteady state, synchronous=${synchronous}: ${warm} sequential + ${2 * warm} calls @8 of warm-up each, ${rounds} rounds of 300 + 600`);
   console.log('| entry | p50 | calls/s @8 | toolgate p50 ÷ it | toolgate calls/s ÷ it |');
   console.log('|---|---:|---:|---:|---:|');
