@@ -8,15 +8,23 @@ import { UiCache } from './ui-cache.js';
 /** Contract section 13: subscriptions per connection are capped (`limits.max_subscriptions_per_connection`). */
 export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 
-/** Threads whose cursor a connection keeps after it stopped watching them (the latest ones). */
+/** Threads whose cursor a connection keeps when it no longer watches them (the latest ones). */
 const KEPT_CURSORS = 256;
 
 /**
- * Ids of the messages a connection's subscriptions sent last, kept for its
- * calls (`deliverOwn`): a caller checks them a moment after its subscription
- * sent its message, far fewer messages later than this.
+ * A call of a connection, from its admission until its caller has its
+ * `tool/result` notifications (`SubscriptionRegistry.expect`). Its one
+ * fact, `sent`, is whether a subscription of the connection sent the call's
+ * stored message in the thread's order; if not, the caller sends it.
  */
-const KEPT_SENT = 1024;
+export interface OwnCall {
+  readonly connId: string;
+  /** Its thread's key (`threadKey`). */
+  readonly thread: string;
+  /** Its key among the connection's calls: thread and `tool_call_id`. */
+  readonly key: string;
+  sent: boolean;
+}
 
 interface Watch {
   userId: string;
@@ -38,17 +46,20 @@ interface Watch {
  * calls. Subscribing writes nothing. Closing a connection drops its
  * subscriptions.
  *
- * Exactly once. A subscription hears a thread in thread order; per thread it
- * watched, a connection keeps a cursor, the last `thread_seq` its
- * subscriptions sent, so a copy the bus hands it again (after an unsubscribe
- * and a new subscribe) is dropped. The caller of a call takes another path,
- * `deliverOwn`: once the bus has delivered the call's message (or known it
- * would not), the caller is sent it unless its connection's subscriptions
- * sent this very message — each connection remembers the ids of the last
- * messages its subscriptions sent (bounded) — whether from the call's own
- * publish or from the store's copy that went out before the caller's commit
- * answered. The caller never compares against the cursor (its calls may
- * settle out of seq order) and never moves it.
+ * Exactly once, in one delivery path. Every message reaches a connection
+ * through the bus's ordered dispatch. A subscription hears a thread in
+ * thread order; per thread it watched, a connection keeps one cursor, the
+ * last `thread_seq` its subscriptions sent, so a copy the bus hands it again
+ * (after an unsubscribe and a new subscribe) is dropped. A caller's call is
+ * an `OwnCall` from its admission on: when the bus hands the call's stored
+ * message — its own publish, or the store's copy that came first — to a
+ * subscription of the caller's connection, that subscription sends it in
+ * its place in the thread and marks the call `sent`. Once the bus has
+ * dispatched the message (or known it never would: nobody listens, or the
+ * subscription's position already counted it), the caller sends it only if
+ * no subscription did (`deliverOwn`). Nothing is remembered of a message
+ * once its caller is answered: the mark lives as long as the call, and a
+ * connection's calls may settle out of seq order without one hiding another.
  */
 export class SubscriptionRegistry {
   /** connection id → `(user, thread)` key → its watch. */
@@ -57,8 +68,8 @@ export class SubscriptionRegistry {
   private readonly perConnection = new Map<string, number>();
   /** connection id → `(user, thread)` key → the last seq of that thread its subscriptions sent (oldest thread first). */
   private readonly cursors = new Map<string, Map<string, number>>();
-  /** connection id → ids of the last messages its subscriptions sent (oldest first). */
-  private readonly sent = new Map<string, Set<string>>();
+  /** connection id → its calls in flight, by thread and `tool_call_id` (twins share a key). */
+  private readonly calls = new Map<string, Map<string, OwnCall[]>>();
 
   constructor(
     private readonly bus: ThreadEventBus,
@@ -115,35 +126,69 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * The caller's path: publishes its call's stored message on the bus and,
-   * once the bus has handed it to the thread's listeners (or known it would
-   * not), sends the caller its `tool/result` notifications unless one of its
-   * connection's subscriptions already did. Resolves once sent, before the
-   * caller answers.
+   * A call of this connection is admitted: from now until `done`, a
+   * subscription of the connection that sends the call's stored message
+   * marks it sent (whichever publisher brought it, before or after the
+   * call's commit answered).
    */
-  async deliverOwn(conn: Peer, event: StoredMessageEvent): Promise<void> {
+  expect(connId: string, userId: string, threadId: string, toolCallId: string): OwnCall {
+    const thread = threadKey(userId, threadId);
+    const call: OwnCall = { connId, thread, key: ownCallKey(thread, toolCallId), sent: false };
+    let calls = this.calls.get(connId);
+    if (!calls) this.calls.set(connId, (calls = new Map()));
+    const twins = calls.get(call.key);
+    if (twins) twins.push(call);
+    else calls.set(call.key, [call]);
+    return call;
+  }
+
+  /** The call is answered (or failed): nothing of it is kept. */
+  done(call: OwnCall): void {
+    const calls = this.calls.get(call.connId);
+    const twins = calls?.get(call.key);
+    if (!twins) return;
+    const at = twins.indexOf(call);
+    if (at >= 0) twins.splice(at, 1);
+    if (twins.length > 0) return;
+    calls!.delete(call.key);
+    if (calls!.size === 0) this.calls.delete(call.connId);
+  }
+
+  /** Calls admitted and not yet answered, all connections together (tests and diagnostics). */
+  callsInFlight(): number {
+    let n = 0;
+    for (const calls of this.calls.values()) for (const twins of calls.values()) n += twins.length;
+    return n;
+  }
+
+  /**
+   * The caller's path: publishes its call's stored message on the bus and,
+   * once the bus has dispatched it in thread order (or known it never
+   * would), sends the caller its `tool/result` notifications unless a
+   * subscription of its connection sent them in that dispatch (`call.sent`).
+   * Resolves once sent, before the caller answers.
+   */
+  async deliverOwn(conn: Peer, call: OwnCall, event: StoredMessageEvent): Promise<void> {
     this.bus.publish(event);
     await this.bus.settled(event);
-    if (this.sent.get(conn.id)?.delete(event.row.id)) return;
-    this.send(conn, event);
+    if (!call.sent) this.send(conn, event);
   }
 
   /**
    * A subscription's path: the bus hands each of a thread's messages in
    * thread order; one its cursor already passed (a repeat after a new
-   * subscribe) is dropped.
+   * subscribe) is dropped. A message that answers one of the connection's
+   * calls in flight marks that call sent.
    */
   private fromSubscription(conn: Peer, event: StoredMessageEvent): void {
     const cursors = this.cursors.get(conn.id);
     const key = threadKey(event.userId, event.threadId);
-    const seq = event.row.thread_seq;
-    if (seq <= (cursors?.get(key) ?? 0)) return;
-    cursors?.set(key, seq);
-    if (event.row.role !== 'tool') return;
-    let sent = this.sent.get(conn.id);
-    if (!sent) this.sent.set(conn.id, (sent = new Set()));
-    sent.add(event.row.id);
-    if (sent.size > KEPT_SENT) sent.delete(sent.values().next().value!);
+    const { row } = event;
+    if (row.thread_seq <= (cursors?.get(key) ?? 0)) return;
+    cursors?.set(key, row.thread_seq);
+    if (row.role !== 'tool') return;
+    const calls = this.calls.get(conn.id);
+    if (calls && row.tool_call_id !== null) for (const call of calls.get(ownCallKey(key, row.tool_call_id)) ?? []) call.sent = true;
     this.send(conn, event);
   }
 
@@ -153,23 +198,24 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * Gives the connection a cursor for this thread (at 0 when new). Past
-   * `KEPT_CURSORS`, the cursor of the thread it stopped watching longest ago
-   * is forgotten — never one it still watches.
+   * Gives the connection a cursor for this thread (at 0 when new) and
+   * returns its cursors. Past `KEPT_CURSORS`, the cursor of the thread it
+   * used longest ago is forgotten — never one it still watches.
    */
-  private cursorsOf(connId: string, key: string): void {
+  private cursorsOf(connId: string, key: string): Map<string, number> {
     let cursors = this.cursors.get(connId);
     if (!cursors) this.cursors.set(connId, (cursors = new Map()));
     const at = cursors.get(key) ?? 0;
     cursors.delete(key);
     cursors.set(key, at);
-    if (cursors.size <= KEPT_CURSORS) return;
+    if (cursors.size <= KEPT_CURSORS) return cursors;
     const watched = this.byConnection.get(connId);
     for (const old of cursors.keys()) {
       if (old === key || watched?.has(old)) continue;
       cursors.delete(old);
-      return;
+      break;
     }
+    return cursors;
   }
 
   /** Drops every subscription one session holds on a connection (the session ended: its token expired). */
@@ -184,6 +230,10 @@ export class SubscriptionRegistry {
     this.byConnection.delete(connId);
     this.perConnection.delete(connId);
     this.cursors.delete(connId);
-    this.sent.delete(connId);
   }
+}
+
+/** A call's key among its connection's calls: the thread's key and the `tool_call_id`, unambiguous (length first). */
+function ownCallKey(threadKey: string, toolCallId: string): string {
+  return `${toolCallId.length}:${toolCallId}${threadKey}`;
 }

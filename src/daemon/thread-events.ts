@@ -32,9 +32,10 @@ export interface StoredMessageEvent {
   row: MessageRow;
   /**
    * The connection whose request stored the message, when it was this
-   * daemon (its caller waits for the delivery, `settled`, then gets its
-   * `tool/result`s unless its own subscription sent them: subscriptions.ts
-   * `deliverOwn`). Of two copies of one message, the bus keeps this one.
+   * daemon (its caller waits for the dispatch, `settled`, then gets its
+   * `tool/result`s unless a subscription of its connection sent them in
+   * it: subscriptions.ts `deliverOwn`). Of two copies of one message, the
+   * bus keeps this one.
    */
   origin?: string;
 }
@@ -71,7 +72,8 @@ export function threadSeqOf(row: MessageRow): number {
  * brings another daemon's message within this time, and a local call
  * published a moment late keeps its `origin`; past it, the store answers
  * (the caller's connection is not notified twice: the subscription registry
- * marks the message sent when a subscription of that connection sends it).
+ * marks the caller's call sent when a subscription of that connection sends
+ * its message).
  */
 const GAP_WAIT_MS = 20;
 

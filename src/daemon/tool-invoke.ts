@@ -12,6 +12,7 @@ import { DaemonError } from './errors.js';
 import type { Session } from './sessions.js';
 import type { Daemon } from './daemon.js';
 import type { Peer } from './peer.js';
+import type { OwnCall } from './subscriptions.js';
 import type { Logger } from './logger.js';
 import { storeOutcome, type Call, type Outcome } from './call.js';
 import { outputOf, seedOutput, toolResultsOf } from './message-views.js';
@@ -35,12 +36,14 @@ export interface ToolCallAnswer {
  * publish it on the thread-event bus and answer.
  *
  * The caller's `tool/result` notifications (a batch: one non-final per
- * item, then the final one) reach its connection before the response, by
- * the one delivery path every subscriber's take (subscriptions.ts
- * `deliver`), after the bus has handed the message to the thread's
- * listeners in thread order: a subscribed caller gets each exactly once. A
- * stored call replayed, an id used with other arguments, a refused
- * credential reach the caller only — no event happened.
+ * item, then the final one) reach its connection before the response,
+ * through the bus's ordered dispatch that every subscriber's take
+ * (subscriptions.ts): a subscription of the caller's connection sends them
+ * in the thread's order and marks the call sent, else the caller sends
+ * them once the bus has dispatched the message — a subscribed caller gets
+ * each exactly once. A stored call replayed, an id used with other
+ * arguments, a refused credential reach the caller only — no event
+ * happened.
  */
 export async function invokeTool(...call: Parameters<typeof answerToolCall>): Promise<ToolResponse> {
   return (await answerToolCall(...call)).response;
@@ -72,6 +75,18 @@ export async function answerToolCall(
     args,
     argsSha256: argsSha256(args),
   };
+  // From here a subscription of this connection that sends the call's stored message marks it sent.
+  const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
+  try {
+    return await runAndAnswer(daemon, conn, session, call, admission, own, log);
+  } finally {
+    daemon.subscriptions.done(own);
+  }
+}
+
+/** The stored part of a call: settle it, then answer it as run, as stored before, or as a duplicate id. */
+async function runAndAnswer(daemon: Daemon, conn: Peer, session: Session, call: Call, admission: Admission, own: OwnCall, log: Logger): Promise<ToolCallAnswer> {
+  const { args } = call;
   let outcome: Outcome;
   try {
     outcome = await settle(daemon, session, call, admission, log);
@@ -94,7 +109,7 @@ export async function answerToolCall(
       log.log('info', 'tool call', { status: message.output.status, message_id: row.id });
       seedOutput(row, message.output);
       const event = { userId: call.userId, threadId: call.threadId, row, origin: conn.id };
-      await daemon.subscriptions.deliverOwn(conn, event);
+      await daemon.subscriptions.deliverOwn(conn, own, event);
       return answerOf(message.output, message.text, message.projection);
     }
   }

@@ -37,12 +37,13 @@ async function inProcess() {
   await client.initialize();
   const session = await client.openSession({ token: await mintBearer('late-alice') });
   const byCall = (id: string) => heard.filter((n) => n.tool_call_id === id).map((n) => `${n.status}${n.final ? ' final' : ''}`);
+  const heardOrder = () => heard.map((n) => n.tool_call_id);
   const close = async () => {
     await client.close();
     served.close();
     await daemon.store.close();
   };
-  return { daemon, session, byCall, close };
+  return { daemon, session, byCall, heardOrder, close };
 }
 
 test('a subscribed caller whose position read already counts its call (commit, subscribe, then publish) still gets it, once', async () => {
@@ -253,6 +254,25 @@ test('a caller that resubscribes while a late copy of its answered call arrives 
     assert.equal((await session.invoke('resub', 'c1', { module: 'memory', method: 'update', input: { key: 'k1', content: 'v' } })).status, 'success');
     assert.deepEqual(byCall('c1'), ['success final']);
     assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
+  } finally {
+    await close();
+  }
+});
+
+test('a subscribed caller hears its own calls in the thread’s order, and nothing of them is kept after the answers', async () => {
+  const { daemon, session, heardOrder, close } = await inProcess();
+  try {
+    await session.subscribe('in-order');
+    // The first call (seq 1) commits, but its answer comes late: the second call (seq 2) is published first.
+    const { isCommitted, release } = holdFirstCommit(daemon);
+    const early = session.invoke('in-order', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } });
+    await isCommitted;
+    const later = await session.invoke('in-order', 'c1', { module: 'memory', method: 'update', input: { key: 'k1', content: 'v' } });
+    assert.equal(later.status, 'success');
+    release();
+    assert.equal((await early).status, 'success');
+    assert.deepEqual(heardOrder(), ['c0', 'c1'], 'seq 1 before seq 2, each once, though seq 2 was answered first');
+    assert.equal(daemon.subscriptions.callsInFlight(), 0, 'no call is remembered once answered');
   } finally {
     await close();
   }
