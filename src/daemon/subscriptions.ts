@@ -54,10 +54,11 @@ interface Watch {
  * an `OwnCall` from its admission on: when the bus hands the call's stored
  * message — its own publish, or the store's copy that came first — to a
  * subscription of the caller's connection, that subscription sends it in
- * its place in the thread and marks the call `sent`. Once the bus has
- * dispatched the message (or known it never would: nobody listens, or the
- * subscription's position already counted it), the caller sends it only if
- * no subscription did (`deliverOwn`). Nothing is remembered of a message
+ * its place in the thread and marks the call `sent`. The caller's own part
+ * of the dispatch runs right after the thread's listeners (or as soon as
+ * the bus knows they never get it: nobody listens, or the subscription's
+ * position already counted it) and sends the message only if no
+ * subscription did (`deliverOwn`). Nothing is remembered of a message
  * once its caller is answered: the mark lives as long as the call, and a
  * connection's calls may settle out of seq order without one hiding another.
  */
@@ -162,16 +163,24 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * The caller's path: publishes its call's stored message on the bus and,
-   * once the bus has dispatched it in thread order (or known it never
-   * would), sends the caller its `tool/result` notifications unless a
-   * subscription of its connection sent them in that dispatch (`call.sent`).
-   * Resolves once sent, before the caller answers.
+   * The caller's path: publishes its call's stored message on the bus, and
+   * the caller's part of its dispatch — right after the thread's listeners,
+   * in the message's place in the thread, or at once when nobody listens
+   * (`dispatched`) — sends the caller its `tool/result` notifications
+   * unless a subscription of its connection just did (`call.sent`).
+   * Resolves once that part ran, before the caller answers.
    */
-  async deliverOwn(conn: Peer, call: OwnCall, event: StoredMessageEvent): Promise<void> {
-    this.bus.publish(event);
-    await this.bus.settled(event);
-    if (!call.sent) this.send(conn, event);
+  deliverOwn(conn: Peer, call: OwnCall, event: StoredMessageEvent): Promise<void> {
+    return new Promise((resolve) => {
+      const dispatched = () => {
+        try {
+          if (!call.sent) this.send(conn, event);
+        } finally {
+          resolve();
+        }
+      };
+      this.bus.publish({ ...event, dispatched });
+    });
   }
 
   /**

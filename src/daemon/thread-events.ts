@@ -3,10 +3,11 @@
  * this thread". Every stored message — a tool call (`tool/invoke`, MCP
  * `tools/call`) or a text message (`message/append`) — is published once,
  * right after the commit that holds it, keyed by its thread `(user,
- * thread_id)`. Both consumers read from here: the `thread/subscribe` fan-out
+ * thread_id)`. Every consumer reads from here: the `thread/subscribe` fan-out
  * (`subscriptions.ts`, which turns tool messages into `tool/result`
- * notifications) and the AG-UI event streams (`src/http/ag-ui-stream.ts`, which
- * encode every message).
+ * notifications), the AG-UI event streams (`src/http/ag-ui-stream.ts`, which
+ * encode every message) and the caller of the call itself, whose part of a
+ * message's dispatch (`dispatched`) runs right after the listeners'.
  *
  * An event carries the stored row, not a ready-made notification, so a
  * consumer rebuilds what it sends from stored data only. That is what lets a
@@ -32,12 +33,17 @@ export interface StoredMessageEvent {
   row: MessageRow;
   /**
    * The connection whose request stored the message, when it was this
-   * daemon (its caller waits for the dispatch, `settled`, then gets its
-   * `tool/result`s unless a subscription of its connection sent them in
-   * it: subscriptions.ts `deliverOwn`). Of two copies of one message, the
-   * bus keeps this one.
+   * daemon. Of two copies of one message, the bus keeps this one.
    */
   origin?: string;
+  /**
+   * The caller's part of the dispatch (subscriptions.ts `deliverOwn`):
+   * called once, right after the thread's listeners were handed this
+   * message in its place in the thread — or as soon as the bus knows it
+   * never will be (nobody listens, a copy went first, the position already
+   * counted it, the last listener left). Never throws into the bus.
+   */
+  dispatched?: () => void;
 }
 
 export type ThreadEventListener = (event: StoredMessageEvent) => void;
@@ -101,13 +107,9 @@ interface ThreadState {
   positioning: boolean;
   gapTimer: NodeJS.Timeout | undefined;
   filling: boolean;
-  /** Publishers waiting for a held seq to be delivered (`publish`'s promise). */
-  waiters: Map<number, Array<() => void>>;
   /** The highest seq a local caller published before this watch began (`ThreadEventBus.answered`). */
   answeredBefore: number | undefined;
 }
-
-const DELIVERED: Promise<void> = Promise.resolve();
 
 export class ThreadEventBus {
   private readonly byThread = new Map<string, ThreadState>();
@@ -145,10 +147,9 @@ export class ThreadEventBus {
       // The last listener of this thread left: forget it, and stop hearing it from other daemons.
       if (this.byThread.get(key) === mine) this.byThread.delete(key);
       if (mine.gapTimer) clearTimeout(mine.gapTimer);
+      // Nobody is left to deliver to: a caller waiting for its held message goes on.
+      for (const event of mine.held.values()) finish(event);
       mine.held.clear();
-      // Nobody is left to deliver to: a publisher waiting for its message goes on.
-      for (const waiting of mine.waiters.values()) for (const resume of waiting) resume();
-      mine.waiters.clear();
       this.source?.unwatch(userId, threadId);
     };
   }
@@ -174,7 +175,6 @@ export class ThreadEventBus {
       positioning: this.source !== undefined,
       gapTimer: undefined,
       filling: false,
-      waiters: new Map(),
       answeredBefore: this.answered.get(threadKey(userId, threadId)),
     };
     if (this.source) {
@@ -245,12 +245,11 @@ export class ThreadEventBus {
     this.drain(state);
   }
 
-  /** A held event the cursor already passed: dropped, and a publisher waiting for it goes on. */
+  /** A held event the cursor already passed: dropped, and a caller waiting for it goes on. */
   private skip(state: ThreadState, seq: number): void {
+    const event = state.held.get(seq);
     state.held.delete(seq);
-    const waiting = state.waiters.get(seq);
-    state.waiters.delete(seq);
-    for (const resume of waiting ?? []) resume();
+    if (event) finish(event);
   }
 
   /** Remembers the latest seq a local caller published in its thread (bounded: the oldest thread is forgotten). */
@@ -266,39 +265,21 @@ export class ThreadEventBus {
    * next in the thread, else once its predecessors are delivered or known
    * missing. A message already delivered (a second publisher's copy) is
    * dropped. A listener that throws is skipped: a broken stream or connection
-   * must never fail the call that was stored.
+   * must never fail the call that was stored. The event's `dispatched` runs
+   * once, after its listeners (at once when the thread has none).
    */
   publish(event: StoredMessageEvent): void {
     const key = threadKey(event.userId, event.threadId);
     if (event.origin !== undefined) this.remember(key, event.row.thread_seq);
     const state = this.byThread.get(key);
-    if (!state) return;
+    if (!state) return finish(event);
     const seq = event.row.thread_seq;
     if (state.delivered === undefined && !state.positioning) state.delivered = seq - 1;
-    if (state.delivered !== undefined && seq <= state.delivered) return;
+    if (state.delivered !== undefined && seq <= state.delivered) return finish(event);
     const held = state.held.get(seq);
-    // The same message from two publishers: keep the copy that knows its caller.
-    if (!held || (held.origin === undefined && event.origin !== undefined)) state.held.set(seq, event);
+    // The same message from two publishers: keep the copy that knows its caller (and both callers' parts).
+    state.held.set(seq, held ? merged(held, event) : event);
     if (state.delivered !== undefined) this.drain(state);
-  }
-
-  /**
-   * Resolves once a published message is handed to the thread's listeners,
-   * or known never to be (nobody listens, a copy went before, the last
-   * listener left): from then on the caller's connection has it from its
-   * subscription or never will (subscriptions.ts `deliver`). At once in the
-   * usual case; a message held for a missing predecessor waits for it.
-   * Never rejects.
-   */
-  settled(event: StoredMessageEvent): Promise<void> {
-    const state = this.byThread.get(threadKey(event.userId, event.threadId));
-    const seq = event.row.thread_seq;
-    if (!state || !state.held.has(seq) || (state.delivered !== undefined && seq <= state.delivered)) return DELIVERED;
-    return new Promise<void>((resume) => {
-      const waiting = state.waiters.get(seq);
-      if (waiting) waiting.push(resume);
-      else state.waiters.set(seq, [resume]);
-    });
   }
 
   /** Delivers the held events that follow the cursor; waits (then reads the store) for a gap. */
@@ -355,12 +336,7 @@ export class ThreadEventBus {
         /* the message is stored; one consumer's failure is its own */
       }
     }
-    const seq = event.row.thread_seq;
-    const waiting = state.waiters.get(seq);
-    if (waiting) {
-      state.waiters.delete(seq);
-      for (const resume of waiting) resume();
-    }
+    finish(event);
   }
 
   /** Listeners on one thread, or on all threads (for tests and diagnostics). */
@@ -375,4 +351,35 @@ export class ThreadEventBus {
   watchedThreads(): number {
     return this.byThread.size;
   }
+}
+
+/** The caller's part of an event's dispatch, once; its failure is its own. */
+function finish(event: StoredMessageEvent): void {
+  const dispatched = event.dispatched;
+  if (!dispatched) return;
+  event.dispatched = undefined;
+  try {
+    dispatched();
+  } catch {
+    /* the message is stored; the caller's failure is its own */
+  }
+}
+
+/** Two copies of one message: the one that knows its caller, carrying both copies' `dispatched`. */
+function merged(held: StoredMessageEvent, event: StoredMessageEvent): StoredMessageEvent {
+  const kept = held.origin === undefined && event.origin !== undefined ? event : held;
+  const parts = [held.dispatched, event.dispatched].filter((f) => f !== undefined);
+  if (parts.length === 0) return kept;
+  return {
+    ...kept,
+    dispatched: () => {
+      for (const part of parts) {
+        try {
+          part();
+        } catch {
+          /* each caller's failure is its own */
+        }
+      }
+    },
+  };
 }

@@ -37,11 +37,11 @@ export interface ToolCallAnswer {
  *
  * The caller's `tool/result` notifications (a batch: one non-final per
  * item, then the final one) reach its connection before the response,
- * through the bus's ordered dispatch that every subscriber's take
- * (subscriptions.ts): a subscription of the caller's connection sends them
- * in the thread's order and marks the call sent, else the caller sends
- * them once the bus has dispatched the message — a subscribed caller gets
- * each exactly once. A stored call replayed, an id used with other
+ * through the thread-event bus's ordered dispatch, the path every
+ * subscriber's take (subscriptions.ts `deliverOwn`): a subscription of the
+ * caller's connection sends them in the thread's order and marks the call
+ * sent, else the caller's own part of that dispatch sends them — a
+ * subscribed caller gets each exactly once. A stored call replayed, an id used with other
  * arguments, a refused credential reach the caller only — no event
  * happened.
  */

@@ -136,21 +136,45 @@ describe('thread-event bus order', { timeout: 20_000 }, () => {
     const c = collect(bus);
     s.position();
     await bus.ready('ann', 't');
-    const mine = { userId: 'ann', threadId: 't', row: row(5), origin: 'conn-local' };
-    bus.publish(mine);
-    let settled = false;
-    const waiting = bus.settled(mine).then(() => (settled = true));
+    // The caller's part of the dispatch records what the listener had been handed when it ran.
+    const parts: Array<{ seq: number; heard: number[] }> = [];
+    const caller = (seq: number) => () => parts.push({ seq, heard: c.seqs() });
+    bus.publish({ userId: 'ann', threadId: 't', row: row(5), origin: 'conn-local', dispatched: caller(5) });
     await new Promise((r) => setImmediate(r));
-    assert.equal(settled, false, 'seq 5 is held for seq 4: the caller waits');
+    assert.deepEqual(parts, [], 'seq 5 is held for seq 4: the caller waits');
     bus.publish({ userId: 'ann', threadId: 't', row: row(4) });
-    await waiting;
     allowRead();
-    assert.deepEqual(c.seqs(), [4, 5], 'the caller answers after its message went out in order');
-    const later = { userId: 'ann', threadId: 't', row: row(7), origin: 'conn-local' };
-    bus.publish(later);
-    const gone = bus.settled(later);
+    assert.deepEqual(parts, [{ seq: 5, heard: [4, 5] }], 'the caller goes on right after its message went out in order');
+    bus.publish({ userId: 'ann', threadId: 't', row: row(7), origin: 'conn-local', dispatched: caller(7) });
+    assert.equal(parts.length, 1, 'seq 7 is held for seq 6');
     c.stop();
-    await gone;
+    assert.deepEqual(parts[1], { seq: 7, heard: [4, 5] }, 'the last listener left: the caller goes on, its message sent to nobody');
+  });
+
+  test('the caller’s part of a dispatch runs once, whichever copy of its message the bus keeps', async () => {
+    const s = scripted(1);
+    s.position();
+    const bus = new ThreadEventBus(s.source);
+    const c = collect(bus);
+    await bus.ready('ann', 't');
+    const ran: string[] = [];
+    const part = (name: string) => () => ran.push(`${name} after ${c.seqs().join(',')}`);
+    // Nobody listens to another thread: at once.
+    bus.publish({ userId: 'ann', threadId: 'other', row: row(1), origin: 'conn-a', dispatched: part('other') });
+    assert.deepEqual(ran, ['other after ']);
+    // Held for seq 2: the store's copy first, then the caller's own (kept, with its part), then a second caller's.
+    bus.publish({ userId: 'ann', threadId: 't', row: row(3) });
+    bus.publish({ userId: 'ann', threadId: 't', row: row(3), origin: 'conn-a', dispatched: part('a') });
+    bus.publish({ userId: 'ann', threadId: 't', row: row(3), origin: 'conn-b', dispatched: part('b') });
+    assert.equal(ran.length, 1, 'held: nobody goes on yet');
+    bus.publish({ userId: 'ann', threadId: 't', row: row(2) });
+    assert.deepEqual(c.seqs(), [2, 3], 'seq 3 went out once');
+    assert.equal(c.seen.at(-1)!.origin, 'conn-a', 'the copy that knows its caller was kept');
+    assert.deepEqual(ran.slice(1), ['a after 2,3', 'b after 2,3'], 'each part once, right after the listeners');
+    // A copy of a message the listeners already had: the caller goes on at once.
+    bus.publish({ userId: 'ann', threadId: 't', row: row(3), origin: 'conn-c', dispatched: part('c') });
+    assert.deepEqual(ran.slice(3), ['c after 2,3']);
+    c.stop();
   });
 
   test('without a source the first event sets the position and the order holds from there', () => {
