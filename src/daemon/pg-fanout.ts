@@ -6,8 +6,9 @@
  * first listener here (`watch`) and when its last one leaves (`unwatch`).
  * While watched, the LISTEN/NOTIFY feed (`PgThreadFeed`) reads every
  * committed message of the thread back from the database, in `thread_seq`
- * order, and publishes it on the bus — this daemon's own commits too, which
- * the bus has already delivered from the local call and drops as repeats.
+ * order, and publishes it on the bus — this daemon's own commits too: of
+ * that copy and the local call's publish, the bus drops whichever comes
+ * second as a repeat.
  * The bus merges the two publishers into the thread's order.
  */
 import type { PgStore } from '../store/pg/pg-store.js';

@@ -12,15 +12,13 @@ export const DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION = 256;
 const KEPT_CURSORS = 256;
 
 /**
- * A call of a connection, from its admission until its caller has its
- * `tool/result` notifications (`SubscriptionRegistry.expect`). Its one
- * fact, `sent`, is whether a subscription of the connection sent the call's
- * stored message in the thread's order; if not, the caller sends it.
+ * A call of a connection, from its admission until it is answered or fails
+ * (`SubscriptionRegistry.expect`, `done`). Its one fact, `sent`, is whether
+ * a subscription of the connection sent the call's stored message in the
+ * thread's order; if not, the caller sends it.
  */
 export interface OwnCall {
   readonly connId: string;
-  /** Its thread's key (`threadKey`). */
-  readonly thread: string;
   /** Its key among the connection's calls: thread and `tool_call_id`. */
   readonly key: string;
   sent: boolean;
@@ -36,7 +34,8 @@ interface Watch {
 /**
  * Who watches which thread, and the one path by which a connection gets a
  * stored tool message's `tool/result` notifications — as a subscriber or as
- * the caller that made the call.
+ * the caller that made the call. (A stored call answered again stores
+ * nothing, so its replay is sent to its caller directly: tool-invoke.ts.)
  *
  * `thread/subscribe` adds (connection, session). Each watching connection
  * listens on the thread-event bus once, however many of its sessions
@@ -55,9 +54,9 @@ interface Watch {
  * message — its own publish, or the store's copy that came first — to a
  * subscription of the caller's connection, that subscription sends it in
  * its place in the thread and marks the call `sent`. The caller's own part
- * of the dispatch runs right after the thread's listeners (or as soon as
- * the bus knows they never get it: nobody listens, or the subscription's
- * position already counted it) and sends the message only if no
+ * of the dispatch runs right after the thread's listeners (or at once when
+ * the bus will not hand them this copy: nobody listens, a copy went first,
+ * the position already counted it) and sends the message only if no
  * subscription did (`deliverOwn`). Nothing is remembered of a message
  * once its caller is answered: the mark lives as long as the call, and a
  * connection's calls may settle out of seq order without one hiding another.
@@ -133,8 +132,7 @@ export class SubscriptionRegistry {
    * call's commit answered).
    */
   expect(connId: string, userId: string, threadId: string, toolCallId: string): OwnCall {
-    const thread = threadKey(userId, threadId);
-    const call: OwnCall = { connId, thread, key: ownCallKey(thread, toolCallId), sent: false };
+    const call: OwnCall = { connId, key: ownCallKey(threadKey(userId, threadId), toolCallId), sent: false };
     let calls = this.calls.get(connId);
     if (!calls) this.calls.set(connId, (calls = new Map()));
     const twins = calls.get(call.key);
@@ -165,9 +163,10 @@ export class SubscriptionRegistry {
   /**
    * The caller's path: publishes its call's stored message on the bus, and
    * the caller's part of its dispatch — right after the thread's listeners,
-   * in the message's place in the thread, or at once when nobody listens
-   * (`dispatched`) — sends the caller its `tool/result` notifications
-   * unless a subscription of its connection just did (`call.sent`).
+   * in the message's place in the thread, or at once when the bus will not
+   * hand them this copy (`dispatched`) — sends the caller its `tool/result`
+   * notifications unless a subscription of its connection sent them
+   * (`call.sent`: in this dispatch, or in the store's copy's before it).
    * Resolves once that part ran, before the caller answers.
    */
   deliverOwn(conn: Peer, call: OwnCall, event: StoredMessageEvent): Promise<void> {
@@ -207,24 +206,23 @@ export class SubscriptionRegistry {
   }
 
   /**
-   * Gives the connection a cursor for this thread (at 0 when new) and
-   * returns its cursors. Past `KEPT_CURSORS`, the cursor of the thread it
-   * used longest ago is forgotten — never one it still watches.
+   * Gives the connection a cursor for this thread (at 0 when new). Past
+   * `KEPT_CURSORS`, the cursor of the thread it subscribed to longest ago
+   * is forgotten — never one it still watches.
    */
-  private cursorsOf(connId: string, key: string): Map<string, number> {
+  private cursorsOf(connId: string, key: string): void {
     let cursors = this.cursors.get(connId);
     if (!cursors) this.cursors.set(connId, (cursors = new Map()));
     const at = cursors.get(key) ?? 0;
     cursors.delete(key);
     cursors.set(key, at);
-    if (cursors.size <= KEPT_CURSORS) return cursors;
+    if (cursors.size <= KEPT_CURSORS) return;
     const watched = this.byConnection.get(connId);
     for (const old of cursors.keys()) {
       if (old === key || watched?.has(old)) continue;
       cursors.delete(old);
-      break;
+      return;
     }
-    return cursors;
   }
 
   /** Drops every subscription one session holds on a connection (the session ended: its token expired). */

@@ -39,9 +39,10 @@ export interface StoredMessageEvent {
   /**
    * The caller's part of the dispatch (subscriptions.ts `deliverOwn`):
    * called once, right after the thread's listeners were handed this
-   * message in its place in the thread — or as soon as the bus knows it
-   * never will be (nobody listens, a copy went first, the position already
-   * counted it, the last listener left). Never throws into the bus.
+   * message in its place in the thread — or at once when the bus will not
+   * hand them this copy (nobody listens, a copy went first, the position
+   * already counted it, the last listener left while it was held). Never
+   * throws into the bus.
    */
   dispatched?: () => void;
 }
@@ -224,8 +225,10 @@ export class ThreadEventBus {
   /**
    * The thread's position is known. Events published since the first
    * listener joined are delivered even when the position read already
-   * counts them (they are after the listener joined) — except a call this
-   * daemon published before the listener joined, and what precedes it.
+   * counts them (they are after the listener joined): the cursor starts
+   * just before the earliest, so the stored messages after it follow (the
+   * gap is read from the store once a later one comes) — except a call
+   * this daemon published before the listener joined, and what precedes it.
    */
   private positioned(state: ThreadState, position: number | undefined): void {
     state.positioning = false;
