@@ -371,7 +371,8 @@ function finish(event: StoredMessageEvent): void {
 /** Two copies of one message: the one that knows its caller, carrying both copies' `dispatched`. */
 function merged(held: StoredMessageEvent, event: StoredMessageEvent): StoredMessageEvent {
   const kept = held.origin === undefined && event.origin !== undefined ? event : held;
-  const parts = [held.dispatched, event.dispatched].filter((f) => f !== undefined);
+  // One part per caller, even when one event object is published twice.
+  const parts = [...new Set([held.dispatched, event.dispatched])].filter((f) => f !== undefined);
   if (parts.length === 0) return kept;
   return {
     ...kept,
