@@ -46,8 +46,12 @@ export interface Store {
    * value once the commit holding its writes is durable (per the engine's
    * `synchronous` setting); rejects with the error `work` threw, after
    * undoing exactly its writes.
+   *
+   * `signal` (a call's, src/calls): once it aborts, the unit does not start,
+   * or stops before its next statement or its commit, undoes its writes and
+   * rejects with `signal.reason`. A unit whose commit began ends as committed.
    */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Tx) => Promise<T>, opts?: UnitOptions): Promise<T>;
   /**
    * Reads committed data (no writes). May run outside any transaction; sees
    * every unit whose `transaction()` promise has resolved.
@@ -73,6 +77,10 @@ export interface Store {
   onCommit?: CommitListener;
   /** PostgreSQL: the pool's connections now (metrics). */
   poolUse?(): PoolUse;
+}
+
+export interface UnitOptions {
+  signal?: AbortSignal | undefined;
 }
 
 export type CommitListener = (seconds: number, units: number) => void;

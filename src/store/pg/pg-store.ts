@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { CommitListener, PoolUse, Store, StoreDescription, StoreOptions, Tx } from '../store.js';
+import type { CommitListener, PoolUse, Store, StoreDescription, StoreOptions, Tx, UnitOptions } from '../store.js';
 import { StoreConflictError, StoreUnavailableError } from '../store.js';
 import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
@@ -149,20 +149,21 @@ export class PgStore implements Store {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: Tx) => Promise<T>, opts?: UnitOptions): Promise<T> {
     this.unitsRunning++;
     const ended = () => {
       if (--this.unitsRunning === 0) this.notifier.idle();
     };
-    const unit = this.runTransaction(work);
+    const unit = this.runTransaction(work, opts?.signal);
     unit.then(ended, ended);
     return this.track(unit);
   }
 
-  private async runTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  private async runTransaction<T>(work: (tx: Tx) => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     if (this.closing) throw new Error('the store is closed');
+    signal?.throwIfAborted();
     return this.withClient(async (_client, q, drop) => {
-      const unit = new PgUnit(q);
+      const unit = new PgUnit(q, signal);
       const inserted: CommittedMessage[] = [];
       try {
         const started = performance.now();
@@ -174,6 +175,8 @@ export class PgStore implements Store {
       } catch (err) {
         // A connection that cannot even roll back is broken: withClient drops it.
         await unit.rollback().catch(drop);
+        // A stopped call's reason goes up as it is (the call service turns it into the call's outcome).
+        if (signal?.aborted && err === signal.reason) throw err;
         throw storeError(err);
       }
     });

@@ -113,7 +113,11 @@ export class PgUnit {
   /** Committed by its last statement: nothing more may run. */
   private done = false;
 
-  constructor(private readonly run: RunStatement) {}
+  /** `signal`: a cancelled call's unit stops before its next statement (and before COMMIT); what was sent rolls back. */
+  constructor(
+    private readonly run: RunStatement,
+    private readonly signal?: AbortSignal,
+  ) {}
 
   readonly query: Query = Object.assign(
     <R>(text: string, values: readonly unknown[] = [], reads?: readonly string[]) => this.statement<R>({ text, values }, reads),
@@ -188,6 +192,7 @@ export class PgUnit {
   /** After the work returned: what is held, then COMMIT — or nothing, when a last statement committed or nothing was written. */
   async commit(): Promise<void> {
     if (this.done) return;
+    this.signal?.throwIfAborted();
     if (!this.began) {
       const writes = this.pending.map((p) => p.write);
       this.pending = [];
@@ -214,6 +219,7 @@ export class PgUnit {
 
   private check(): void {
     if (this.done) throw new Error('the unit of work has ended (its last statement committed it)');
+    this.signal?.throwIfAborted();
   }
 
   private touchesHeld(tables: readonly string[]): boolean {

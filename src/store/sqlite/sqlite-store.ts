@@ -1,6 +1,6 @@
 import type { Db } from '../database.js';
 import { openDatabase } from '../database.js';
-import type { CommitListener, Store, StoreDescription, StoreOptions, Tx } from '../store.js';
+import type { CommitListener, Store, StoreDescription, StoreOptions, Tx, UnitOptions } from '../store.js';
 import { Statements } from './statements.js';
 import { sqliteUsers } from './users.js';
 import { sqliteThreads } from './threads.js';
@@ -19,12 +19,16 @@ interface Unit {
   work: (tx: Tx) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** A call's signal: an aborted unit never runs, or is rolled back to its savepoint (src/calls). */
+  signal: AbortSignal | undefined;
 }
 
 /** A group once its transaction has ended: what is left is settling its units. */
 interface EndedGroup {
   /** Settles every unit: the committed ones resolve, the failed ones reject. */
   settle(): void;
+  /** BEGIN found the write lock held by another process: the units are queued again, to try later. */
+  busy?: boolean;
   /** Tells the commit listener and the checkpointer that the group is durable. */
   durable(): void;
 }
@@ -36,6 +40,15 @@ const MAX_WAIT_TURNS = 64;
 const SYNCHRONOUS_NAMES = ['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const;
 /** With a checkpoint thread, the connection's own auto-checkpoint is only the safety net (pages of WAL). */
 const SAFETY_NET_CHECKPOINT_PAGES = 10_000;
+/**
+ * Another process holds the write lock (a project-cli child committing, a
+ * backup, an operator's sqlite3): the group waits on timers, never in SQLite's
+ * busy handler, so the event loop keeps serving every connection meanwhile.
+ * Past this long the queued units fail as SQLite's own busy timeout did.
+ */
+const BUSY_LIMIT_MS = 5_000;
+const BUSY_FIRST_WAIT_MS = 1;
+const BUSY_MAX_WAIT_MS = 25;
 
 /**
  * The SQLite engine: one connection, group commit.
@@ -68,9 +81,14 @@ export class SqliteStore implements Store {
   private checkpointer: Checkpointer | undefined;
   /** Whether this connection copies the checkpoint thread's tail (`useCheckpointer`). */
   private copiesTail = false;
+  /** When BEGIN first met another process's lock, while the queue waits for it (undefined otherwise). */
+  private busySince: number | undefined;
+  private busyWaitMs = BUSY_FIRST_WAIT_MS;
   onCommit?: CommitListener;
 
   constructor(readonly connection: Db) {
+    // Waits for another process's lock happen on timers (BUSY_LIMIT_MS), never blocking this thread.
+    connection.pragma('busy_timeout = 0');
     const st = new Statements(connection);
     this.control = st;
     const tx: Tx = {
@@ -98,10 +116,25 @@ export class SqliteStore implements Store {
     this.tx = tx;
   }
 
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  transaction<T>(work: (tx: Tx) => Promise<T>, opts?: UnitOptions): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
+    const signal = opts?.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      const unit: Unit = { work, resolve: resolve as (v: unknown) => void, reject, signal };
+      this.queue.push(unit);
+      // Still queued when it is aborted (waiting for another process's lock, say): it leaves at once.
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const i = this.queue.indexOf(unit);
+          if (i >= 0) {
+            this.queue.splice(i, 1);
+            reject(signal.reason);
+          }
+        },
+        { once: true },
+      );
       this.schedule();
     });
   }
@@ -176,10 +209,35 @@ export class SqliteStore implements Store {
         ended.settle();
         this.group = null;
         done();
-        if (this.queue.length > 0) this.schedule();
+        if (ended.busy) this.waitForLock();
+        else if (this.queue.length > 0) this.schedule();
       });
     };
     setImmediate(tick);
+  }
+
+  /** BEGIN met another process's write lock: try again on a timer (backing off), or fail the queue past BUSY_LIMIT_MS. */
+  private waitForLock(): void {
+    const now = performance.now();
+    this.busySince ??= now;
+    if (now - this.busySince >= BUSY_LIMIT_MS) {
+      const err = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      for (const unit of this.queue.splice(0)) unit.reject(err);
+      this.busySince = undefined;
+      this.busyWaitMs = BUSY_FIRST_WAIT_MS;
+      return;
+    }
+    this.scheduled = true;
+    const wait = this.busyWaitMs;
+    this.busyWaitMs = Math.min(wait * 2, BUSY_MAX_WAIT_MS);
+    setTimeout(() => {
+      this.scheduled = false;
+      if (this.queue.length > 0) this.schedule();
+      else {
+        this.busySince = undefined;
+        this.busyWaitMs = BUSY_FIRST_WAIT_MS;
+      }
+    }, wait);
   }
 
   /** Transaction control as prepared statements: parsed once per connection, like every query. */
@@ -198,14 +256,27 @@ export class SqliteStore implements Store {
     // Timed only for a commit listener (the daemon's metrics): in a project-cli process the first
     // read of the `performance` global loads node:perf_hooks, ~1.5 ms of its start-up.
     const started = this.onCommit ? performance.now() : undefined;
+    let busy = false;
     while (this.queue.length > 0 && n < MAX_GROUP) {
       const unit = this.queue.shift()!;
       n++;
+      if (unit.signal?.aborted) {
+        failed.push(() => unit.reject(unit.signal!.reason));
+        continue;
+      }
       if (!open) {
         try {
           this.run('BEGIN IMMEDIATE');
           open = true;
+          this.busySince = undefined;
+          this.busyWaitMs = BUSY_FIRST_WAIT_MS;
         } catch (err) {
+          if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+            // Another process holds the write lock: back to the head of the queue, tried again on a timer.
+            this.queue.unshift(unit);
+            busy = true;
+            break;
+          }
           unit.reject(err);
           continue;
         }
@@ -218,6 +289,8 @@ export class SqliteStore implements Store {
       if (!lone) this.run('SAVEPOINT unit');
       try {
         const value = await unit.work(this.tx);
+        // Stopped while it ran: its writes are undone like a failed unit's (its commit has not begun).
+        unit.signal?.throwIfAborted();
         if (!lone) this.run('RELEASE unit');
         committed.push({ unit, value });
       } catch (err) {
@@ -250,6 +323,7 @@ export class SqliteStore implements Store {
     }
     const wrote = open && committed.length > 0;
     return {
+      busy,
       durable: () => {
         if (!wrote) return;
         // After the commit's outcome is settled: a checkpointer that fails to start (no thread to
