@@ -12,7 +12,8 @@ export type ToolErrorCode =
   | "UNAUTHENTICATED"
   | "TIMEOUT"
   | "INTERNAL"
-  | "DUPLICATE_TOOL_CALL_ID";
+  | "DUPLICATE_TOOL_CALL_ID"
+  | "CANCELLED";
 /**
  * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
  */
@@ -48,6 +49,7 @@ export type SessionAuth =
       job_id: string;
     };
 export type HistoryView = "ui" | "context";
+export type CallState = "awaiting_approval" | "running" | "done";
 export type ShutdownResult = null;
 export type InviteStatus = "pending" | "accepted" | "rejected";
 /**
@@ -355,6 +357,36 @@ export interface ThreadSubscribeResult {
   thread_id: string;
   subscribed: boolean;
 }
+export interface CallGetParams {
+  session_id: string;
+  thread_id: string;
+  tool_call_id: string;
+}
+export interface CallCancelParams {
+  session_id: string;
+  thread_id: string;
+  tool_call_id: string;
+}
+/**
+ * A call's stored state; outcome once done.
+ */
+export interface CallGetResult {
+  thread_id: string;
+  tool_call_id: string;
+  action: string;
+  args_sha256: string;
+  state: CallState;
+  created_at: string;
+  updated_at: string;
+  outcome?: ToolResponse;
+}
+/**
+ * The state after the cancel: done with a CANCELLED outcome, or the real outcome when the call had committed first.
+ */
+export interface CallCancelResult {
+  state: CallState;
+  outcome?: ToolResponse;
+}
 export interface SkillsListParams {
   session_id: string;
 }
@@ -497,6 +529,10 @@ export interface AgentProfileConfig {
 }
 export interface LimitsConfig {
   call_timeout_ms?: number;
+  action_timeout_ms?: {
+    [k: string]: number;
+  };
+  cancel_grace_ms?: number;
   max_message_bytes?: number;
   max_in_flight?: number;
   ping_interval_ms?: number;
@@ -565,6 +601,8 @@ export interface Requests {
   "thread/list": { params: ThreadListParams; result: ThreadListResult };
   "thread/subscribe": { params: ThreadSubscribeParams; result: ThreadSubscribeResult };
   "thread/unsubscribe": { params: ThreadSubscribeParams; result: ThreadSubscribeResult };
+  "call/get": { params: CallGetParams; result: CallGetResult };
+  "call/cancel": { params: CallCancelParams; result: CallCancelResult };
   "skills/list": { params: SkillsListParams; result: SkillsListResult };
   "skills/read": { params: SkillsReadParams; result: SkillsReadResult };
   "shutdown": { params: null | undefined; result: ShutdownResult };

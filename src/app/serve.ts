@@ -35,6 +35,8 @@ import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { listenWs } from './ws-listener.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
+import { RunningCalls } from '../calls/running-calls.js';
+import { CallStopped } from '../calls/call-stopped.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -51,6 +53,10 @@ export interface ServeOptions {
 /** Configurable limits (flags win over the config file's `limits`): the transports' own, and the daemon's. */
 export interface Limits extends TransportLimits {
   callTimeoutMs: number;
+  /** Per action, overriding `callTimeoutMs` (`limits.action_timeout_ms`). */
+  actionTimeoutMs: Readonly<Record<string, number>>;
+  /** A stopped subprocess call: SIGTERM, then SIGKILL after this long. */
+  cancelGraceMs: number;
   /**
    * How long shutdown waits for in-flight calls. By default the call timeout
    * plus a margin, so every call that was running finishes and is answered.
@@ -69,6 +75,8 @@ export interface Limits extends TransportLimits {
 export const DEFAULT_LIMITS: Limits = {
   ...DEFAULT_TRANSPORT_LIMITS,
   callTimeoutMs: 30_000,
+  actionTimeoutMs: {},
+  cancelGraceMs: 2_000,
   shutdownGraceMs: 35_000,
   maxProcesses: Math.max(2, availableParallelism() * 4),
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
@@ -133,6 +141,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     const threadEvents = new ThreadEventBus(storeEventSource(store));
     const uiCache = new UiCache();
+    const limits = limitsOf(opts, config);
     const daemon: Daemon = {
       store,
       dbPath,
@@ -147,7 +156,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       threadEvents,
       subscriptions: new SubscriptionRegistry(threadEvents, limitsOf(opts, config).maxSubscriptionsPerConnection, uiCache),
       uiCache,
-      callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
+      callTimeoutMs: limits.callTimeoutMs,
+      timeoutMs: (action) => limits.actionTimeoutMs[action] ?? limits.callTimeoutMs,
+      cancelGraceMs: limits.cancelGraceMs,
+      calls: new RunningCalls(),
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
@@ -282,6 +294,13 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const pending = inflight.size;
   const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
   await Promise.race([Promise.allSettled([...inflight]), grace]);
+  // Past the grace, what still runs is cancelled: each call ends stored as CANCELLED (or with the outcome it
+  // committed first), and its pending request is answered with that.
+  if (daemon.calls.size > 0) {
+    log.log('warn', 'shutdown grace over: cancelling running calls', { calls: daemon.calls.size });
+    await daemon.calls.stopAll(CallStopped.shutdown());
+    await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
+  }
   // A subprocess call is answered as its child closes its output: the child may still be exiting.
   await Promise.race([daemon.executor.drain?.(), grace]);
   // Let the responses of settled calls leave before the transports close.

@@ -23,6 +23,7 @@ const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
   DUPLICATE_TOOL_CALL_ID: 6,
   TIMEOUT: 1,
   INTERNAL: 1,
+  CANCELLED: 1,
 };
 
 export function exitCodeFor(code: ToolErrorCode): number {

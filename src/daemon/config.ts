@@ -14,6 +14,9 @@ export interface DaemonConfig {
   agents: Map<string, AgentProfile>;
   limits: Partial<{
     callTimeoutMs: number;
+    /** `limits.action_timeout_ms`: exact `module.method` → its time limit, overriding `callTimeoutMs`. */
+    actionTimeoutMs: Readonly<Record<string, number>>;
+    cancelGraceMs: number;
     maxMessageBytes: number;
     maxInFlight: number;
     pingIntervalMs: number;
@@ -99,6 +102,13 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   const l = parsed.data.limits ?? {};
   const limits: DaemonConfig['limits'] = {};
   if (l.call_timeout_ms) limits.callTimeoutMs = l.call_timeout_ms;
+  if (l.action_timeout_ms) {
+    for (const action of Object.keys(l.action_timeout_ms)) {
+      if (!(ACTION_NAMES as readonly string[]).includes(action)) throw new ConfigError(`config ${where}: limits.action_timeout_ms: "${action}" is not an action (module.method)`);
+    }
+    limits.actionTimeoutMs = { ...l.action_timeout_ms };
+  }
+  if (l.cancel_grace_ms) limits.cancelGraceMs = l.cancel_grace_ms;
   if (l.max_message_bytes) limits.maxMessageBytes = l.max_message_bytes;
   if (l.max_in_flight) limits.maxInFlight = l.max_in_flight;
   if (l.ping_interval_ms) limits.pingIntervalMs = l.ping_interval_ms;

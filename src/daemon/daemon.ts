@@ -11,6 +11,7 @@ import type { ThreadEventBus } from './thread-events.js';
 import type { UiCache } from './ui-cache.js';
 import type { PgFanout } from './pg-fanout.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
+import type { RunningCalls } from '../calls/running-calls.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -39,8 +40,14 @@ export interface Daemon {
    * subscribers and AG-UI streams; resolves once nothing later can be missed.
    */
   fanout?: PgFanout;
-  /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
+  /** The default per-call limit (`limits.call_timeout_ms`). */
   callTimeoutMs: number;
+  /** A call's time limit: `limits.action_timeout_ms` for its action, else `callTimeoutMs`; past it the call is stopped (TIMEOUT). */
+  timeoutMs(action: string): number;
+  /** A stopped subprocess call: SIGTERM, then SIGKILL after this long (`limits.cancel_grace_ms`). */
+  cancelGraceMs: number;
+  /** The calls running in this daemon now, each stoppable (contract section 16). */
+  calls: RunningCalls;
   version: string;
   /** The Prometheus registry when `metrics.enabled` (src/telemetry/metrics.ts); tool calls count into it. */
   metrics?: ToolgateMetrics;

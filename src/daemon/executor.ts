@@ -24,7 +24,7 @@ export { InProcessExecutor, SubprocessExecutor };
 export type { ExecOutcome, ExecRequest } from './subprocess-executor.js';
 
 /** What an executor needs of the daemon. */
-export type ExecDeps = Pick<Daemon, 'store' | 'signingKey' | 'dbPath' | 'callTimeoutMs'>;
+export type ExecDeps = Pick<Daemon, 'store' | 'signingKey' | 'dbPath' | 'timeoutMs' | 'cancelGraceMs'>;
 
 export interface Executor {
   readonly kind: 'subprocess' | 'inprocess';
@@ -35,8 +35,12 @@ export interface Executor {
    * `optimistic`: the store may be asked to assume the call is new
    * (`Tx.assumeNewCall`) rather than read it first — a stored one then ends
    * the unit in StoreConflictError as a twin would.
+   * `signal` (the call's, src/calls/running-calls.ts): once it aborts with a
+   * CallStopped, the executor stops the call's work and stores the call as
+   * failed with that code — unless the work had committed, whose outcome
+   * then stands.
    */
-  execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic?: boolean): Promise<Outcome>;
+  execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic?: boolean, signal?: AbortSignal): Promise<Outcome>;
   /** Settles once whatever the executor started for calls already answered is over (shutdown waits for it). */
   drain?(): Promise<void>;
 }

@@ -11,10 +11,13 @@
  * issued for exactly this admitted call (its action, its key, its args'
  * hash), so the admission `admitCall` made is the only one.
  *
- * In-process calls cannot be killed, so the per-call timeout cannot apply:
- * answering TIMEOUT while the work goes on to commit would store a lie. The
- * work is bounded (one unit of work of synchronous SQLite), so it runs to
- * the end and a slow call is only logged.
+ * A stopped call (cancelled, past its time limit, shutdown: the call's
+ * AbortSignal) stops its unit of work before its next statement or its
+ * commit — the unit rolls back, so nothing it wrote survives — and the call
+ * is stored as failed with the stop's code. A unit whose commit began ends as
+ * committed: its real outcome stands. (On SQLite a unit's statements run
+ * without yielding, so a stop takes effect while the unit waits for its
+ * group or for another process's lock, or undoes it right after it ran.)
  */
 import { execute } from '../cli-router/core.js';
 import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
@@ -26,9 +29,9 @@ import { checkedToolMessage, type CheckedToolMessage } from './tool-message.js';
 export class InProcessExecutor implements Executor {
   readonly kind = 'inprocess' as const;
 
-  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic = false): Promise<Outcome> {
-    const started = performance.now();
-    const outcome = await deps.store.transaction(async (tx): Promise<Outcome> => {
+  execute(deps: ExecDeps, session: Session, call: AdmittedCall, _log: Logger, optimistic = false, signal?: AbortSignal): Promise<Outcome> {
+    // A stop rejects the unit with its CallStopped, after undoing it whole; tool-invoke.ts stores the call as stopped.
+    return deps.store.transaction(async (tx): Promise<Outcome> => {
       // A new call (the usual one) skips reading its stored answer: the unique keys catch a stored one.
       if (optimistic && tx.assumeNewCall) tx.assumeNewCall(call.userId, call.threadId, call.toolCallId);
       else {
@@ -52,9 +55,6 @@ export class InProcessExecutor implements Executor {
         },
       });
       return storeOutcome(tx, call, doc, built?.doc === doc ? built : undefined);
-    });
-    const ms = performance.now() - started;
-    if (ms > deps.callTimeoutMs) log.log('warn', 'in-process call exceeded the call timeout', { ms: Math.round(ms), timeout_ms: deps.callTimeoutMs });
-    return outcome;
+    }, { signal });
   }
 }

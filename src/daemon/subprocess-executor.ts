@@ -14,6 +14,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { CliDocument } from '../cli-router/core.js';
 import { CLI_ENV } from '../cli-router/run-cli.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreUnavailableError } from '../store/store.js';
+import { stoppedBy } from '../calls/call-stopped.js';
 import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
 import { signCredential } from './credential-issuer.js';
 import type { CliLauncher, CliLaunchMode } from './cli-launch.js';
@@ -21,6 +22,7 @@ import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { Semaphore } from './semaphore.js';
 import type { Session } from './sessions.js';
+import { MAX_TIMER_MS } from '../protocol/limits.js';
 
 /** One call across the process boundary. */
 export interface ExecRequest {
@@ -29,7 +31,14 @@ export interface ExecRequest {
   input: Record<string, unknown>;
   /** The CLI's whole environment: credential, verify key, database. Nothing else. */
   env: Record<string, string>;
+  /** The backstop: a child still alive this long after it started is killed (SIGKILL), even after it answered. */
   timeoutMs: number;
+  /**
+   * The call's signal (src/calls): on abort the child gets SIGTERM, then SIGKILL
+   * after `graceMs`; a call still waiting for a process slot never starts one.
+   */
+  signal?: AbortSignal | undefined;
+  graceMs?: number | undefined;
 }
 
 export interface ExecOutcome {
@@ -58,31 +67,33 @@ export class SubprocessExecutor implements Executor {
     return this.runCli(req, log);
   }
 
-  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome> {
+  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, _optimistic?: boolean, signal?: AbortSignal): Promise<Outcome> {
     const release = await deps.store.holdCall?.(call.userId, call.threadId, call.toolCallId);
     try {
-      return await this.runWhileHeld(deps, session, call, log);
+      return await this.runWhileHeld(deps, session, call, log, signal);
     } finally {
       await release?.();
     }
   }
 
-  private async runWhileHeld(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger): Promise<Outcome> {
+  private async runWhileHeld(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, signal: AbortSignal | undefined): Promise<Outcome> {
     const stored = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
     if (stored) return { kind: 'stored', row: stored };
 
     const issued = issueFor(session, call);
     const credential = await signCredential(issued.claims, deps.signingKey);
-    await deps.store.transaction((tx) => tx.credentialAudit.record(issued.audit));
+    // Stopped before its credential was recorded: nothing was issued, nothing ran.
+    await deps.store.transaction((tx) => tx.credentialAudit.record(issued.audit), { signal });
     const env = {
       [CLI_ENV.credential]: credential,
       [CLI_ENV.verifyKey]: JSON.stringify(deps.signingKey.publicJwk),
       [CLI_ENV.db]: deps.dbPath,
     };
     const { module, method, input } = call.args;
-    let { doc } = await this.run({ module, method, input, env, timeoutMs: deps.callTimeoutMs }, log);
-    if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL')) {
-      // The child may have committed just before it was killed: its record wins.
+    const timeoutMs = Math.min(deps.timeoutMs(`${module}.${method}`) + deps.cancelGraceMs, MAX_TIMER_MS);
+    let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs }, log);
+    if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL' || doc.error.code === 'CANCELLED')) {
+      // The child may have committed just before it was stopped: its record wins (a stop cannot undo a commit).
       const recorded = await deps.store.read((tx) => tx.toolCalls.get(call.userId, call.threadId, call.toolCallId));
       if (recorded && recorded.args_sha256 === call.argsSha256) doc = JSON.parse(recorded.outcome) as CliDocument;
       // The child met the outage and recorded nothing: no effect to store, and a retry runs the call.
@@ -109,6 +120,12 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
       // A slot is held until its child has exited (the processes are what it bounds); the call's
       // answer is ready sooner, at the end of the child's output.
       const held = slots.run(() => {
+        // Stopped while it waited for a slot: no process is started.
+        const stopped = stoppedBy(req.signal);
+        if (stopped) {
+          resolve(failure(req, stopped.code, stopped.message));
+          return Promise.resolve();
+        }
         const child = spawnCli(launcher.launch(req.module, req.method), req, log);
         void child.outcome.then(resolve);
         return child.exited;
@@ -122,7 +139,7 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
 
 const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
 
-function failure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL', message: string): ExecOutcome {
+function failure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL' | 'CANCELLED', message: string): ExecOutcome {
   const { module, method } = req;
   return { doc: { ok: false, module, method, error: { code, message, module, method } } };
 }
@@ -182,6 +199,8 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   const answer = () => {
     if (settled) return;
     if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
+    const stopped = stoppedBy(req.signal);
+    if (stopped) return settle(failure(req, stopped.code, stopped.message));
     if (timedOut) return settle(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
     if (tooLarge) return settle(failure(req, 'INTERNAL', 'the tool produced too much output'));
     const doc = parseDocument(Buffer.concat(out).toString('utf8'));
@@ -195,6 +214,16 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     timedOut = true;
     child.kill('SIGKILL');
   }, req.timeoutMs);
+  // The call was stopped (cancel, its time limit, shutdown): SIGTERM — the child dies and its open
+  // transaction rolls back — then SIGKILL after the grace. Its output is the answer only if it had
+  // already finished (its stdout then ended before the signal mattered).
+  let graceTimer: NodeJS.Timeout | undefined;
+  const stop = () => {
+    if (settled) return;
+    child.kill('SIGTERM');
+    graceTimer = setTimeout(() => child.kill('SIGKILL'), req.graceMs ?? 2_000);
+  };
+  req.signal?.addEventListener('abort', stop, { once: true });
   let openStreams = 2;
   const ended = () => {
     if (--openStreams === 0) answer();
@@ -219,13 +248,18 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     // 'close' is still to come, and its slot held until then.
     if (child.pid !== undefined) return log.log('warn', 'project-cli could not be signalled', { err: e.message });
     clearTimeout(timer);
+    req.signal?.removeEventListener('abort', stop);
     log.log('error', 'project-cli could not start', { err: e.message });
     settle(failure(req, 'INTERNAL', 'the tool could not be started'));
     resolveExited();
   });
   child.on('close', (code, signal) => {
     clearTimeout(timer);
+    clearTimeout(graceTimer);
+    req.signal?.removeEventListener('abort', stop);
     log.log('debug', 'project-cli ran', { launch: mode, exit_code: code, ...(signal ? { signal } : {}) });
+    const stopped = stoppedBy(req.signal);
+    if (stopped) log.log('info', 'project-cli stopped', { code: stopped.code, exit_code: code, ...(signal ? { signal } : {}) });
     answer();
     resolveExited();
   });

@@ -17,6 +17,7 @@ import type { Logger } from './logger.js';
 import { storeOutcome, type Call, type Outcome } from './call.js';
 import { outputOf, seedOutput, toolResultsOf } from './message-views.js';
 import { messageOfOutput, type ToolMessage } from './tool-message.js';
+import { CallStopped } from '../calls/call-stopped.js';
 
 export type { ToolResponse };
 
@@ -77,19 +78,38 @@ export async function answerToolCall(
   };
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
+  // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
+  // caller by cancelling this very request, and its time limit stops it (contract section 16).
+  const action = `${args.module}.${args.method}`;
+  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
+  if (log.enabled('debug')) log.log('debug', 'tool call running');
+  const cancelled = token.onCancellationRequested(() => running.stop(CallStopped.cancelled()));
+  running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
   try {
-    return await runAndAnswer(daemon, conn, session, call, admission, own, log);
+    return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal);
   } finally {
+    cancelled.dispose();
+    finish();
     daemon.subscriptions.done(own);
   }
 }
 
 /** The stored part of a call: settle it, then answer it as run, as stored before, or as a duplicate id. */
-async function runAndAnswer(daemon: Daemon, conn: Peer, session: Session, call: Call, admission: Admission, own: OwnCall, log: Logger): Promise<ToolCallAnswer> {
+async function runAndAnswer(
+  daemon: Daemon,
+  conn: Peer,
+  session: Session,
+  call: Call,
+  admission: Admission,
+  own: OwnCall,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<ToolCallAnswer> {
   const { args } = call;
+  const started = performance.now();
   let outcome: Outcome;
   try {
-    outcome = await settle(daemon, session, call, admission, log);
+    outcome = await settle(daemon, session, call, admission, log, signal);
   } catch (err) {
     if (!(err instanceof StoreUnavailableError)) throw err;
     // The database went away mid-call: answered, never stored; the same tool_call_id is safe to retry.
@@ -106,7 +126,7 @@ async function runAndAnswer(daemon: Daemon, conn: Peer, session: Session, call: 
       return direct(conn, call.threadId, outcome.message);
     case 'ran': {
       const { row, message } = outcome;
-      log.log('info', 'tool call', { status: message.output.status, message_id: row.id });
+      log.log('info', 'tool call', { status: message.output.status, message_id: row.id, ms: Math.round(performance.now() - started) });
       seedOutput(row, message.output);
       const event = { userId: call.userId, threadId: call.threadId, row, origin: conn.id };
       await daemon.subscriptions.deliverOwn(conn, own, event);
@@ -122,21 +142,29 @@ async function runAndAnswer(daemon: Daemon, conn: Peer, session: Session, call: 
  * it has recorded the action but not stored its message yet, run again,
  * reading the store first this time — the core answers from that record.
  */
-async function settle(daemon: Daemon, session: Session, call: Call, admission: Admission, log: Logger): Promise<Outcome> {
+async function settle(daemon: Daemon, session: Session, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
+  const storeDoc = (doc: CliDocument) =>
+    daemon.store.transaction(async (tx): Promise<Outcome> => {
+      const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
+      return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, doc);
+    });
   const run = (optimistic: boolean): Promise<Outcome> =>
-    admission.admitted
-      ? daemon.executor.execute(daemon, session, { ...call, action: admission.action }, log, optimistic)
-      : daemon.store.transaction(async (tx) => {
-          const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
-          return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, admission.doc);
-        });
+    admission.admitted ? daemon.executor.execute(daemon, session, { ...call, action: admission.action }, log, optimistic, signal) : storeDoc(admission.doc);
   try {
-    // First as a new call (the executor may skip reading the store first); a stored twin shows as a conflict.
-    return await run(true);
+    try {
+      // First as a new call (the executor may skip reading the store first); a stored twin shows as a conflict.
+      return await run(true);
+    } catch (err) {
+      if (!(err instanceof StoreConflictError)) throw err;
+      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      return winner ? { kind: 'stored', row: winner } : await run(false);
+    }
   } catch (err) {
-    if (!(err instanceof StoreConflictError)) throw err;
-    const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
-    return winner ? { kind: 'stored', row: winner } : await run(false);
+    if (!(err instanceof CallStopped)) throw err;
+    // Stopped before anything of it committed (its unit was undone whole): stored as stopped, done.
+    const { module, method } = call.args;
+    log.log('info', 'tool call stopped', { code: err.code });
+    return storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } });
   }
 }
 

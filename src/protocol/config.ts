@@ -30,6 +30,10 @@ export const LimitsConfig = named(
   'LimitsConfig',
   z.strictObject({
     call_timeout_ms: Millis.optional(),
+    /** Per action (`module.method`), overriding `call_timeout_ms`; names are checked against the action table. */
+    action_timeout_ms: z.record(z.string().min(1).max(200), Millis).optional(),
+    /** A stopped subprocess call: SIGTERM, then SIGKILL after this long. */
+    cancel_grace_ms: Millis.optional(),
     max_message_bytes: Positive.optional(),
     max_in_flight: Positive.optional(),
     ping_interval_ms: Millis.optional(),

@@ -182,6 +182,40 @@ export const ThreadSubscribeResult = p('ThreadSubscribeResult', z.strictObject({
 export const ThreadUnsubscribeResult = ThreadSubscribeResult;
 
 // ---------------------------------------------------------------------------------------------
+// call/get, call/cancel — a call's stored lifecycle
+
+/** Names one call of the session's user: `(thread_id, tool_call_id)`. */
+export const CallGetParams = p('CallGetParams', z.strictObject({ session_id: Id, thread_id: Id, tool_call_id: Id }));
+export const CallCancelParams = p('CallCancelParams', z.strictObject({ session_id: Id, thread_id: Id, tool_call_id: Id }));
+
+/** `awaiting_approval` (a person decides first), `running`, `done` (its outcome is stored). */
+export const CallState = p('CallState', z.enum(['awaiting_approval', 'running', 'done']));
+
+export const CallGetResult = p(
+  'CallGetResult',
+  z.strictObject({
+    thread_id: z.string(),
+    tool_call_id: z.string(),
+    /** `module.method` as the model wrote them. */
+    action: z.string(),
+    /** Lowercase hex SHA-256 of the canonical JSON of `args` (keys sorted, no whitespace): the digest the credential binds. */
+    args_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    state: CallState,
+    created_at: z.string(),
+    updated_at: z.string(),
+    /** The call's ToolResponse, once `done`. */
+    outcome: ToolResponse.optional(),
+  }),
+  "A call's stored state; outcome once done.",
+);
+
+export const CallCancelResult = p(
+  'CallCancelResult',
+  z.strictObject({ state: CallState, outcome: ToolResponse.optional() }),
+  'The state after the cancel: done with a CANCELLED outcome, or the real outcome when the call had committed first.',
+);
+
+// ---------------------------------------------------------------------------------------------
 // skills/list, skills/read
 
 export const SkillsListParams = p('SkillsListParams', z.strictObject({ session_id: Id }));
@@ -225,6 +259,8 @@ export const ThreadUnsubscribeRequest = new RequestType<P<typeof ThreadUnsubscri
   'thread/unsubscribe',
   byName,
 );
+export const CallGetRequest = new RequestType<P<typeof CallGetParams>, R<typeof CallGetResult>, void>('call/get', byName);
+export const CallCancelRequest = new RequestType<P<typeof CallCancelParams>, R<typeof CallCancelResult>, void>('call/cancel', byName);
 export const SkillsListRequest = new RequestType<P<typeof SkillsListParams>, R<typeof SkillsListResult>, void>('skills/list', byName);
 export const SkillsReadRequest = new RequestType<P<typeof SkillsReadParams>, R<typeof SkillsReadResult>, void>('skills/read', byName);
 export const ShutdownRequest = new RequestType0<null, void>('shutdown');
@@ -250,6 +286,8 @@ export const REQUESTS = {
     paramsId: 'ThreadSubscribeParams',
     resultId: 'ThreadSubscribeResult',
   },
+  'call/get': { params: CallGetParams, result: CallGetResult, paramsId: 'CallGetParams', resultId: 'CallGetResult' },
+  'call/cancel': { params: CallCancelParams, result: CallCancelResult, paramsId: 'CallCancelParams', resultId: 'CallCancelResult' },
   'skills/list': { params: SkillsListParams, result: SkillsListResult, paramsId: 'SkillsListParams', resultId: 'SkillsListResult' },
   'skills/read': { params: SkillsReadParams, result: SkillsReadResult, paramsId: 'SkillsReadParams', resultId: 'SkillsReadResult' },
   shutdown: { params: ShutdownParams, result: ShutdownResult, paramsId: null, resultId: 'ShutdownResult' },
@@ -264,6 +302,11 @@ export const NOTIFICATIONS = {
 } as const;
 
 export type InitializeParams = z.infer<typeof InitializeParams>;
+export type CallGetParams = z.infer<typeof CallGetParams>;
+export type CallGetResult = z.infer<typeof CallGetResult>;
+export type CallCancelParams = z.infer<typeof CallCancelParams>;
+export type CallCancelResult = z.infer<typeof CallCancelResult>;
+export type CallState = z.infer<typeof CallState>;
 export type InitializeResult = z.infer<typeof InitializeResult>;
 export type SessionAuth = z.infer<typeof SessionAuth>;
 export type SessionOpenParams = z.infer<typeof SessionOpenParams>;

@@ -29,6 +29,7 @@ export const TOOL_ERROR_CODES = [
   'TIMEOUT',
   'INTERNAL',
   'DUPLICATE_TOOL_CALL_ID',
+  'CANCELLED',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 

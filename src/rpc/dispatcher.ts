@@ -14,6 +14,7 @@ import type { Connection } from './connection.js';
 import type { Session } from '../daemon/sessions.js';
 import { openSession } from '../daemon/session-open.js';
 import { invokeTool } from '../daemon/tool-invoke.js';
+import { cancelCall, getCall } from '../calls/call-service.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
 import { appendMessage, getHistory, threadList } from '../daemon/history.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
@@ -81,6 +82,13 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   'message/append': method(M.MessageAppendParams, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),
   'history/get': method(M.HistoryGetParams, ({ daemon, params, session }) => getHistory(daemon, session(), params)),
   'thread/list': method(M.ThreadListParams, ({ daemon, params, session }) => threadList(daemon, session(), params)),
+  // A call of the session's user, from any of its connections (contract section 16).
+  'call/get': method(M.CallGetParams, ({ daemon, params, session }) =>
+    getCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id }),
+  ),
+  'call/cancel': method(M.CallCancelParams, ({ daemon, params, session }) =>
+    cancelCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id }),
+  ),
   'skills/list': method(M.SkillsListParams, ({ session }) => listSkills(session())),
   'skills/read': method(M.SkillsReadParams, ({ params, session }) => readSkill(session(), params.name, params.path)),
   shutdown: method(M.ShutdownParams, ({ state }) => {

@@ -16,5 +16,7 @@ export {
   SkillsReadParams,
   ShutdownParams,
   ThreadSubscribeParams,
+  CallGetParams,
+  CallCancelParams,
 } from '../protocol/methods.js';
 export { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';

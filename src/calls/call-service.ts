@@ -1,0 +1,83 @@
+/**
+ * A call's lifecycle as its user sees it from any connection (contract §16):
+ * `call/get` reads its state, `call/cancel` stops it. A call is running in
+ * this daemon (RunningCalls) until its outcome is stored; from then on the
+ * store holds it `done` — its tool message, the very response `tool/invoke`
+ * gave. Another user's call and a call that never existed get the same
+ * answer, CALL_NOT_FOUND.
+ */
+import { argsSha256 } from '../codec/canonical-json.js';
+import type { ToolResponse } from '../protocol/tool.js';
+import type { CallCancelResult, CallGetResult } from '../protocol/methods.js';
+import type { MessageRow, Store } from '../store/store.js';
+import { DaemonError } from '../daemon/errors.js';
+import { outputOf } from '../daemon/message-views.js';
+import { CallStopped } from './call-stopped.js';
+import type { CallKey, RunningCalls } from './running-calls.js';
+
+export interface CallServiceDeps {
+  store: Store;
+  calls: RunningCalls;
+}
+
+export function callNotFound(): DaemonError {
+  return new DaemonError('CALL_NOT_FOUND', 'call not found');
+}
+
+/** `call/get`: the call's state — running here, else as stored. */
+export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<CallGetResult> {
+  const running = deps.calls.find(key);
+  if (running) {
+    return {
+      thread_id: key.threadId,
+      tool_call_id: key.toolCallId,
+      action: running.action,
+      args_sha256: running.argsSha256,
+      state: 'running',
+      created_at: running.createdAt,
+      updated_at: running.createdAt,
+    };
+  }
+  const done = await storedCall(deps.store, key);
+  if (!done) throw callNotFound();
+  return done;
+}
+
+/**
+ * `call/cancel`: stops the call if it runs here and answers once its outcome
+ * is stored — CANCELLED, or its real outcome when its writes had committed
+ * first. A call already done is answered as it is: nothing changes.
+ */
+export async function cancelCall(deps: CallServiceDeps, key: CallKey): Promise<CallCancelResult> {
+  const runs = deps.calls.stop(key, CallStopped.cancelled());
+  if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));
+  const done = await storedCall(deps.store, key);
+  if (!done) {
+    if (runs.length > 0) throw new Error('a cancelled call ended without a stored outcome');
+    throw callNotFound();
+  }
+  return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
+}
+
+/** The stored, `done` call of this key, or undefined when there is none (of this user). */
+async function storedCall(store: Store, key: CallKey): Promise<CallGetResult | undefined> {
+  const row = await store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
+  return row ? doneCall(key, row) : undefined;
+}
+
+function doneCall(key: CallKey, row: MessageRow): CallGetResult {
+  const output = outputOf(row);
+  if (!output) throw new Error(`stored tool message ${row.id} holds no tool output`);
+  const args = output.tool_call_args;
+  const outcome: ToolResponse = { tool_call_id: key.toolCallId, status: output.status, content: [{ type: 'text', text: row.content }] };
+  return {
+    thread_id: key.threadId,
+    tool_call_id: key.toolCallId,
+    action: `${args.module}.${args.method}`,
+    args_sha256: argsSha256(args),
+    state: 'done',
+    created_at: row.created_at,
+    updated_at: row.created_at,
+    outcome,
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The calls this daemon is running now, by `(user, thread, tool_call_id)`:
+ * each with the AbortController its executor and unit of work listen to
+ * (contract §16). `call/cancel`, `$/cancelRequest`, MCP
+ * `notifications/cancelled`, a call's time limit and shutdown all stop a
+ * call through here, and `call/get` reads a running call's state here before
+ * the store has its outcome.
+ */
+import { CallStopped } from './call-stopped.js';
+
+export interface CallKey {
+  userId: string;
+  threadId: string;
+  toolCallId: string;
+}
+
+export interface RunningCall extends CallKey {
+  action: string;
+  argsSha256: string;
+  /** When the call began to run (ISO-8601 UTC). */
+  createdAt: string;
+  readonly signal: AbortSignal;
+  /** Stops the call (the first stop wins); its work ends and it is stored as failed with the stop's code. */
+  stop(reason: CallStopped): void;
+  /** Settles once the call has its stored outcome (or failed to get one). */
+  readonly ended: Promise<void>;
+}
+
+interface Entry extends RunningCall {
+  controller: AbortController;
+  timer: NodeJS.Timeout | undefined;
+  end(): void;
+}
+
+const keyOf = (k: CallKey): string => JSON.stringify([k.userId, k.threadId, k.toolCallId]);
+
+export class RunningCalls {
+  /** A call id may be run twice at once (a retry racing its first try): both are stopped together. */
+  private readonly calls = new Map<string, Set<Entry>>();
+
+  /**
+   * Registers a call as running from now; `timeoutMs` is its time limit
+   * (TIMEOUT past it). The returned `finish` ends it (after its outcome is stored).
+   */
+  start(call: CallKey & { action: string; argsSha256: string }, timeoutMs: number): { running: RunningCall; finish: () => void } {
+    const controller = new AbortController();
+    let end!: () => void;
+    const ended = new Promise<void>((r) => (end = r));
+    const entry: Entry = {
+      ...call,
+      createdAt: new Date().toISOString(),
+      signal: controller.signal,
+      controller,
+      timer: undefined,
+      ended,
+      end,
+      stop: (reason) => {
+        if (!controller.signal.aborted) controller.abort(reason);
+      },
+    };
+    entry.timer = setTimeout(() => entry.stop(CallStopped.timedOut(timeoutMs)), timeoutMs);
+    const k = keyOf(call);
+    let set = this.calls.get(k);
+    if (!set) this.calls.set(k, (set = new Set()));
+    set.add(entry);
+    const finish = () => {
+      clearTimeout(entry.timer);
+      set.delete(entry);
+      if (set.size === 0 && this.calls.get(k) === set) this.calls.delete(k);
+      entry.end();
+    };
+    return { running: entry, finish };
+  }
+
+  /** The call running now under this key, if any. */
+  find(key: CallKey): RunningCall | undefined {
+    const set = this.calls.get(keyOf(key));
+    return set ? set.values().next().value : undefined;
+  }
+
+  /** Stops every run of this call; resolves with how many were running. */
+  stop(key: CallKey, reason: CallStopped): RunningCall[] {
+    const set = this.calls.get(keyOf(key));
+    if (!set) return [];
+    const runs = [...set];
+    for (const run of runs) run.stop(reason);
+    return runs;
+  }
+
+  /** Stops every running call (shutdown past its grace); resolves once each has its outcome stored. */
+  async stopAll(reason: CallStopped): Promise<void> {
+    const runs = [...this.calls.values()].flatMap((s) => [...s]);
+    for (const run of runs) run.stop(reason);
+    await Promise.allSettled(runs.map((r) => r.ended));
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const s of this.calls.values()) n += s.size;
+    return n;
+  }
+}

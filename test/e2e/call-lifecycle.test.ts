@@ -1,0 +1,350 @@
+/**
+ * A call's lifecycle from outside (contract section 16), on a spawned daemon
+ * over stdio and WebSocket with both executors, on the pass's engine:
+ * `call/get` of a running and of a done call, `call/cancel` and
+ * `$/cancelRequest` stopping a call that is running (held by a database lock
+ * another process holds), per-action time limits, and a cancel raced against
+ * the commit many times — never a half-written call, never a cancelled call
+ * whose writes are visible.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { tempDir } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { dbCount } from '../helpers/db.js';
+import { TEST_ENGINE } from '../helpers/pg.js';
+import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
+import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
+
+type Executor = 'subprocess' | 'inprocess';
+const CASES: Array<{ transport: Transport; executor: Executor }> = [
+  { transport: 'stdio', executor: 'subprocess' },
+  { transport: 'stdio', executor: 'inprocess' },
+  { transport: 'ws', executor: 'subprocess' },
+  { transport: 'ws', executor: 'inprocess' },
+];
+
+const create = (title: string) => ({ module: 'calendar', method: 'create', input: { title, start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } });
+
+/**
+ * Holds the database's write lock from another connection (SQLite: BEGIN
+ * IMMEDIATE in this test process, not the daemon's; PostgreSQL: the events
+ * table locked), so a call that writes an event keeps running until release.
+ */
+async function holdWriteLock(db: string): Promise<() => Promise<void>> {
+  if (/^postgres(ql)?:\/\//i.test(db)) {
+    const client = new pg.Client({ connectionString: db });
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+    return async () => {
+      await client.query('ROLLBACK');
+      await client.end();
+    };
+  }
+  const conn = new Database(db);
+  conn.exec('BEGIN IMMEDIATE');
+  return async () => {
+    conn.exec('ROLLBACK');
+    conn.close();
+  };
+}
+
+const eventsTitled = (host: Host, title: string) => dbCount(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]);
+
+/**
+ * On PostgreSQL the in-process executor sends a call's whole unit as one statement at its end: a stop that
+ * comes while that statement waits for a lock cannot undo it, so the call ends with the outcome it committed
+ * (contract section 16: committed writes stand). Everywhere else a call held by the lock is stopped.
+ */
+const stoppable = (executor: Executor) => !(TEST_ENGINE === 'postgres' && executor === 'inprocess');
+
+/** A stopped call: failed with `code` and nothing written; or (not stoppable there) committed, its event stored once. */
+async function assertStopped(host: Host, executor: Executor, answer: ToolResponse, code: string, title: string): Promise<void> {
+  if (!stoppable(executor) && answer.status === 'success') {
+    assert.equal(await eventsTitled(host, title), 1);
+    return;
+  }
+  assert.equal(failureCode(answer), code, answer.content[0]!.text);
+  assert.equal(await eventsTitled(host, title), 0);
+}
+
+const failureCode = (r: ToolResponse | undefined) => (r ? (JSON.parse(r.content[0]!.text) as { error?: { code?: string } }).error?.code : undefined);
+
+async function started(host: Host, client: Client, sessionId: string, thread: string, id: string): Promise<CallGetResult> {
+  return waitFor(async () => {
+    const got = await client.request<CallGetResult>('call/get', { session_id: sessionId, thread_id: thread, tool_call_id: id }).catch(() => undefined);
+    return got?.state === 'running' ? got : undefined;
+  }, () => `call ${id} to be running\n${host.stderr().slice(-2000)}`);
+}
+
+/**
+ * The daemon has stopped the call's work: in process at once; a subprocess call once its child is gone, or
+ * when it was stopped before a child started (waiting for the lock to record its credential) — so a lock
+ * released now cannot let it commit.
+ */
+async function stopTookEffect(host: Host, executor: Executor, before: number): Promise<void> {
+  const lines = executor === 'subprocess' ? ['"project-cli stopped"', '"tool call stopped"'] : ['"tool call stopping"'];
+  await waitFor(() => lines.some((l) => host.stderr().slice(before).includes(l)), `a log line ${lines.join(' or ')}`);
+}
+
+for (const { transport, executor } of CASES) {
+  test(`call/get and call/cancel stop a running call (${transport}, ${executor})`, { timeout: 60_000 }, async () => {
+    const host = await startHost({ transport, args: ['--executor', executor] });
+    try {
+      const alice = await openSession(host, await mintBearer('alice'));
+      // The canceller: another connection of the same user on WebSocket; the same connection on stdio (one pipe).
+      const other = transport === 'ws' ? await host.connect() : host;
+      const aliceThere = other === host ? alice : await openSession(other, await mintBearer('alice'));
+      const bobClient = transport === 'ws' ? await host.connect() : undefined;
+      const bob = bobClient ? { client: bobClient, ...(await openSession(bobClient, await mintBearer('bob'))) } : undefined;
+
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const args = create('to cancel');
+        const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'c1', args });
+        const running = await started(host, other, aliceThere.session_id, 't', 'c1');
+        assert.equal(running.action, 'calendar.create');
+        assert.match(running.args_sha256, /^[0-9a-f]{64}$/);
+        assert.equal(running.outcome, undefined);
+        // The daemon keeps answering every connection while another process holds the lock.
+        await other.request('skills/list', { session_id: aliceThere.session_id });
+        if (bob) {
+          // Another user's call is not found, the same answer as a call that never existed.
+          const err = await rpcError(bob.client.request('call/get', { session_id: bob.session_id, thread_id: 't', tool_call_id: 'c1' }));
+          assert.equal(err.code, -32602);
+          assert.deepEqual(err.data, { code: 'CALL_NOT_FOUND' });
+          const cancelErr = await rpcError(bob.client.request('call/cancel', { session_id: bob.session_id, thread_id: 't', tool_call_id: 'c1' }));
+          assert.deepEqual(cancelErr.data, { code: 'CALL_NOT_FOUND' });
+        }
+        const before = host.stderr().length;
+        const cancel = other.request<CallCancelResult>('call/cancel', { session_id: aliceThere.session_id, thread_id: 't', tool_call_id: 'c1' });
+        await stopTookEffect(host, executor, before);
+        await release();
+        released = true;
+        const [answer, cancelled] = await Promise.all([pending, cancel]);
+        // Nothing the call would have written survives; the call is done with its stored failure.
+        await assertStopped(host, executor, answer, 'CANCELLED', 'to cancel');
+        assert.equal(cancelled.state, 'done');
+        assert.deepEqual(cancelled.outcome, answer);
+        const done = await other.request<CallGetResult>('call/get', { session_id: aliceThere.session_id, thread_id: 't', tool_call_id: 'c1' });
+        assert.equal(done.state, 'done');
+        assert.equal(done.args_sha256, running.args_sha256);
+        assert.deepEqual(done.outcome, answer);
+        // A re-invocation with the same id and args returns that very result; cancelling again changes nothing.
+        const again = await host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'c1', args });
+        assert.deepEqual(again, answer);
+        const twice = await other.request<CallCancelResult>('call/cancel', { session_id: aliceThere.session_id, thread_id: 't', tool_call_id: 'c1' });
+        assert.deepEqual(twice, { state: 'done', outcome: answer });
+      } finally {
+        if (!released) await release();
+      }
+
+      // A call that was never made: CALL_NOT_FOUND.
+      const none = await rpcError(host.request('call/get', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'never' }));
+      assert.deepEqual(none.data, { code: 'CALL_NOT_FOUND' });
+      // A done call that succeeded: its outcome as tool/invoke answered it.
+      const ok = await host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'c2', args: create('kept') });
+      assert.equal(ok.status, 'success');
+      const kept = await host.request<CallCancelResult>('call/cancel', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'c2' });
+      assert.deepEqual(kept, { state: 'done', outcome: ok });
+      assert.equal(await eventsTitled(host, 'kept'), 1);
+    } finally {
+      if (process.env.DEBUG_CALLS) console.error(host.stderr());
+      await host.stop();
+    }
+  });
+}
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`$/cancelRequest on a running tool/invoke stops it and answers CANCELLED (${executor})`, { timeout: 60_000 }, async () => {
+    const host = await startHost({ args: ['--executor', executor] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const source = new AbortController();
+        const { CancellationTokenSource } = await import('vscode-jsonrpc');
+        const cts = new CancellationTokenSource();
+        source.signal.addEventListener('abort', () => cts.cancel());
+        const pending = host.rpc.sendRequest<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'c1', args: create('cancel request') }, cts.token);
+        await started(host, host, s.session_id, 't', 'c1');
+        const before = host.stderr().length;
+        source.abort();
+        await stopTookEffect(host, executor, before);
+        await release();
+        released = true;
+        const answer = await pending;
+        await assertStopped(host, executor, answer, 'CANCELLED', 'cancel request');
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test(`limits.action_timeout_ms stops a call past its action's limit as TIMEOUT (${executor})`, { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'] } }, limits: { action_timeout_ms: { 'calendar.create': 300 } } }));
+    const host = await startHost({ dataDir: dir, args: ['--executor', executor, '--config', config] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'slow', args: create('too slow') });
+        await stopTookEffect(host, executor, 0);
+        await release();
+        released = true;
+        const answer = await pending;
+        await assertStopped(host, executor, answer, 'TIMEOUT', 'too slow');
+      } finally {
+        if (!released) await release();
+      }
+      // Other actions keep the default limit.
+      const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'read', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
+      assert.equal(read.status, 'success');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test(`a cancel raced against the commit never leaves a half-written or a cancelled-but-visible call (${executor})`, { timeout: 120_000 }, async () => {
+    const host = await startHost({ transport: 'ws', args: ['--executor', executor] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const canceller = await host.connect();
+      const cs = await openSession(canceller, await mintBearer('alice'));
+      const seen = { CANCELLED: 0, success: 0 };
+      for (let i = 0; i < 30; i++) {
+        const title = `race ${i}`;
+        const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'race', tool_call_id: `r${i}`, args: create(title) });
+        // Spread the cancels over the call's life: sometimes before it runs, sometimes at its commit, sometimes after.
+        await new Promise((r) => setTimeout(r, (i * 7) % (executor === 'subprocess' ? 120 : 6)));
+        const cancelled = await canceller
+          .request<CallCancelResult>('call/cancel', { session_id: cs.session_id, thread_id: 'race', tool_call_id: `r${i}` })
+          .catch((err: unknown) => err);
+        const answer = await pending;
+        const events = await eventsTitled(host, title);
+        if (answer.status === 'success') {
+          seen.success++;
+          assert.equal(events, 1, `call ${i} succeeded: its event is stored once`);
+        } else {
+          assert.equal(failureCode(answer), 'CANCELLED', answer.content[0]!.text);
+          seen.CANCELLED++;
+          assert.equal(events, 0, `call ${i} was cancelled: nothing it wrote is visible`);
+        }
+        // The cancel answered the call's real, stored outcome (or the call was not yet known to it: not found).
+        if (!(cancelled instanceof Error)) assert.deepEqual((cancelled as CallCancelResult).outcome, answer);
+        const stored = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'race', tool_call_id: `r${i}` });
+        assert.deepEqual(stored.outcome, answer);
+        assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM messages WHERE thread_id = 'race' AND tool_call_id = ?", [`r${i}`]), 1);
+      }
+      assert.ok(seen.CANCELLED + seen.success === 30, JSON.stringify(seen));
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
+test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
+  const host = await startHost({ args: ['--executor', 'subprocess'] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    // The child must be running when the lock is taken: the lock goes in right after the daemon has recorded
+    // the call's credential (the child starts then). A child quicker than that is tried again under a new id.
+    for (let attempt = 0; ; attempt++) {
+      assert.ok(attempt < 8, 'the child always finished before the lock could be taken');
+      const id = `k${attempt}`;
+      const title = `kill ${attempt}`;
+      const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: id, args: create(title) });
+      let release: (() => Promise<void>) | undefined;
+      if (/^postgres/i.test(host.dbPath)) release = await holdWriteLock(host.dbPath);
+      else {
+        await waitFor(() => dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [id]), 'the credential audit row', 15_000, 2);
+        release = await holdWriteLock(host.dbPath);
+      }
+      let released = false;
+      try {
+        const early = await Promise.race([pending, new Promise<undefined>((r) => setTimeout(() => r(undefined), 150))]);
+        if (early) {
+          await release();
+          released = true;
+          if (!/^postgres/i.test(host.dbPath)) continue;
+          assert.fail(`the call finished while the events table was locked: ${early.content[0]!.text}`);
+        }
+        const before = host.stderr().length;
+        const cancelled = host.request<CallCancelResult>('call/cancel', { session_id: s.session_id, thread_id: 't', tool_call_id: id });
+        await waitFor(() => host.stderr().slice(before).includes('"project-cli stopped"'), 'the child to be stopped');
+        assert.match(host.stderr().slice(before), /"project-cli stopped".*"signal":"SIG(TERM|KILL)"/);
+        await release();
+        released = true;
+        const [answer, result] = await Promise.all([pending, cancelled]);
+        assert.equal(failureCode(answer), 'CANCELLED', answer.content[0]!.text);
+        assert.deepEqual(result.outcome, answer);
+        assert.equal(await eventsTitled(host, title), 0);
+        assert.equal(await dbCount(host.dbPath, 'SELECT count(*) AS n FROM tool_calls WHERE tool_call_id = ?', [id]), 0, 'no call record of the killed child');
+        break;
+      } finally {
+        if (!released) await release();
+      }
+    }
+  } finally {
+    await host.stop();
+  }
+});
+
+for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly McpKind[]) {
+  test(`MCP notifications/cancelled stops a running tools/call; the call is stored CANCELLED (${kind})`, { timeout: 60_000 }, async () => {
+    // Debug lines say when the call runs (`tool call running`): the cancel must find it running.
+    const debug = { TOOLGATE_LOG_LEVEL: 'debug' };
+    const daemon = kind === 'stdio' ? undefined : await startHost({ transport: 'ws', env: debug });
+    const dataDir = tempDir();
+    const dbPath = daemon?.dbPath ?? (TEST_ENGINE === 'postgres' ? (await import('../helpers/pg.js')).pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
+    const db = await dbPath;
+    const token = await mintBearer('alice');
+    const viaEnv = /^postgres/i.test(db);
+    const mcp = await connectMcp(kind, {
+      token,
+      ...(daemon ? { port: daemon.port! } : {}),
+      ...(viaEnv ? { env: { ...debug, TOOLGATE_DB: db } } : { dbPath: db, env: debug }),
+    });
+    const stderr = () => daemon?.stderr() ?? mcp.stderr();
+    const release = await holdWriteLock(db);
+    let released = false;
+    try {
+      const abort = new AbortController();
+      const meta = { 'toolgate/thread_id': 'mcp-cancel', 'toolgate/tool_call_id': `m-${kind}` };
+      const pending = mcp.client.callTool({ name: 'project_cli', arguments: create(`mcp ${kind}`), _meta: meta }, { signal: abort.signal });
+      await waitFor(() => stderr().includes(`"tool call running"`) && stderr().includes(`"tool_call_id":"m-${kind}"`), () => `the call to run\n${stderr().slice(-1500)}`);
+      const before = stderr().length;
+      abort.abort();
+      await assert.rejects(pending);
+      await waitFor(() => ['"project-cli stopped"', '"tool call stopped"'].some((l) => stderr().slice(before).includes(l)), () => `the call to stop\n${stderr().slice(-1500)}`);
+      await release();
+      released = true;
+      const row = await waitFor(
+        async () => (await dbCount(db, 'SELECT count(*) AS n FROM messages WHERE tool_call_id = ?', [meta['toolgate/tool_call_id']])) > 0,
+        'the cancelled call to be stored',
+      );
+      assert.ok(row);
+      const content = await import('../helpers/db.js').then((m) => m.dbRows<{ content: string }>(db, 'SELECT content FROM messages WHERE tool_call_id = ?', [meta['toolgate/tool_call_id']]));
+      assert.equal((JSON.parse(content[0]!.content) as { error: { code: string } }).error.code, 'CANCELLED');
+      assert.equal(await dbCount(db, 'SELECT count(*) AS n FROM events WHERE title = ?', [`mcp ${kind}`]), 0);
+    } finally {
+      if (!released) await release();
+      await mcp.close();
+      await daemon?.stop();
+    }
+  });
+}
