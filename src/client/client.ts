@@ -229,6 +229,14 @@ export class ToolgateClient {
     return this.send(P.ThreadListRequest, params);
   }
 
+  getCall(params: P.CallGetParams): Promise<P.CallGetResult> {
+    return this.send(P.CallGetRequest, params);
+  }
+
+  cancelCall(params: P.CallCancelParams): Promise<P.CallCancelResult> {
+    return this.send(P.CallCancelRequest, params);
+  }
+
   subscribe(params: P.ThreadSubscribeParams): Promise<P.ThreadSubscribeResult> {
     return this.send(P.ThreadSubscribeRequest, params);
   }
@@ -393,6 +401,16 @@ export class Session {
 
   threads(limit?: number): Promise<P.ThreadListResult> {
     return this.client.listThreads({ session_id: this.id, ...(limit === undefined ? {} : { limit }) });
+  }
+
+  /** `call/get`: the call's state (running, done with its outcome). */
+  call(threadId: string, toolCallId: string): Promise<P.CallGetResult> {
+    return this.client.getCall({ session_id: this.id, thread_id: threadId, tool_call_id: toolCallId });
+  }
+
+  /** `call/cancel`: stops the call if it runs; answers its stored outcome. */
+  cancel(threadId: string, toolCallId: string): Promise<P.CallCancelResult> {
+    return this.client.cancelCall({ session_id: this.id, thread_id: threadId, tool_call_id: toolCallId });
   }
 
   subscribe(threadId: string): Promise<P.ThreadSubscribeResult> {

@@ -313,11 +313,11 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
     const dbPath = daemon?.dbPath ?? (TEST_ENGINE === 'postgres' ? (await import('../helpers/pg.js')).pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
     const db = await dbPath;
     const token = await mintBearer('alice');
-    const viaEnv = /^postgres/i.test(db);
     const mcp = await connectMcp(kind, {
       token,
       ...(daemon ? { port: daemon.port! } : {}),
-      ...(viaEnv ? { env: { ...debug, TOOLGATE_DB: db } } : { dbPath: db, env: debug }),
+      dbPath: db,
+      env: debug,
     });
     const stderr = () => daemon?.stderr() ?? mcp.stderr();
     const release = await holdWriteLock(db);
