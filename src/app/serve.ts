@@ -173,6 +173,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     if (store.engine === 'postgres') {
       const { PgFanout } = await import('../daemon/pg-fanout.js');
       daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
+      // Another daemon's call/cancel of a call running here (contract section 16).
+      daemon.fanout.onCallCancel((key) => daemon.calls.stop(key, CallStopped.cancelled()));
     }
     return daemon;
   } catch (err) {

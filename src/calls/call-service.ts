@@ -18,7 +18,12 @@ import type { CallKey, RunningCalls } from './running-calls.js';
 export interface CallServiceDeps {
   store: Store;
   calls: RunningCalls;
+  /** How long a stopped child may take to die (SIGTERM, then SIGKILL): a cancel sent to another daemon waits for it. */
+  cancelGraceMs: number;
 }
+
+/** A cancel sent to another daemon: how long to wait for the call's outcome to be stored, past the kill grace. */
+const REMOTE_CANCEL_MARGIN_MS = 10_000;
 
 export function callNotFound(): DaemonError {
   return new DaemonError('CALL_NOT_FOUND', 'call not found');
@@ -39,8 +44,24 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
     };
   }
   const done = await storedCall(deps.store, key);
-  if (!done) throw callNotFound();
-  return done;
+  if (done) return done;
+  // PostgreSQL: another daemon may be running it.
+  const elsewhere = await deps.store.sharedCalls?.find(key);
+  if (elsewhere) {
+    // It may have finished between the two reads: its stored outcome then wins.
+    const finished = await storedCall(deps.store, key);
+    if (finished) return finished;
+    return {
+      thread_id: key.threadId,
+      tool_call_id: key.toolCallId,
+      action: elsewhere.action,
+      args_sha256: elsewhere.argsSha256,
+      state: 'running',
+      created_at: elsewhere.createdAt,
+      updated_at: elsewhere.createdAt,
+    };
+  }
+  throw callNotFound();
 }
 
 /**
@@ -51,12 +72,28 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
 export async function cancelCall(deps: CallServiceDeps, key: CallKey): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
   if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));
-  const done = await storedCall(deps.store, key);
+  let done = await storedCall(deps.store, key);
+  if (!done && runs.length === 0 && deps.store.sharedCalls && (await deps.store.sharedCalls.find(key))) {
+    // Running on another daemon (PostgreSQL): it hears the request on its LISTEN connection and stops the call.
+    await deps.store.sharedCalls.requestCancel(key);
+    done = await outcomeWithin(deps.store, key, deps.cancelGraceMs + REMOTE_CANCEL_MARGIN_MS);
+    if (!done) return { state: 'running' };
+  }
   if (!done) {
     if (runs.length > 0) throw new Error('a cancelled call ended without a stored outcome');
     throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
+}
+
+/** Reads the call until its outcome is stored, backing off from 20 ms to 200 ms; undefined past `ms`. */
+async function outcomeWithin(store: Store, key: CallKey, ms: number): Promise<CallGetResult | undefined> {
+  const deadline = performance.now() + ms;
+  for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
+    const done = await storedCall(store, key);
+    if (done || performance.now() >= deadline) return done;
+    await new Promise((r) => setTimeout(r, wait));
+  }
 }
 
 /** The stored, `done` call of this key, or undefined when there is none (of this user). */

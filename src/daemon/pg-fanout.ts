@@ -13,6 +13,7 @@
  */
 import type { PgStore } from '../store/pg/pg-store.js';
 import type { PgThreadFeed } from '../store/pg/thread-feed.js';
+import type { CallKeyOf } from '../store/store.js';
 import { storeEventSource } from './thread-event-source.js';
 import type { ThreadEventBus, ThreadEventSource } from './thread-events.js';
 
@@ -45,6 +46,11 @@ export class PgFanout implements ThreadEventSource {
   /** The thread's last listener here left: stop reading its commits. */
   unwatch(userId: string, threadId: string): void {
     this.feed.unwatch({ userId, threadId });
+  }
+
+  /** Cancel requests from other daemons' `call/cancel` (contract §16): the call, if it runs here, is stopped. */
+  onCallCancel(handler: (key: CallKeyOf) => void): void {
+    this.feed.onCallCancel = handler;
   }
 
   /** Threads whose commits this daemon reads (for tests and diagnostics). */

@@ -82,6 +82,7 @@ export async function answerToolCall(
   // caller by cancelling this very request, and its time limit stops it (contract section 16).
   const action = `${args.module}.${args.method}`;
   const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
+  const shared = shareRunning(daemon, { ...call, action, createdAt: running.createdAt }, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
   const cancelled = token.onCancellationRequested(() => running.stop(CallStopped.cancelled()));
   running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
@@ -90,8 +91,44 @@ export async function answerToolCall(
   } finally {
     cancelled.dispose();
     finish();
+    shared?.();
     daemon.subscriptions.done(own);
   }
+}
+
+/**
+ * PostgreSQL: the call is marked as this daemon's and recorded running in
+ * `calls`, so `call/get` and `call/cancel` on any daemon find it (contract
+ * section 16). Off the call's path: it runs while the call runs, and the
+ * returned end (once the outcome is stored) removes the row, then the mark.
+ */
+function shareRunning(daemon: Daemon, c: Call & { action: string; createdAt: string }, log: Logger): (() => void) | undefined {
+  const shared = daemon.store.sharedCalls;
+  if (!shared || !daemon.store.holdCall) return undefined;
+  const key = { userId: c.userId, threadId: c.threadId, toolCallId: c.toolCallId };
+  const started = (async () => {
+    const release = await daemon.store.holdCall!(c.userId, c.threadId, c.toolCallId);
+    try {
+      await shared.running({ ...key, action: c.action, argsSha256: c.argsSha256, createdAt: c.createdAt });
+    } catch (err) {
+      await release();
+      throw err;
+    }
+    return release;
+  })();
+  // Handled where it ends (below); a failure before then is no reason to fail the call.
+  started.catch(() => {});
+  return () => {
+    void started
+      .then(async (release) => {
+        try {
+          await shared.ended(key);
+        } finally {
+          await release();
+        }
+      })
+      .catch((err: unknown) => log.log('warn', 'the running call could not be shared with other daemons', { err: (err as Error).message }));
+  };
 }
 
 /** The stored part of a call: settle it, then answer it as run, as stored before, or as a duplicate id. */

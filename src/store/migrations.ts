@@ -190,4 +190,18 @@ export const MIGRATIONS: readonly string[] = [
     last_used_at TEXT NOT NULL
   );
   `,
+  // 5: calls that are not done yet, visible to other daemons (contract section 16).
+  `
+  CREATE TABLE calls (
+    user_id       TEXT NOT NULL,
+    thread_id     TEXT NOT NULL,
+    tool_call_id  TEXT NOT NULL,
+    action        TEXT NOT NULL,
+    args_sha256   TEXT NOT NULL,
+    state         TEXT NOT NULL CHECK (state IN ('awaiting_approval', 'running')),
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    PRIMARY KEY (user_id, thread_id, tool_call_id)
+  );
+  `,
 ];

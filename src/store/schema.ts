@@ -202,6 +202,23 @@ export const SCHEMA: Schema = {
       ],
       primaryKey: ['id'],
     },
+    {
+      // A call that is not done yet (contract §16), where another daemon can see it: PostgreSQL daemons
+      // write a row when a call starts to run and delete it once its tool message (the `done` state) is
+      // stored. A row whose daemon died is recognised by its call mark no longer being held.
+      name: 'calls',
+      columns: [
+        req('user_id'),
+        req('thread_id'),
+        req('tool_call_id'),
+        req('action'),
+        req('args_sha256'),
+        req('state', { oneOf: ['awaiting_approval', 'running'] }),
+        req('created_at'),
+        req('updated_at'),
+      ],
+      primaryKey: ['user_id', 'thread_id', 'tool_call_id'],
+    },
   ],
   indexes: [
     { name: 'users_phone', table: 'users', columns: ['phone'], unique: true, whereNotNull: ['phone'] },
@@ -214,4 +231,4 @@ export const SCHEMA: Schema = {
 };
 
 /** The version the declaration describes (the number of applied migration steps). */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;

@@ -77,6 +77,36 @@ export interface Store {
   onCommit?: CommitListener;
   /** PostgreSQL: the pool's connections now (metrics). */
   poolUse?(): PoolUse;
+  /**
+   * Engines shared by several daemons (PostgreSQL): the calls not done yet,
+   * as every daemon sees them, and cancel requests between daemons
+   * (contract §16). Absent where one daemon serves the database (SQLite):
+   * its running calls are all in its own memory.
+   */
+  sharedCalls?: SharedCalls;
+}
+
+export interface CallKeyOf {
+  userId: string;
+  threadId: string;
+  toolCallId: string;
+}
+
+export interface SharedCallRow extends CallKeyOf {
+  action: string;
+  argsSha256: string;
+  createdAt: string;
+}
+
+export interface SharedCalls {
+  /** Records a call as running (the caller holds its mark: `holdCall`). */
+  running(c: SharedCallRow): Promise<void>;
+  /** Its outcome is stored: the row goes. */
+  ended(k: CallKeyOf): Promise<void>;
+  /** A call some live daemon is running; a row left by a dead daemon is removed (undefined). */
+  find(k: CallKeyOf): Promise<SharedCallRow | undefined>;
+  /** Asks every daemon to stop this call (the one running it does). */
+  requestCancel(k: CallKeyOf): Promise<void>;
 }
 
 export interface UnitOptions {

@@ -18,7 +18,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { dbCount } from '../helpers/db.js';
-import { TEST_ENGINE } from '../helpers/pg.js';
+import { TEST_ENGINE, freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
 import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
 
@@ -345,6 +345,49 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
       if (!released) await release();
       await mcp.close();
       await daemon?.stop();
+    }
+  });
+}
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`two daemons on PostgreSQL: call/get and call/cancel on one reach the call running on the other (${executor})`, { ...needsPg, timeout: 90_000 }, async () => {
+    const { url } = await freshPgDatabase();
+    const args = ['--executor', executor];
+    const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+    try {
+      const sa = await openSession(a, await mintBearer('alice'));
+      const sb = await openSession(b, await mintBearer('alice'));
+      const bob = await openSession(b, await mintBearer('bob'), {});
+      const release = await holdWriteLock(url);
+      let released = false;
+      try {
+        const pending = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, thread_id: 't', tool_call_id: 'x1', args: create('across') });
+        const seen = await waitFor(async () => {
+          const got = await b.request<CallGetResult>('call/get', { session_id: sb.session_id, thread_id: 't', tool_call_id: 'x1' }).catch(() => undefined);
+          return got?.state === 'running' ? got : undefined;
+        }, () => `daemon B to see the call running\n${a.stderr().slice(-1500)}`);
+        assert.equal(seen.action, 'calendar.create');
+        // Another user asking B: the same answer as for no call.
+        const err = await rpcError(b.request('call/get', { session_id: bob.session_id, thread_id: 't', tool_call_id: 'x1' }));
+        assert.deepEqual(err.data, { code: 'CALL_NOT_FOUND' });
+        const before = a.stderr().length;
+        const cancel = b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, thread_id: 't', tool_call_id: 'x1' });
+        // A hears it within a second (LISTEN), well inside waitFor's ceiling.
+        await stopTookEffect(a, executor, before);
+        await release();
+        released = true;
+        const [answer, cancelled] = await Promise.all([pending, cancel]);
+        await assertStopped(a, executor, answer, 'CANCELLED', 'across');
+        assert.equal(cancelled.state, 'done');
+        assert.deepEqual(cancelled.outcome, answer);
+        const onB = await b.request<CallGetResult>('call/get', { session_id: sb.session_id, thread_id: 't', tool_call_id: 'x1' });
+        assert.deepEqual(onB.outcome, answer);
+        await waitFor(async () => (await dbCount(url, 'SELECT count(*) AS n FROM calls')) === 0, 'the running row to be removed');
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
     }
   });
 }

@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
 import { SCHEMA, SCHEMA_VERSION } from '../schema.js';
-import { createSchemaStatements } from '../schema-ddl.js';
+import { createSchemaStatements, createTableSql } from '../schema-ddl.js';
 import { RowReport, type StoredRowCheck } from '../row-check.js';
 
 /**
@@ -29,7 +29,14 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
         recorded_at text NOT NULL, last_used_at text NOT NULL, PRIMARY KEY (kid))`,
     ],
   ],
+  [5, [createTableSql(tableNamed('calls'), 'postgres')]],
 ]);
+
+function tableNamed(name: string) {
+  const table = SCHEMA.tables.find((t) => t.name === name);
+  if (!table) throw new Error(`no table ${name} in the declared schema`);
+  return table;
+}
 
 /** Any 64-bit constant; the same one in every toolgate. */
 const MIGRATION_LOCK = 0x746f6f6c67617465n; // "toolgate"

@@ -14,6 +14,7 @@ import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
 import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
+import { PgCallStates } from './call-states.js';
 import { PgUnit, type Query } from './unit.js';
 import {
   messagesAfter,
@@ -267,6 +268,25 @@ export class PgStore implements Store {
   private marks: PgCallMarks | undefined;
 
   /** Marks a call as this daemon's while it runs (`call-marks.ts`); the connection opens on first use. */
+  /** Calls not done yet, as every daemon sees them (call-states.ts). */
+  readonly sharedCalls: PgCallStates = new PgCallStates({
+    query: (text, values) => this.track(this.withQuery((q) => q(text, values))),
+    transaction: (work) =>
+      this.track(
+        this.withClient(async (_client, q, drop) => {
+          await q('BEGIN');
+          try {
+            const value = await work(q);
+            await q('COMMIT');
+            return value;
+          } catch (err) {
+            await q('ROLLBACK').catch(drop);
+            throw storeError(err);
+          }
+        }),
+      ),
+  });
+
   holdCall(userId: string, threadId: string, toolCallId: string): Promise<() => Promise<void>> {
     this.marks ??= new PgCallMarks(this.directUrl, this.log ?? { log: () => {} });
     return this.marks.hold(userId, threadId, toolCallId);

@@ -21,6 +21,8 @@
  */
 import type { MessageRow } from '../store.js';
 import { DedicatedConnection, type ConnectionLog } from './dedicated-connection.js';
+import { CALL_CANCEL_CHANNEL, cancelPayloadKey } from './call-states.js';
+import type { CallKeyOf } from '../store.js';
 
 export const THREAD_EVENTS_CHANNEL = 'toolgate_thread_events';
 
@@ -90,6 +92,8 @@ export class PgThreadFeed {
   private readonly connection: DedicatedConnection;
   private closed = false;
   private catchUpTimer: NodeJS.Timeout | undefined;
+  /** Told of every cancel request another daemon sent (call-states.ts), on the same connection. */
+  onCallCancel: ((key: CallKeyOf) => void) | undefined;
 
   constructor(
     url: string,
@@ -105,8 +109,13 @@ export class PgThreadFeed {
       setup: async (client) => {
         client.on('notification', (n) => {
           if (n.channel === THREAD_EVENTS_CHANNEL) void this.onNotification(n.payload);
+          else if (n.channel === CALL_CANCEL_CHANNEL) {
+            const k = cancelPayloadKey(n.payload);
+            if (k) this.onCallCancel?.(k);
+          }
         });
         await client.query(`LISTEN ${THREAD_EVENTS_CHANNEL}`);
+        await client.query(`LISTEN ${CALL_CANCEL_CHANNEL}`);
       },
       // Notifications sent while the connection was down are gone: read each watched thread's tail.
       onReconnect: () => void this.catchUpAll(),

@@ -122,8 +122,9 @@ describe('PostgreSQL engine', needsPg, () => {
       await tx.messages.insert(toolMessage('ria', 't1', 'c1'));
     });
     await store.close();
-    // As a version-3 database was: no credential_keys yet.
+    // As a version-3 database was: no credential_keys (4) and no calls (5) yet.
     await pgQuery(url, 'DROP TABLE credential_keys');
+    await pgQuery(url, 'DROP TABLE calls');
     await pgQuery(url, 'DELETE FROM toolgate_schema');
     await pgQuery(url, 'INSERT INTO toolgate_schema (version) VALUES (3)');
     await assert.rejects(openPgStore(url, { log: silent, checkRows: STORED_ROW_CHECK }), (err: Error) => {

@@ -1,0 +1,76 @@
+/**
+ * Calls that are not done yet, as every daemon on the database sees them
+ * (contract §16): the `calls` table on PostgreSQL. A daemon writes a row
+ * while it holds the call's mark (call-marks.ts) and deletes it once the
+ * call's tool message — its `done` state — is stored. A row whose daemon
+ * died outlives it; the mark died with that daemon's connection, so a
+ * reader that can take the mark knows the row is stale and removes it.
+ *
+ * `call/cancel` on one daemon reaches the daemon running the call through
+ * NOTIFY on CALL_CANCEL_CHANNEL (the payload names the call, never a token).
+ */
+import type { Query } from './unit.js';
+import { CALL_LOCK_KEY } from './repos.js';
+import type { CallKeyOf, SharedCallRow, SharedCalls } from '../store.js';
+
+export const CALL_CANCEL_CHANNEL = 'toolgate_call_cancel';
+
+/** One statement on a pooled connection; `transaction` runs a short unit (the liveness check's xact lock). */
+export interface CallStatesDeps {
+  query: <R>(text: string, values: readonly unknown[]) => Promise<R[]>;
+  transaction: <T>(work: (q: Query) => Promise<T>) => Promise<T>;
+}
+
+const KEY = [`user_id = $1`, `thread_id = $2`, `tool_call_id = $3`].join(' AND ');
+
+export class PgCallStates implements SharedCalls {
+  constructor(private readonly deps: CallStatesDeps) {}
+
+  async running(c: SharedCallRow): Promise<void> {
+    await this.deps.query(
+      `INSERT INTO calls (user_id, thread_id, tool_call_id, action, args_sha256, state, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'running', $6, $6) ON CONFLICT DO NOTHING`,
+      [c.userId, c.threadId, c.toolCallId, c.action, c.argsSha256, c.createdAt],
+    );
+  }
+
+  async ended(k: CallKeyOf): Promise<void> {
+    await this.deps.query(`DELETE FROM calls WHERE ${KEY} AND state = 'running'`, [k.userId, k.threadId, k.toolCallId]);
+  }
+
+  async find(k: CallKeyOf): Promise<SharedCallRow | undefined> {
+    return this.deps.transaction(async (q) => {
+      // Taking the call's mark for the length of this transaction succeeds only when no daemon holds it.
+      const rows = await q<{ action: string; args_sha256: string; created_at: string; stale: boolean }>(
+        `SELECT action, args_sha256, created_at, pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) AS stale
+           FROM calls WHERE ${KEY} AND state = 'running'`,
+        [k.userId, k.threadId, k.toolCallId],
+      );
+      const row = rows[0];
+      if (!row) return undefined;
+      if (row.stale) {
+        await q(`DELETE FROM calls WHERE ${KEY} AND state = 'running'`, [k.userId, k.threadId, k.toolCallId]);
+        return undefined;
+      }
+      return { ...k, action: row.action, argsSha256: row.args_sha256, createdAt: row.created_at };
+    });
+  }
+
+  async requestCancel(k: CallKeyOf): Promise<void> {
+    await this.deps.query('SELECT pg_notify($1, $2)', [CALL_CANCEL_CHANNEL, JSON.stringify([k.userId, k.threadId, k.toolCallId])]);
+  }
+}
+
+/** The call a cancel notification names, or undefined for a payload that is not one. */
+export function cancelPayloadKey(payload: string | undefined): CallKeyOf | undefined {
+  try {
+    const v = JSON.parse(payload ?? '') as unknown;
+    if (Array.isArray(v) && v.length === 3 && v.every((s) => typeof s === 'string')) {
+      const [userId, threadId, toolCallId] = v as [string, string, string];
+      return { userId, threadId, toolCallId };
+    }
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}
