@@ -149,7 +149,8 @@ export default defineConfig(
     },
   },
   {
-    files: ['src/daemon/**/*.ts'],
+    // src/calls (a call's lifecycle) is the daemon's layer: below the transports like it.
+    files: ['src/daemon/**/*.ts', 'src/calls/**/*.ts'],
     rules: {
       'no-restricted-imports': forbid(
         up('app', 'the daemon is below the composition root (src/app)'),

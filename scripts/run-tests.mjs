@@ -44,6 +44,7 @@ const PG_SUITES = [
   'unit/daemon/actions-flow',
   'unit/daemon/bearer-auth',
   'e2e/automation',
+  'e2e/call-lifecycle',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 /** Runs node's test runner with its output passed through, and remembers that output's counts. */

@@ -158,13 +158,6 @@ function refusal(module: string, method: string, code: ToolErrorCode, message: s
   return { ok: false, module, method, error: { code, message, module, method, ...extra } };
 }
 
-/** Admits and executes a call inside the caller's unit of work. */
-export async function runCore(tx: Tx, call: CoreCall): Promise<CoreOutcome> {
-  const action = admitAction(call.claims, call.module, call.method);
-  if (!isAction(action)) return action;
-  return admitInput(call) ?? execute(tx, action, call);
-}
-
 export function isAction(a: ActionDefinition | CoreOutcome): a is ActionDefinition {
   return 'run' in a;
 }

@@ -1,5 +1,6 @@
-import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
+import { SignJWT, calculateJwkThumbprint, importJWK, type JWK, type CryptoKey } from 'jose';
 import { newRowId } from '../store/ids.js';
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CredentialIssuance } from '../store/store.js';
@@ -36,8 +37,8 @@ export async function loadSigningKey(env: NodeJS.ProcessEnv, dataDir: string): P
       throw new ConfigError(`TOOLGATE_CREDENTIAL_KEY_FILE: cannot read ${env.TOOLGATE_CREDENTIAL_KEY_FILE}`);
     }
   } else {
-    const fresh = await freshKeyJwk();
-    text = readOrCreateSecretFile(join(dataDir, SIGNING_KEY_FILE), () => fresh);
+    // A key pair is made only when the file does not exist yet (readOrCreateSecretFile calls this then).
+    text = readOrCreateSecretFile(join(dataDir, SIGNING_KEY_FILE), freshKeyJwk);
   }
   let jwk: JWK;
   try {
@@ -53,9 +54,9 @@ export async function loadSigningKey(env: NodeJS.ProcessEnv, dataDir: string): P
   return { privateKey, publicJwk: { ...publicJwk, alg, use: 'sig' }, alg, kid, privateD: jwk.d };
 }
 
-async function freshKeyJwk(): Promise<string> {
-  const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-  return JSON.stringify(await exportJWK(privateKey));
+/** A new private Ed25519 JWK (`{kty: "OKP", crv: "Ed25519", x, d}`), made synchronously by node:crypto. */
+function freshKeyJwk(): string {
+  return JSON.stringify(generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }));
 }
 
 export interface CredentialRequest {

@@ -4,11 +4,11 @@
  * arrived ahead of a predecessor). On PostgreSQL the fan-out (`pg-fanout.ts`)
  * wraps this to also hear other daemons' commits of watched threads.
  */
-import type { Store } from '../store/store.js';
+import type { MessageRow, Store } from '../store/store.js';
 import type { ThreadEventSource } from './thread-events.js';
 
-/** A gap wider than this is not read in one go; the rest counts as missing (never happens in practice). */
-const MAX_GAP_ROWS = 1_000;
+/** A gap is read in pages of this many rows, until it is filled: no message of it is ever skipped. */
+const GAP_PAGE_ROWS = 1_000;
 
 export function storeEventSource(store: Store): ThreadEventSource {
   return {
@@ -18,9 +18,16 @@ export function storeEventSource(store: Store): ThreadEventSource {
     },
     unwatch() {},
     async between(userId, threadId, after, before) {
-      if (before - after <= 1) return [];
-      const rows = await store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, Math.min(before - after - 1, MAX_GAP_ROWS)));
-      return rows.filter((r) => r.thread_seq < before);
+      const gap: MessageRow[] = [];
+      for (let from = after; before - from > 1; ) {
+        const page = await store.read((tx) => tx.messages.messagesAfter(userId, threadId, from, Math.min(before - from - 1, GAP_PAGE_ROWS)));
+        const rows = page.filter((r) => r.thread_seq < before);
+        gap.push(...rows);
+        // A short page is the end of what the store has of the gap.
+        if (rows.length === 0 || page.length < Math.min(before - from - 1, GAP_PAGE_ROWS)) break;
+        from = rows.at(-1)!.thread_seq;
+      }
+      return gap;
     },
   };
 }

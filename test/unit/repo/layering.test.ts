@@ -60,6 +60,10 @@ test('no file in src/daemon imports a transport or src/app, nor builds JSON-RPC 
   assert.deepEqual(violations('daemon', both(upward(...TOP, 'rpc'), wireErrors)), []);
 });
 
+test('src/calls (a call\'s lifecycle, beside the daemon) imports no transport or src/app, nor builds JSON-RPC errors', () => {
+  assert.deepEqual(violations('calls', both(upward(...TOP, 'rpc'), wireErrors)), []);
+});
+
 test('the layers below the daemon import nothing above them and know no JSON-RPC error', () => {
   assert.deepEqual(violations('store', both(upward(...TOP, 'rpc', 'daemon', 'cli-router', 'telemetry'), wireErrors)), []);
   assert.deepEqual(violations('codec', both(upward(...TOP, 'rpc', 'daemon', 'cli-router', 'store', 'telemetry'), wireErrors)), []);
