@@ -62,8 +62,12 @@ async function invoke(ctx: Context, client: ConformanceClient, session: string, 
 
 type Call = Awaited<ReturnType<typeof invoke>>;
 
+/** Action data and errors, read loosely: their shapes are checked against schemas/ as they arrive. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
+
 /** The projection object of a response's text. */
-function body(response: ToolResponse): { status?: unknown; module?: unknown; method?: unknown; data?: any; error?: any } {
+function body(response: ToolResponse): { status?: unknown; module?: unknown; method?: unknown; data?: Loose; error?: Loose } {
   try {
     return JSON.parse(text(response)) as ReturnType<typeof body>;
   } catch {
@@ -77,7 +81,7 @@ async function succeed(ctx: Context, client: ConformanceClient, session: string,
   const what = `${args.module}.${args.method}`;
   if (call.response.status !== 'success') fail(`${what} did not succeed: ${brief(text(call.response), 300)}`);
   const final = await expectStream(ctx, client, call);
-  const data = (final.result as { data?: unknown } | undefined)?.data as any;
+  const data = (final.result as { data?: unknown } | undefined)?.data as Loose;
   expectSame(body(call.response).data, data, `${what}: the text's data vs the notification's result.data`);
   return { call, final, data };
 }
@@ -695,7 +699,7 @@ export const CHECKS: Check[] = [
     },
   },
   {
-    name: 'message/append: user and assistant messages land in history; worker_output with an unknown key is -32602',
+    name: 'message/append: messages land in history, paged with before; worker_output with an unknown key is -32602',
     section: 'methods.md#threads-history-and-messages',
     async run(ctx) {
       const s = sessionA(ctx);
