@@ -8,7 +8,7 @@ import * as P from '../protocol/methods.js';
 import { RpcErrorCode } from '../protocol/errors.js';
 import { ACTION_DATA, BATCH_MAX_ITEMS } from '../protocol/actions.js';
 import { TOOL_NAME, type ToolCallArgs, type ToolResponse } from '../protocol/tool.js';
-import type { ConformanceClient } from './client.js';
+import type { ConformanceClient, Outcome } from './client.js';
 import { Skip, brief, expect, expectSame, fail, ok, rpcError } from './check.js';
 import type { WireValidator } from './wire-validator.js';
 
@@ -192,10 +192,12 @@ export const CHECKS: Check[] = [
     },
   },
   {
-    name: 'initialize: protocol_version "1", server_info, one tool project_cli with a thin input schema',
+    name: 'initialize: protocol_version "1", server_info, one tool project_cli with a thin input schema; unknown params ignored',
     section: 'transports.md#lifecycle',
     async run({ a }) {
-      const r = ok(await a.call(P.InitializeRequest, { protocol_version: '1', client_info: { name: 'toolgate-conformance', version: '1' } }), 'initialize');
+      // A newer host's fields (at the top and in client_info) must be ignored, not refused.
+      const params = { protocol_version: '1', client_info: { name: 'toolgate-conformance', version: '1', platform: 'any' }, x_conformance_future: { any: 1 } };
+      const r = ok(await a.request('initialize', params) as Outcome<P.InitializeResult>, 'initialize with unknown params');
       expectSame(r.protocol_version, '1', 'protocol_version');
       expectSame(r.tool.name, TOOL_NAME, 'tool.name');
       const schema = r.tool.input_schema as { type?: unknown; required?: unknown; properties?: Record<string, { type?: unknown }> };

@@ -27,6 +27,7 @@ const VARIANTS: Array<[rule: string, transport: Transport, caughtBy: RegExp]> = 
   ['duplicate-silent', 'ws', /DUPLICATE_TOOL_CALL_ID/],
   ['token-echo-tail', 'stdio', /wrongly signed bearer token/],
   ['second-initialize-ok', 'stdio', /a second initialize/],
+  ['initialize-strict', 'ws', /unknown params ignored/],
   ['unknown-method-code', 'ws', /an unknown method after initialize/],
   ['oversized-batch-writes', 'ws', /more than \d+ items/],
   ['create-without-ui', 'ws', /a created event reads back/],
