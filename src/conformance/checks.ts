@@ -38,6 +38,8 @@ export interface Context {
   first?: { toolCallId: string; args: ToolCallArgs; response: ToolResponse; final: Record<string, unknown> };
   /** Milliseconds to wait for a notification that should, or should not, arrive on another connection. */
   settleMs: number;
+  /** Every tool/invoke text received, with its action and whether it was a batch, for the bytes check. */
+  texts?: Array<{ action: string; batch: boolean; text: string }>;
 }
 
 export interface Check {
@@ -54,6 +56,8 @@ async function invoke(ctx: Context, client: ConformanceClient, session: string, 
   const before = client.received.length;
   const outcome = await client.call(P.ToolInvokeRequest, { session_id: session, thread_id: thread, tool_call_id: toolCallId, args });
   const response = ok(outcome, `tool/invoke ${args.module}.${args.method}`);
+  const content = response.content?.[0];
+  if (content?.type === 'text') (ctx.texts ??= []).push({ action: `${args.module}.${args.method}`, batch: Array.isArray(args.input.items), text: content.text });
   const mine = (n: Record<string, unknown>) => n.tool_call_id === toolCallId && n.thread_id === thread;
   const early = client.toolResults(before, outcome.seq).filter(mine);
   const late = client.toolResults(outcome.seq).filter(mine);
@@ -125,6 +129,32 @@ function leaks(value: unknown, token: string): string | undefined {
   const raw = JSON.stringify(value);
   return tokenPieces(token).find((p) => raw.includes(p));
 }
+
+interface PropertySchema {
+  $ref?: string;
+  properties?: Record<string, PropertySchema>;
+  items?: PropertySchema;
+  anyOf?: PropertySchema[];
+}
+
+/**
+ * Where the keys of `value` leave the published order: each object's keys must come in the order of its
+ * schema's `properties` (schemas/actions.json), at every depth ([Bytes](tool-protocol.md#bytes)).
+ */
+function keyOrderProblems(ctx: Context, schema: PropertySchema | undefined, value: unknown, path: string): string[] {
+  if (!schema || value === null || typeof value !== 'object') return [];
+  if (schema.$ref) return keyOrderProblems(ctx, ctx.validator.definition('actions', schema.$ref.replace('#/$defs/', '')) as PropertySchema, value, path);
+  if (schema.anyOf) return schema.anyOf.flatMap((branch) => (branch.$ref || branch.properties || branch.items ? keyOrderProblems(ctx, branch, value, path) : []));
+  if (Array.isArray(value)) return value.flatMap((v, i) => keyOrderProblems(ctx, schema.items, v, `${path}[${i}]`));
+  if (!schema.properties) return [];
+  const keys = Object.keys(value);
+  const expected = Object.keys(schema.properties).filter((k) => keys.includes(k));
+  const problems = isDeepEqualList(keys.filter((k) => expected.includes(k)), expected) ? [] : [`${path}: keys ${keys.join(', ')}; published order ${expected.join(', ')}`];
+  for (const k of expected) problems.push(...keyOrderProblems(ctx, schema.properties[k], (value as Record<string, unknown>)[k], `${path}.${k}`));
+  return problems;
+}
+
+const isDeepEqualList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The published input schema of an action (schemas/action-inputs.json), if the schemas hold it. */
 function publishedInputSchema(ctx: Context, action: string): unknown {
@@ -852,6 +882,31 @@ export const CHECKS: Check[] = [
       expect(ended, 'the connection is still open after exit');
       const code = ctx.a.transport.exitCode();
       expect(code === undefined || code === 0, `the process exited with ${code} after shutdown and exit, expected 0`);
+    },
+  },
+  {
+    name: 'bytes: every text has its keys in the published order (status, module, method, data; error\'s code, message, module, method)',
+    section: 'tool-protocol.md#bytes',
+    async run(ctx) {
+      const texts = ctx.texts ?? [];
+      expect(texts.length > 0, 'no tool/invoke text was received');
+      const problems: string[] = [];
+      for (const { action, batch, text: raw } of texts) {
+        const p = JSON.parse(raw) as Record<string, unknown>;
+        const top = Object.keys(p);
+        if (p.status === 'failure') {
+          if (!isDeepEqualList(top, ['status', 'error'])) problems.push(`${action}: keys ${top.join(', ')}, expected status, error`);
+          const keys = Object.keys((p.error ?? {}) as object);
+          const at = keys.indexOf('code');
+          if (!isDeepEqualList(keys.slice(at, at + 4), ['code', 'message', 'module', 'method'])) problems.push(`${action} error: keys ${keys.join(', ')}; code, message, module, method must come together in this order`);
+          if (keys.includes('issues') && keys.indexOf('issues') > keys.indexOf('input_schema') && keys.includes('input_schema')) problems.push(`${action} error: issues must come before input_schema`);
+          continue;
+        }
+        if (!isDeepEqualList(top, ['status', 'module', 'method', 'data'])) problems.push(`${action}: keys ${top.join(', ')}, expected status, module, method, data`);
+        const dataId = batch ? 'CalendarBatchData' : (ACTION_DATA as Record<string, string>)[action];
+        if (dataId) problems.push(...keyOrderProblems(ctx, { $ref: `#/$defs/${dataId}` }, p.data, `${action} data`));
+      }
+      if (problems.length > 0) fail(`${problems.length} text(s) off the published key order:\n${problems.slice(0, 8).map((x) => `  - ${x}`).join('\n')}`);
     },
   },
   {

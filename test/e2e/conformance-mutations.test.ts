@@ -51,6 +51,7 @@ const VARIANTS: Array<[rule: string, transport: Transport, caughtBy: RegExp]> = 
   ['skills-not-narrowed', 'ws', /enabled_skills narrows/],
   ['input-schema-other', 'ws', /tool failures:/],
   ['batch-item-dropped', 'ws', /batch: one partial notification per item/],
+  ['data-keys-reversed', 'ws', /bytes:/],
   ['history-text-differs', 'ws', /byte-identical/],
   ['shutdown-ignored', 'stdio', /shutdown:/],
 ];
