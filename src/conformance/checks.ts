@@ -758,6 +758,17 @@ export const CHECKS: Check[] = [
     },
   },
   {
+    name: 'limits: history/get and thread/list refuse a limit outside 1..500 with -32602',
+    section: 'methods.md#errors',
+    async run(ctx) {
+      const s = sessionA(ctx);
+      for (const limit of [0, 501]) {
+        rpcError(await ctx.a.request('history/get', { session_id: s, thread_id: ctx.thread, limit }), RpcErrorCode.InvalidParams, `history/get with limit ${limit}`);
+        rpcError(await ctx.a.request('thread/list', { session_id: s, limit }), RpcErrorCode.InvalidParams, `thread/list with limit ${limit}`);
+      }
+    },
+  },
+  {
     name: 'history/get of a thread that does not exist is -32602 THREAD_NOT_FOUND',
     section: 'methods.md#threads-history-and-messages',
     async run(ctx) {

@@ -46,6 +46,7 @@ const VARIANTS: Array<[rule: string, transport: Transport, caughtBy: RegExp]> = 
   ['credential-in-append-stored', 'ws', /credentials:/],
   ['credential-in-input-runs', 'ws', /credentials:/],
   ['history-before-ignored', 'stdio', /paged with before/],
+  ['limit-clamped', 'ws', /limits:/],
   ['other-user-ignored', 'ws', /naming another user/],
   ['unknown-agent-default', 'ws', /an unknown agent is UNKNOWN_AGENT/],
   ['skills-not-narrowed', 'ws', /enabled_skills narrows/],
@@ -79,7 +80,7 @@ async function slot<T>(work: () => Promise<T>): Promise<T> {
 function runThrough(rule: string, transport: Transport): Promise<{ report: RunReport; lines: string[] }> {
   return slot(async () => {
     const lines: string[] = [];
-    const common = { tokenA: tokens.a, tokenB: tokens.b, secret: TEST_BEARER_SECRET, timeoutMs: 5_000, schemasDir: SCHEMAS, write: (l: string) => lines.push(l) };
+    const common = { tokenA: tokens.a, tokenB: tokens.b, secret: TEST_BEARER_SECRET, timeoutMs: 15_000, schemasDir: SCHEMAS, write: (l: string) => lines.push(l) };
     if (transport === 'ws') {
       const proxy = await startWsFaultProxy(`ws://127.0.0.1:${host.port}/rpc`, rule);
       try {
