@@ -231,18 +231,20 @@ export interface ToolDescriptor {
   };
 }
 /**
- * Lenient on purpose: a newer host may send more fields to an older daemon.
+ * Lenient on purpose: a newer host may send more fields to an older daemon; unknown keys (here and in client_info) are ignored.
  */
 export interface InitializeParams {
   protocol_version: "1";
   client_info?: {
     name?: string;
     version?: string;
+    [k: string]: unknown;
   };
   service_key?: string;
   capabilities?: {
     [k: string]: unknown;
   };
+  [k: string]: unknown;
 }
 export interface InitializeResult {
   protocol_version: "1";

@@ -3,6 +3,7 @@
 //   schemas/<file>.json   JSON Schema draft 2020-12, one file per concern, each shape a $defs entry
 //   protocol/index.d.ts   host-facing types, generated from those JSON Schemas by json-schema-to-typescript
 //   protocol/index.js     the runtime half of `toolgate/protocol`: method names, constants, the schemas
+//   schemas/action-inputs.json  each action's input schema, exactly what INVALID_ACTION_INPUT carries
 // A host needs neither zod nor our source to use them.
 import { compile } from 'json-schema-to-typescript';
 
@@ -201,11 +202,45 @@ export function buildRuntime(protocol) {
   ].join('\n');
 }
 
+/**
+ * The input schema of every action, keyed `module.method`, as `error.input_schema` of
+ * INVALID_ACTION_INPUT shows it to the model: the same computation as
+ * `inputJsonSchema` in src/cli-router/registry.ts (a unit test holds the two equal) —
+ * JSON Schema of the input as accepted (`io: "input"`), a `pattern` dropped beside a `format`.
+ */
+export function buildActionInputs(protocol) {
+  const concise = (node) => {
+    if (Array.isArray(node)) return node.map(concise);
+    if (!node || typeof node !== 'object') return node;
+    const out = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'pattern' && 'format' in node) continue;
+      out[key] = key === 'properties' ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, concise(v)])) : concise(value);
+    }
+    return out;
+  };
+  const defs = {};
+  for (const name of protocol.ACTION_NAMES) {
+    const spec = protocol.ACTIONS[name];
+    const { $schema: _dialect, ...full } = protocol.toJSONSchema((spec.describedBy ?? spec.input)(), { io: 'input', unrepresentable: 'any' });
+    defs[name] = concise(full);
+  }
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `${BASE}action-inputs.json`,
+    title: 'ToolgateActionInputs',
+    description:
+      'The input of each action (args.input of a project_cli call), keyed module.method: exactly the schema an INVALID_ACTION_INPUT error carries in error.input_schema. Generated from the action table (src/protocol/action-table.ts) by npm run gen.',
+    $defs: defs,
+  };
+}
+
 /** Every generated file, path (relative to the repository root) → content. */
 export async function generateAll(protocol) {
   const schemas = buildSchemas(protocol);
   const files = {};
   for (const [file, doc] of Object.entries(schemas)) files[`schemas/${file}.json`] = json(doc);
+  files['schemas/action-inputs.json'] = json(buildActionInputs(protocol));
   files['protocol/index.d.ts'] = await buildTypes(schemas, protocol);
   files['protocol/index.js'] = buildRuntime(protocol);
   return files;

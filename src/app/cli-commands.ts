@@ -129,23 +129,32 @@ export const CONFORMANCE = {
   name: 'conformance',
   summary: 'check any implementation of the toolgate protocol from the outside, over stdio or WebSocket',
   usage: [
-    'conformance --stdio "CMD …" --token T [--token-b T2] [--timeout-ms N]',
-    'conformance --ws ws://HOST:PORT/rpc --token T [--token-b T2] [--timeout-ms N]',
+    'conformance --stdio "CMD …" --token T [--token-b T2] [--secret S] [--agent NAME] [--timeout-ms N]',
+    'conformance --ws ws://HOST:PORT/rpc --token T [--token-b T2] [--secret S] [--agent NAME] [--timeout-ms N]',
   ],
   description:
-    'Speaks only the public protocol and validates every message it receives against the JSON Schemas in schemas/. ' +
-    'Checks the lifecycle (-32002 before initialize, shutdown/exit), sessions and bad tokens, tool/invoke with its ' +
-    'tool/result notifications before the response, the text projection against history\'s context view, UI replay ' +
-    'in the ui view, idempotency and DUPLICATE_TOOL_CALL_ID, batches (one partial per item, then the final one), ' +
-    'error shapes, message/append, thread/list, skills, subscriptions (--ws) and thread isolation between two users ' +
-    '(--token-b). Prints one line per check and "N passed, M failed" last; exit 0 iff all pass, 1 otherwise. Each run ' +
-    'uses fresh thread and call ids, so it can be repeated against the same database; the --stdio command inherits ' +
-    'this environment.',
+    'Speaks only the public protocol and validates every message it receives against the JSON Schemas in schemas/ ' +
+    '(shipped with this package), so it checks any implementation, in any language: give --stdio the command that ' +
+    'starts yours (it must speak LSP-framed JSON-RPC on stdin/stdout), or --ws the URL it listens on, and tokens ' +
+    'it accepts. Each check names the section of docs/protocols/ it enforces (docs/protocols/conformance.md lists ' +
+    'them all): the lifecycle, framing errors, sessions and bad tokens, agent profiles and skill narrowing, ' +
+    'tool/invoke with its tool/result notifications before the response, replays and DUPLICATE_TOOL_CALL_ID, ' +
+    'batches, which calls carry a ui_schema, every action read back after it writes, credentials refused, history ' +
+    'paging, thread/list, skills, subscriptions, thread isolation between two users (--token-b) and shutdown. ' +
+    'Prints one line per check and "N passed, M failed" last; a check that cannot apply says why it is skipped. ' +
+    'Exit 0 iff none failed, 1 otherwise. Each run uses fresh ids, so it can be repeated against the same ' +
+    'database; the --stdio command inherits this environment.',
   flags: {
     stdio: { type: 'string', value: '"CMD …"', description: 'start CMD (split into argv, never run by a shell) and talk on its stdin/stdout' },
     ws: { type: 'string', value: 'URL', description: 'connect to a WebSocket endpoint, e.g. ws://127.0.0.1:8787/rpc' },
-    token: { type: 'string', value: 'T', description: 'bearer token of user A (required); its agent profile must allow calendar.* and memory.*' },
-    'token-b': { type: 'string', value: 'T2', description: 'bearer token of a second user, for the thread-isolation check (skipped without)' },
+    token: { type: 'string', value: 'T', description: 'bearer token of user A (required); its agent profile must allow calendar.*, contacts.* and memory.*' },
+    'token-b': { type: 'string', value: 'T2', description: 'bearer token of a second user, for thread isolation and sharing (skipped without)' },
+    secret: {
+      type: 'string',
+      value: 'S',
+      description: 'the HS256 bearer secret of the implementation: lets the runner mint tokens without exp, expired, or with a phone (those checks are skipped without)',
+    },
+    agent: { type: 'string', value: 'NAME', description: 'an agent profile allowing fewer actions, for the ACTION_NOT_ALLOWED check (skipped without)' },
     'timeout-ms': { type: 'string', value: 'N', description: 'how long to wait for any one response', default: '30000' },
   },
   env: ['TOOLGATE_BEARER_SECRET'],
@@ -153,6 +162,7 @@ export const CONFORMANCE = {
     'T=$(toolgate dev-token --user alice); T2=$(toolgate dev-token --user bob)',
     'toolgate conformance --stdio "toolgate serve --stdio --dev --db /tmp/c.db" --token "$T" --token-b "$T2"',
     'toolgate conformance --ws ws://127.0.0.1:8787/rpc --token "$T"     # against: toolgate serve --ws --port 8787 --dev',
+    'toolgate conformance --stdio "python3 -m mydaemon --stdio" --token "$T" --token-b "$T2" --secret "$MY_SECRET"     # your own implementation',
   ],
 } satisfies CommandSpec;
 

@@ -14,6 +14,8 @@ export interface ConformanceFlags {
   ws?: string | undefined;
   token?: string | undefined;
   'token-b'?: string | undefined;
+  secret?: string | undefined;
+  agent?: string | undefined;
   'timeout-ms'?: string | undefined;
 }
 
@@ -45,6 +47,8 @@ export async function conformanceCommand(values: ConformanceFlags, write: (text:
     multiConnection: url !== undefined,
     tokenA: values.token!,
     tokenB: values['token-b'],
+    secret: values.secret,
+    agent: values.agent,
     timeoutMs,
     write: (line) => write(`${line}\n`),
   });

@@ -18,6 +18,10 @@ export interface RunOptions {
   multiConnection: boolean;
   tokenA: string;
   tokenB?: string | undefined;
+  /** The HS256 bearer secret, when the runner may mint its own tokens (no exp, expired, with a phone). */
+  secret?: string | undefined;
+  /** A narrower agent profile of the implementation, for the ACTION_NOT_ALLOWED check. */
+  agent?: string | undefined;
   timeoutMs?: number;
   /** How long to wait for a notification on another connection (or to be sure none comes). */
   settleMs?: number;
@@ -57,6 +61,8 @@ export async function runConformance(opts: RunOptions): Promise<RunReport> {
     clients,
     tokenA: opts.tokenA,
     tokenB: opts.tokenB,
+    secret: opts.secret,
+    agent: opts.agent,
     validator,
     settleMs: opts.settleMs ?? 300,
     ...newRunIds(),
@@ -67,15 +73,15 @@ export async function runConformance(opts: RunOptions): Promise<RunReport> {
       try {
         await check.run(ctx);
         report.passed++;
-        opts.write(`ok   ${n} ${check.name}`);
+        opts.write(`ok   ${n} ${check.name} [${check.section}]`);
       } catch (err) {
         if (err instanceof Skip) {
           report.skipped++;
-          opts.write(`skip ${n} ${check.name} (${err.message})`);
+          opts.write(`skip ${n} ${check.name} [${check.section}] (${err.message})`);
           continue;
         }
         report.failed++;
-        opts.write(`FAIL ${n} ${check.name}`);
+        opts.write(`FAIL ${n} ${check.name} [${check.section}]`);
         // The implementation went away before the shutdown check asked it to: every later check
         // would fail for the same reason, so the reason is said once and the run stops.
         const gone = i < SHUTDOWN_CHECK ? a.closedReason() : undefined;

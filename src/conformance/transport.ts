@@ -12,12 +12,20 @@ export interface RawTransport {
   /** What the runner is talking to, for the report. */
   readonly description: string;
   send(message: object): Promise<void>;
+  /** Sends `body` as one message exactly as given (framed on stdio, one text frame on WebSocket): for malformed input. */
+  sendRaw(body: string): Promise<void>;
   onMessage(listener: (message: unknown) => void): void;
   /** Called once when the peer is gone (process exit, socket closed). */
   onClose(listener: (reason: string) => void): void;
   /** A stdio child's exit code once it has exited; undefined while it runs or for WebSocket. */
   exitCode(): number | null | undefined;
   close(): Promise<void>;
+}
+
+/** One LSP frame holding `body` as is, in one write. */
+function writeFramed(out: NodeJS.WritableStream, body: string): Promise<void> {
+  const bytes = Buffer.from(body, 'utf8');
+  return new Promise<void>((resolve, reject) => out.write(Buffer.concat([Buffer.from(`Content-Length: ${bytes.length}\r\n\r\n`, 'ascii'), bytes]), (err) => (err ? reject(err) : resolve())));
 }
 
 /** Starts `argv` (no shell) and speaks LSP-framed JSON-RPC on its stdin/stdout. */
@@ -54,6 +62,7 @@ export function stdioTransport(argv: readonly string[], env: NodeJS.ProcessEnv =
     async send(message) {
       await writer.write(message as Message);
     },
+    sendRaw: (body) => writeFramed(child.stdin, body),
     onMessage(listener) {
       reader.listen((m) => listener(m));
     },
@@ -99,6 +108,7 @@ export function streamTransport(input: NodeJS.ReadableStream, output: NodeJS.Wri
     async send(message) {
       await writer.write(message as Message);
     },
+    sendRaw: (body) => writeFramed(output, body),
     onMessage(listener) {
       reader.listen((m) => listener(m));
     },
@@ -128,6 +138,9 @@ export async function wsTransport(url: string): Promise<RawTransport> {
     description: `ws: ${url}`,
     async send(message) {
       await new Promise<void>((resolve, reject) => socket.send(JSON.stringify(message), (err) => (err ? reject(err) : resolve())));
+    },
+    async sendRaw(body) {
+      await new Promise<void>((resolve, reject) => socket.send(body, (err) => (err ? reject(err) : resolve())));
     },
     onMessage(listener) {
       socket.on('message', (data: WebSocket.RawData, isBinary: boolean) => {

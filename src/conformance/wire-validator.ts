@@ -31,15 +31,26 @@ export class WireValidator {
   /** Shape id → the schema reference that names it. */
   private readonly refs = new Map<string, string>();
   private readonly compiled = new Map<string, ValidateFunction>();
+  /** Every document as read, by file name without `.json`. */
+  private readonly docs = new Map<string, SchemaDoc>();
 
   constructor(dir: string = defaultSchemasDir()) {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
       const doc = JSON.parse(readFileSync(join(dir, file), 'utf8')) as SchemaDoc;
+      this.docs.set(file.slice(0, -'.json'.length), doc);
+      // The action input schemas are data the runner compares (error.input_schema), not shapes of messages.
+      if (file === 'action-inputs.json') continue;
       this.ajv.addSchema(doc);
       for (const id of Object.keys(doc.$defs ?? {})) this.refs.set(id, `${doc.$id}#/$defs/${id}`);
       // A file whose root is one shape (ui-schema.json → UiSchema) names it by its title.
       if (doc.title && !this.refs.has(doc.title)) this.refs.set(doc.title, doc.$id);
     }
+  }
+
+  /** A `$defs` entry of one file exactly as published, or undefined. */
+  definition(file: string, id: string): unknown {
+    const defs = this.docs.get(file)?.$defs;
+    return defs && Object.hasOwn(defs, id) ? defs[id] : undefined;
   }
 
   has(shape: string): boolean {

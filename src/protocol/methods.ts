@@ -24,13 +24,14 @@ const p = <T extends z.ZodType>(id: string, schema: T, description?: string): T 
 
 export const InitializeParams = p(
   'InitializeParams',
-  z.object({
+  // Loose, so the published schema says what the daemon does: unknown keys are accepted and ignored.
+  z.looseObject({
     protocol_version: z.literal(PROTOCOL_VERSION),
-    client_info: z.object({ name: z.string().max(200), version: z.string().max(100) }).partial().optional(),
+    client_info: z.looseObject({ name: z.string().max(200), version: z.string().max(100) }).partial().optional(),
     service_key: z.string().max(1000).optional(),
     capabilities: JsonObject.optional(),
   }),
-  'Lenient on purpose: a newer host may send more fields to an older daemon.',
+  'Lenient on purpose: a newer host may send more fields to an older daemon; unknown keys (here and in client_info) are ignored.',
 );
 
 export const InitializeResult = p(

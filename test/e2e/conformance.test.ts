@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer as userToken } from '../helpers/tokens.js';
@@ -41,17 +42,30 @@ describe('toolgate conformance', () => {
     const db = join(tempDir(), 'toolgate.db');
     const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
     const cmd = `${quote(process.execPath)} ${quote(TOOLGATE_BIN)} serve --stdio --db ${quote(db)}`;
-    const result = await conformance(['--stdio', cmd, '--token', a, '--token-b', b]);
-    // Only the subscription check needs a second connection, which stdio does not have.
+    const result = await conformance(['--stdio', cmd, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET]);
+    // Skipped: the second-connection subscription check (stdio has one connection) and --agent's.
     assertAllPassed(result, true);
-    assert.ok(result.lines.some((l) => /^skip .*thread\/subscribe/.test(l)));
+    const skipped = result.lines.filter((l) => l.startsWith('skip'));
+    assert.equal(skipped.length, 2, skipped.join('\n'));
+    assert.ok(skipped.some((l) => /^skip .*another connection receives/.test(l)));
+    assert.ok(skipped.some((l) => /^skip .*--agent/.test(l)));
+    // Subscriptions are checked over stdio too.
+    assert.ok(result.lines.some((l) => /^ok .*thread\/subscribe on the calling connection/.test(l)));
   });
 
-  test('passes against toolgate over WebSocket, every check applicable', async () => {
-    const host = await startHost({ transport: 'ws' });
+  test('passes against toolgate over WebSocket, every check applicable (a narrower agent profile configured)', async () => {
+    const dir = tempDir();
+    const config = join(dir, 'toolgate.config.json');
+    writeFileSync(config, JSON.stringify({
+        agents: {
+          default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
+          reader: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] },
+        },
+      }),);
+    const host = await startHost({ transport: 'ws', args: ['--config', config] });
     try {
       const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
-      const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b]);
+      const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader']);
       assertAllPassed(result, false);
     } finally {
       await host.stop();
@@ -84,7 +98,7 @@ describe('toolgate conformance', () => {
     const help = await conformance(['--help']);
     assert.equal(help.code, 0);
     const text = help.lines.join('\n');
-    for (const word of ['--stdio', '--ws', '--token', '--token-b', 'example']) assert.ok(text.includes(word), word);
+    for (const word of ['--stdio', '--ws', '--token', '--token-b', '--secret', '--agent', 'example', 'your own implementation']) assert.ok(text.includes(word), word);
     const bad = await conformance(['--token', 'x']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /exactly one of --stdio/);

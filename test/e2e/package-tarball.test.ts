@@ -139,6 +139,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       'dist/src/app/cli.js', 'dist/daemon/cli.js', 'dist/daemon/checkpoint-worker.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
       'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
       'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
+      'schemas/action-inputs.json', 'docs/protocols/conformance.md',
       'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',
       'examples/README.md', 'docs/protocols/README.md', 'docs/protocols/transports.md', 'docs/protocols/data-flow.md',
     ]) {
@@ -220,6 +221,22 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     const r = await run(bin, ['conformance', '--stdio', `${bin} serve --stdio --db ${db}`, '--token', token], conformanceEnv);
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
+  });
+
+  test('the installed runner checks a daemon that is not toolgate, and its --help says how', async () => {
+    const bin = join(app, 'node_modules', '.bin', 'toolgate');
+    // Another implementation: a fake daemon sharing no code with the package, with one defect.
+    const fake = join(REPO_ROOT, 'dist', 'test', 'fixtures', 'broken-daemon.js');
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJmYWtlIn0.c2lnbmF0dXJl';
+    const [r, help] = await Promise.all([
+      run(bin, ['conformance', '--stdio', `${process.execPath} ${fake} --fake history-text`, '--token', token, '--timeout-ms', '10000'], { ...homeOf('fake'), FAKE_TOKEN: token }),
+      run(bin, ['conformance', '--help'], homeOf('fake-help')),
+    ]);
+    assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /^FAIL .*byte-identical/m);
+    assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, [1-9]\d* failed$/);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /your own implementation/);
   });
 
   test('a stdio session from the installed package: initialize, session/open with a dev token, one tool/invoke from the CLI\'s start-up snapshot', async () => {

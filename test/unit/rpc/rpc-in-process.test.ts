@@ -34,6 +34,7 @@ test('the conformance runner passes against the daemon in process, over an in-me
       multiConnection: false,
       tokenA: await mintBearer('inproc-alice'),
       tokenB: await mintBearer('inproc-bob'),
+      secret: TEST_BEARER_SECRET,
       schemasDir: join(REPO_ROOT, 'schemas'),
       write: (l) => lines.push(l),
     });

@@ -1,0 +1,156 @@
+/**
+ * The conformance runner's mutation suite: a real toolgate behind a fault
+ * injector (test/fixtures/fault-proxy.ts) that breaks one documented rule at a
+ * time on the wire. The runner must pass through the proxy when it breaks
+ * nothing, and fail — in the check that names the rule — for every variant.
+ * The WebSocket variants share one daemon (each run uses fresh ids); each stdio
+ * variant spawns the proxy and its own daemon. A few run at a time.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { runConformance, type RunReport } from '../../src/conformance/runner.js';
+import { stdioTransport, wsTransport } from '../../src/conformance/transport.js';
+import { RULES, startWsFaultProxy } from '../fixtures/fault-proxy.js';
+import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
+import { startHost, type Host } from '../helpers/host.js';
+
+const PROXY = join(REPO_ROOT, 'dist', 'test', 'fixtures', 'fault-proxy.js');
+const SCHEMAS = join(REPO_ROOT, 'schemas');
+
+type Transport = 'stdio' | 'ws';
+
+/** Each rule the proxy can break, the transport it is tried on, and the check that must catch it. */
+const VARIANTS: Array<[rule: string, transport: Transport, caughtBy: RegExp]> = [
+  ['replay-silent', 'stdio', /the same tool_call_id with the same args/],
+  ['duplicate-silent', 'ws', /DUPLICATE_TOOL_CALL_ID/],
+  ['token-echo-tail', 'stdio', /wrongly signed bearer token/],
+  ['second-initialize-ok', 'stdio', /a second initialize/],
+  ['initialize-strict', 'ws', /unknown params ignored/],
+  ['unknown-method-code', 'ws', /an unknown method after initialize/],
+  ['oversized-batch-writes', 'ws', /more than \d+ items/],
+  ['create-without-ui', 'ws', /a created event reads back/],
+  ['batch-items-without-ui', 'ws', /batch: one partial notification per item/],
+  ['memory-update-stores-nothing', 'ws', /memory: update reads back/],
+  ['update-stores-nothing', 'ws', /update changes what reads back/],
+  ['read-returns-nothing', 'ws', /a created event reads back/],
+  ['read-count-off', 'ws', /a created event reads back/],
+  ['delete-stores-nothing', 'ws', /delete answers event_deleted/],
+  ['forget-stores-nothing', 'ws', /forget removes it/],
+  ['response-before-notifications', 'ws', /notifications reach the caller before the response/],
+  ['unsubscribe-ignored', 'ws', /another connection receives/],
+  ['subscribed-twice', 'stdio', /thread\/subscribe on the calling connection/],
+  ['framing-errors-silent', 'stdio', /framing:/],
+  ['expired-token-accepted', 'stdio', /without exp/],
+  ['credential-in-append-stored', 'ws', /credentials:/],
+  ['credential-in-input-runs', 'ws', /credentials:/],
+  ['history-before-ignored', 'stdio', /paged with before/],
+  ['limit-clamped', 'ws', /limits:/],
+  ['other-user-ignored', 'ws', /naming another user/],
+  ['unknown-agent-default', 'ws', /an unknown agent is UNKNOWN_AGENT/],
+  ['skills-not-narrowed', 'ws', /enabled_skills narrows/],
+  ['input-schema-other', 'ws', /tool failures:/],
+  ['batch-item-dropped', 'ws', /batch: one partial notification per item/],
+  ['data-keys-reversed', 'ws', /bytes:/],
+  ['history-text-differs', 'ws', /byte-identical/],
+  ['shutdown-ignored', 'stdio', /shutdown:/],
+];
+
+/** How many runs go at once: enough to overlap their waits, few enough for a 2-core machine. */
+const AT_ONCE = 4;
+
+let host: Host;
+let tokens: { a: string; b: string };
+const queue: Array<() => void> = [];
+let running = 0;
+
+async function slot<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= AT_ONCE) await new Promise<void>((r) => queue.push(r));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    queue.shift()?.();
+  }
+}
+
+/** One run of the runner through the proxy with `rule`; its report and its lines. */
+function runThrough(rule: string, transport: Transport): Promise<{ report: RunReport; lines: string[] }> {
+  return slot(async () => {
+    const lines: string[] = [];
+    const common = { tokenA: tokens.a, tokenB: tokens.b, secret: TEST_BEARER_SECRET, timeoutMs: 15_000, schemasDir: SCHEMAS, write: (l: string) => lines.push(l) };
+    if (transport === 'ws') {
+      const proxy = await startWsFaultProxy(`ws://127.0.0.1:${host.port}/rpc`, rule);
+      try {
+        const report = await runConformance({ ...common, open: () => wsTransport(proxy.url), multiConnection: true });
+        return { report, lines };
+      } finally {
+        await proxy.close();
+      }
+    }
+    const dir = tempDir();
+    const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+    const argv = [process.execPath, PROXY, rule, '--', process.execPath, TOOLGATE_BIN, 'serve', '--stdio', '--executor', 'inprocess', '--db', join(dir, 'toolgate.db')];
+    const report = await runConformance({ ...common, open: async () => stdioTransport(argv, env), multiConnection: false });
+    return { report, lines };
+  });
+}
+
+type Outcome = { report: RunReport; lines: string[] };
+
+/** Every run, started at once in `before` (a few at a time by `slot`); each test awaits its own. */
+const runs = new Map<string, Promise<Outcome>>();
+const outcome = (rule: string, transport: Transport) => runs.get(`${rule} ${transport}`) ?? assert.fail(`no run for ${rule} ${transport}`);
+
+describe('the conformance runner against a toolgate with one rule broken at a time', () => {
+  before(async () => {
+    // The in-process executor: the rules are the protocol's, and a call costs no process start.
+    host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess'] });
+    const [a, b] = await Promise.all([mintBearer('mut-alice'), mintBearer('mut-bob')]);
+    tokens = { a, b };
+    const all: Array<[string, Transport]> = [['none', 'stdio'], ['none', 'ws'], ...VARIANTS.map(([r, t]): [string, Transport] => [r, t])];
+    for (const [rule, transport] of all) {
+      const run = runThrough(rule, transport);
+      run.catch(() => {}); // awaited (and reported) by its test
+      runs.set(`${rule} ${transport}`, run);
+    }
+  });
+  after(async () => {
+    await Promise.allSettled(runs.values());
+    await host.stop();
+  });
+
+  test('every rule of the proxy has a variant here', () => {
+    assert.deepEqual(VARIANTS.map(([r]) => r).sort(), Object.keys(RULES).filter((r) => r !== 'none').sort());
+  });
+
+  for (const transport of ['stdio', 'ws'] as const) {
+    test(`through a proxy that breaks nothing (${transport}), every check passes`, async () => {
+      const { report, lines } = await outcome('none', transport);
+      assert.equal(report.failed, 0, lines.join('\n'));
+      assert.ok(report.passed >= 30, lines.join('\n'));
+    });
+  }
+
+  const caught: string[] = [];
+  for (const [rule, transport, caughtBy] of VARIANTS) {
+    test(`${rule} (${transport}) is caught by: ${caughtBy.source}`, async () => {
+      const { report, lines } = await outcome(rule, transport);
+      const text = lines.join('\n');
+      assert.ok(report.failed > 0, `the runner passed a daemon with the fault ${rule}:\n${text}`);
+      const failed = lines.filter((l) => l.startsWith('FAIL'));
+      assert.ok(
+        failed.some((l) => caughtBy.test(l)),
+        `${rule} failed other checks than the one for its rule:\n${text}`,
+      );
+      caught.push(rule);
+    });
+  }
+
+  test('the mutation score', (t) => {
+    t.diagnostic(`mutation score: ${caught.length}/${VARIANTS.length} variants caught`);
+    assert.equal(caught.length, VARIANTS.length);
+  });
+});
