@@ -7,6 +7,7 @@ import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import { SqliteStore } from '../store/sqlite/sqlite-store.js';
 import { startCheckpointer } from '../store/sqlite/checkpointer.js';
 import type { PgStore } from '../store/pg/pg-store.js';
+import type { Store } from '../store/store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { ConfigError, DEV_SECRET_FILE, resolveBearerKeys } from '../daemon/bearer-auth.js';
 import { loadConfig } from '../daemon/config.js';
@@ -138,6 +139,9 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
     await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
     const recovered = await recoverToolCalls(store, log);
+    // PostgreSQL: running rows of calls whose daemon died (contract section 16) are not running.
+    const reaped = await (store as Store).sharedCalls?.reap();
+    if (reaped) log.log('warn', 'removed the running state of calls whose daemon died', { count: reaped });
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     const threadEvents = new ThreadEventBus(storeEventSource(store));
     const uiCache = new UiCache();
@@ -300,11 +304,13 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // committed first), and its pending request is answered with that.
   if (daemon.calls.size > 0) {
     log.log('warn', 'shutdown grace over: cancelling running calls', { calls: daemon.calls.size });
-    await daemon.calls.stopAll(CallStopped.shutdown());
-    await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
+    // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit.
+    const stopping = new Promise((r) => setTimeout(r, limits.cancelGraceMs + 2_000).unref());
+    await Promise.race([Promise.allSettled([daemon.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
   }
-  // A subprocess call is answered as its child closes its output: the child may still be exiting.
-  await Promise.race([daemon.executor.drain?.(), grace]);
+  // A subprocess call is answered as its child closes its output: the child may still be exiting
+  // (a stopped one within its kill grace).
+  await Promise.race([daemon.executor.drain?.(), grace, new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();

@@ -9,7 +9,7 @@
 import { argsSha256 } from '../codec/canonical-json.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import type { CallCancelResult, CallGetResult } from '../protocol/methods.js';
-import type { MessageRow, Store } from '../store/store.js';
+import { StoreUnavailableError, type MessageRow, type Store } from '../store/store.js';
 import { DaemonError } from '../daemon/errors.js';
 import { outputOf } from '../daemon/message-views.js';
 import { CallStopped } from './call-stopped.js';
@@ -31,6 +31,9 @@ export function callNotFound(): DaemonError {
 
 /** `call/get`: the call's state — running here, else as stored. */
 export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<CallGetResult> {
+  // Stored first: a call is done from its commit on, though its run here ends a moment later.
+  const stored = await storedCall(deps.store, key);
+  if (stored) return stored;
   const running = deps.calls.find(key);
   if (running) {
     return {
@@ -43,8 +46,6 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
       updated_at: running.createdAt,
     };
   }
-  const done = await storedCall(deps.store, key);
-  if (done) return done;
   // PostgreSQL: another daemon may be running it.
   const elsewhere = await deps.store.sharedCalls?.find(key);
   if (elsewhere) {
@@ -75,21 +76,24 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey): Promise<C
   let done = await storedCall(deps.store, key);
   if (!done && runs.length === 0 && deps.store.sharedCalls && (await deps.store.sharedCalls.find(key))) {
     // Running on another daemon (PostgreSQL): it hears the request on its LISTEN connection and stops the call.
-    await deps.store.sharedCalls.requestCancel(key);
-    done = await outcomeWithin(deps.store, key, deps.cancelGraceMs + REMOTE_CANCEL_MARGIN_MS);
+    const shared = deps.store.sharedCalls;
+    // Sent again on every look: a daemon whose LISTEN connection was reconnecting missed the first.
+    done = await outcomeWithin(deps.store, key, deps.cancelGraceMs + REMOTE_CANCEL_MARGIN_MS, () => shared.requestCancel(key));
     if (!done) return { state: 'running' };
   }
   if (!done) {
-    if (runs.length > 0) throw new Error('a cancelled call ended without a stored outcome');
+    // Stopped, but its outcome could not be stored (the database went away): nothing of it stands; a retry is safe.
+    if (runs.length > 0) throw new StoreUnavailableError('the cancelled call could not be stored');
     throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
 }
 
 /** Reads the call until its outcome is stored, backing off from 20 ms to 200 ms; undefined past `ms`. */
-async function outcomeWithin(store: Store, key: CallKey, ms: number): Promise<CallGetResult | undefined> {
+async function outcomeWithin(store: Store, key: CallKey, ms: number, ask: () => Promise<void>): Promise<CallGetResult | undefined> {
   const deadline = performance.now() + ms;
   for (let wait = 20; ; wait = Math.min(wait * 2, 200)) {
+    await ask();
     const done = await storedCall(store, key);
     if (done || performance.now() >= deadline) return done;
     await new Promise((r) => setTimeout(r, wait));

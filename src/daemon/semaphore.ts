@@ -5,9 +5,24 @@ export class Semaphore {
 
   constructor(private readonly limit: number) {}
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
+  /** `signal`: a waiter whose signal aborts leaves the queue at once, rejected with its reason (it held no slot). */
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.active >= this.limit) {
+      await new Promise<void>((resolve, reject) => {
+        const waiter = () => {
+          signal?.removeEventListener('abort', leave);
+          resolve();
+        };
+        const leave = () => {
+          const i = this.waiting.indexOf(waiter);
+          if (i >= 0) this.waiting.splice(i, 1);
+          reject(signal!.reason);
+        };
+        signal?.throwIfAborted();
+        signal?.addEventListener('abort', leave, { once: true });
+        this.waiting.push(waiter);
+      });
+    } else this.active++;
     try {
       return await work();
     } finally {

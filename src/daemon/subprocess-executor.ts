@@ -84,15 +84,20 @@ export class SubprocessExecutor implements Executor {
     const credential = await signCredential(issued.claims, deps.signingKey);
     // Stopped before its credential was recorded: nothing was issued, nothing ran.
     await deps.store.transaction((tx) => tx.credentialAudit.record(issued.audit), { signal });
+    // PostgreSQL: the child's sessions carry a name of their own, so a stopped child's can be ended (below).
+    const dbSession = deps.store.endSessionsNamed ? `toolgate-call-${issued.claims.jti}` : undefined;
     const env = {
       [CLI_ENV.credential]: credential,
       [CLI_ENV.verifyKey]: JSON.stringify(deps.signingKey.publicJwk),
-      [CLI_ENV.db]: deps.dbPath,
+      [CLI_ENV.db]: dbSession ? withApplicationName(deps.dbPath, dbSession) : deps.dbPath,
     };
     const { module, method, input } = call.args;
     const timeoutMs = Math.min(deps.timeoutMs(`${module}.${method}`) + deps.cancelGraceMs, MAX_TIMER_MS);
     let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs }, log);
     if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL' || doc.error.code === 'CANCELLED')) {
+      // A killed child's server session may still hold a statement waiting for a lock: end it first, so
+      // what the record says now is final.
+      if (dbSession) await deps.store.endSessionsNamed!(dbSession);
       // The child may have committed just before it was stopped: its record wins (a stop cannot undo a commit).
       const recorded = await deps.store.read((tx) => tx.toolCalls.get(call.userId, call.threadId, call.toolCallId));
       if (recorded && recorded.args_sha256 === call.argsSha256) doc = JSON.parse(recorded.outcome) as CliDocument;
@@ -120,7 +125,7 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
       // A slot is held until its child has exited (the processes are what it bounds); the call's
       // answer is ready sooner, at the end of the child's output.
       const held = slots.run(() => {
-        // Stopped while it waited for a slot: no process is started.
+        // Stopped just as it got a slot: no process is started.
         const stopped = stoppedBy(req.signal);
         if (stopped) {
           resolve(failure(req, stopped.code, stopped.message));
@@ -129,10 +134,17 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
         const child = spawnCli(launcher.launch(req.module, req.method), req, log);
         void child.outcome.then(resolve);
         return child.exited;
-      });
+      }, req.signal);
       running.add(held);
-      // A throw before any child ran (the launcher's) fails the call; the slot is free again either way.
-      held.catch(reject).finally(() => running.delete(held));
+      // Stopped while it waited for a slot: it leaves the queue and starts no process. A throw before any
+      // child ran (the launcher's) fails the call; the slot is free again either way.
+      held
+        .catch((err: unknown) => {
+          const stopped = stoppedBy(req.signal);
+          if (stopped && err === stopped) resolve(failure(req, stopped.code, stopped.message));
+          else reject(err);
+        })
+        .finally(() => running.delete(held));
     });
   return { run, exited: async () => void (await Promise.allSettled([...running])) };
 }
@@ -265,4 +277,11 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   });
   child.stdin.end(JSON.stringify(req.input));
   return { outcome, exited };
+}
+
+/** The database URL with `application_name` set (the URL's own value wins over the driver's default). */
+function withApplicationName(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set('application_name', name);
+  return u.toString();
 }

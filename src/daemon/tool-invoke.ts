@@ -201,7 +201,15 @@ async function settle(daemon: Daemon, session: Session, call: Call, admission: A
     // Stopped before anything of it committed (its unit was undone whole): stored as stopped, done.
     const { module, method } = call.args;
     log.log('info', 'tool call stopped', { code: err.code });
-    return storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } });
+    try {
+      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } });
+    } catch (conflict) {
+      // A twin of this call (another daemon's) stored first: its outcome is the call's.
+      if (!(conflict instanceof StoreConflictError)) throw conflict;
+      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      if (!winner) throw conflict;
+      return { kind: 'stored', row: winner };
+    }
   }
 }
 

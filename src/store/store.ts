@@ -78,6 +78,13 @@ export interface Store {
   /** PostgreSQL: the pool's connections now (metrics). */
   poolUse?(): PoolUse;
   /**
+   * PostgreSQL: ends the server sessions another process opened under this
+   * `application_name` (a stopped project-cli child's) and resolves once they
+   * are gone, so a statement the child left waiting for a lock can no longer
+   * commit after the call was answered as stopped.
+   */
+  endSessionsNamed?(applicationName: string): Promise<void>;
+  /**
    * Engines shared by several daemons (PostgreSQL): the calls not done yet,
    * as every daemon sees them, and cancel requests between daemons
    * (contract §16). Absent where one daemon serves the database (SQLite):
@@ -107,6 +114,8 @@ export interface SharedCalls {
   find(k: CallKeyOf): Promise<SharedCallRow | undefined>;
   /** Asks every daemon to stop this call (the one running it does). */
   requestCancel(k: CallKeyOf): Promise<void>;
+  /** At start: removes the rows of calls whose daemon died; resolves with how many. */
+  reap(): Promise<number>;
 }
 
 export interface UnitOptions {

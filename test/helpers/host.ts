@@ -142,7 +142,11 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
     port = await new Promise<number>((resolve, reject) => {
       onListening = resolve;
       proc.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${stderr}`)));
-      setTimeout(() => reject(new Error(`daemon did not listen in time:\n${stderr}`)), 15_000).unref();
+      setTimeout(() => {
+        // A daemon that never listened is not left behind: it would keep the test file's process alive.
+        proc.kill('SIGKILL');
+        reject(new Error(`daemon did not listen in time:\n${stderr}`));
+      }, 15_000).unref();
     });
     client = await connectWs(port);
   }

@@ -47,12 +47,21 @@ export class PgCallStates implements SharedCalls {
         [k.userId, k.threadId, k.toolCallId],
       );
       const row = rows[0];
-      if (!row) return undefined;
-      if (row.stale) {
-        await q(`DELETE FROM calls WHERE ${KEY} AND state = 'running'`, [k.userId, k.threadId, k.toolCallId]);
-        return undefined;
-      }
+      // A row nobody marks is a dead daemon's (reaped at the next start): not running.
+      if (!row || row.stale) return undefined;
       return { ...k, action: row.action, argsSha256: row.args_sha256, createdAt: row.created_at };
+    });
+  }
+
+  /** At start: removes the running rows whose mark no daemon holds (their daemon died). */
+  async reap(): Promise<number> {
+    return this.deps.transaction(async (q) => {
+      const rows = await q<{ n: string }>(
+        `WITH gone AS (DELETE FROM calls WHERE state = 'running' AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) RETURNING 1)
+         SELECT count(*) AS n FROM gone`,
+        [],
+      );
+      return Number(rows[0]?.n ?? 0);
     });
   }
 

@@ -268,6 +268,20 @@ export class PgStore implements Store {
   private marks: PgCallMarks | undefined;
 
   /** Marks a call as this daemon's while it runs (`call-marks.ts`); the connection opens on first use. */
+  async endSessionsNamed(applicationName: string): Promise<void> {
+    const deadline = performance.now() + 5_000;
+    for (;;) {
+      const rows = await this.track(
+        this.withQuery((q) =>
+          q<{ pid: number }>('SELECT pid, pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()', [applicationName]),
+        ),
+      );
+      if (rows.length === 0) return;
+      if (performance.now() > deadline) throw new StoreUnavailableError('a stopped call\'s database session did not end');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   /** Calls not done yet, as every daemon sees them (call-states.ts). */
   readonly sharedCalls: PgCallStates = new PgCallStates({
     query: (text, values) => this.track(this.withQuery((q) => q(text, values))),

@@ -1,6 +1,7 @@
 import type { Db } from '../database.js';
 import { openDatabase } from '../database.js';
 import type { CommitListener, Store, StoreDescription, StoreOptions, Tx, UnitOptions } from '../store.js';
+import { StoreUnavailableError } from '../store.js';
 import { Statements } from './statements.js';
 import { sqliteUsers } from './users.js';
 import { sqliteThreads } from './threads.js';
@@ -175,7 +176,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     while (this.group || this.queue.length > 0 || this.scheduled) {
       if (this.group) await this.group;
-      else await new Promise((r) => setImmediate(r));
+      // Waiting for another process's lock: no need to spin while the retry timer runs.
+      else await new Promise((r) => setTimeout(r, this.busySince === undefined ? 0 : BUSY_FIRST_WAIT_MS));
     }
     this.closed = true;
     await this.checkpointer?.stop();
@@ -216,16 +218,25 @@ export class SqliteStore implements Store {
     setImmediate(tick);
   }
 
-  /** BEGIN met another process's write lock: try again on a timer (backing off), or fail the queue past BUSY_LIMIT_MS. */
+  /**
+   * BEGIN met another process's write lock: try again on a timer (backing
+   * off). Past BUSY_LIMIT_MS the units without a call's signal fail as the
+   * database being unavailable (a retry with the same ids is safe); a call's
+   * own units wait on, bounded by its signal (its time limit, a cancel).
+   */
   private waitForLock(): void {
     const now = performance.now();
     this.busySince ??= now;
     if (now - this.busySince >= BUSY_LIMIT_MS) {
-      const err = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-      for (const unit of this.queue.splice(0)) unit.reject(err);
-      this.busySince = undefined;
-      this.busyWaitMs = BUSY_FIRST_WAIT_MS;
-      return;
+      const err = new StoreUnavailableError(`another process has held the database's write lock for ${BUSY_LIMIT_MS / 1000} s`);
+      const bounded = this.queue.filter((u) => u.signal !== undefined);
+      for (const unit of this.queue.filter((u) => u.signal === undefined)) unit.reject(err);
+      this.queue.splice(0, this.queue.length, ...bounded);
+      this.busySince = bounded.length > 0 ? now : undefined;
+      if (bounded.length === 0) {
+        this.busyWaitMs = BUSY_FIRST_WAIT_MS;
+        return;
+      }
     }
     this.scheduled = true;
     const wait = this.busyWaitMs;
@@ -271,7 +282,7 @@ export class SqliteStore implements Store {
           this.busySince = undefined;
           this.busyWaitMs = BUSY_FIRST_WAIT_MS;
         } catch (err) {
-          if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+          if (String((err as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY')) {
             // Another process holds the write lock: back to the head of the queue, tried again on a timer.
             this.queue.unshift(unit);
             busy = true;
