@@ -94,7 +94,7 @@ async function verifiedIdentity(daemon: Daemon, token: string, env: NodeJS.Proce
   const policy = { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS };
   try {
     // An access token of `auth.issuer` goes to its JWKS; anything else to the secret / JWKS file.
-    if (daemon.oauth?.claims(token)) return identityOf(await daemon.oauth.verify(token), policy);
+    if (daemon.oauth?.claims(token)) return identityOf(await daemon.oauth.verify(token), policy, 'issuer');
     if (!daemon.bearerKeys) throw new Unauthorized(`invalid bearer token: only access tokens of ${daemon.oauth?.issuer ?? 'the configured issuer'} are accepted`);
     let remembered = verifiedTokens.get(daemon);
     if (!remembered) verifiedTokens.set(daemon, (remembered = new Map()));

@@ -66,6 +66,17 @@ export function isUsableSub(sub: unknown): sub is string {
   return typeof sub === 'string' && sub.length > 0 && sub.length <= 200 && !/[\p{C}\p{Zl}\p{Zp}]/u.test(sub) && sub.trim() === sub;
 }
 
+/**
+ * Users are namespaced by trust source (contract section 21): a token of the daemon's own keys (the HS256
+ * secret or the JWKS file) names the user `sub` itself, exactly as before; an access token of `auth.issuer`
+ * names the user `oauth:<sub>`. The prefix is reserved: a token of the daemon's own keys whose `sub` starts
+ * with it is refused, so the two namespaces never meet.
+ */
+export const ISSUER_USER_PREFIX = 'oauth:';
+
+/** Who vouched for a token: the daemon's own keys, or `auth.issuer`. */
+export type TrustSource = 'own-keys' | 'issuer';
+
 export class Unauthorized extends Error {
   override name = 'Unauthorized';
 }
@@ -109,14 +120,22 @@ export async function verifyBearer(
  * refused when it lives longer than the policy allows or has no usable `sub`.
  * Shared by every way a token is verified (secret, JWKS file, issuer).
  */
-export function identityOf(payload: JWTPayload, policy: BearerPolicy = {}): BearerIdentity {
+export function identityOf(payload: JWTPayload, policy: BearerPolicy = {}, source: TrustSource = 'own-keys'): BearerIdentity {
   if (policy.maxLifetimeS !== undefined) {
     const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
     if (payload.exp! - from > policy.maxLifetimeS) throw new Unauthorized('bearer token lifetime exceeds auth.max_token_lifetime_s');
   }
   if (!isUsableSub(payload.sub)) throw new Unauthorized('bearer token has no usable sub claim');
+  let userId = payload.sub;
+  if (source === 'issuer') {
+    userId = `${ISSUER_USER_PREFIX}${payload.sub}`;
+    // A user id is at most 200 characters everywhere (calendar.share names users by it).
+    if (!isUsableSub(userId)) throw new Unauthorized('bearer token has no usable sub claim');
+  } else if (payload.sub.startsWith(ISSUER_USER_PREFIX)) {
+    throw new Unauthorized(`bearer token refused: its sub starts with "${ISSUER_USER_PREFIX}", reserved for users of auth.issuer`);
+  }
   const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 ? v : undefined);
-  const identity: BearerIdentity = { userId: payload.sub, expiresAt: payload.exp! * 1000 };
+  const identity: BearerIdentity = { userId, expiresAt: payload.exp! * 1000 };
   const name = str(payload.name), phone = str(payload.phone), role = str(payload.role);
   if (name) identity.name = name;
   if (phone) identity.phone = phone;

@@ -51,7 +51,7 @@ test('an access token of auth.issuer: tools/call over /mcp works and lands in th
       assert.notEqual(created.isError, true, JSON.stringify(created));
       // The same token opens a JSON-RPC session (every transport goes through one authenticate()).
       const session = await openSession(host, token);
-      assert.equal(session.user_id, 'oauth-ann');
+      assert.equal(session.user_id, 'oauth:oauth-ann', 'an issuer user is namespaced by its trust source');
       const history = await host.request<{ messages: Array<{ role: string; content: string }> }>('history/get', {
         session_id: session.session_id,
         thread_id: `mcp-${mcp.sessionId()}`,

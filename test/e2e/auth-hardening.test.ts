@@ -1,0 +1,90 @@
+/**
+ * Contract section 21, the authentication items, as a host sees them: a
+ * daemon served in this process with `auth.issuer` pointing at a loopback
+ * authorization server (test/helpers/oauth-issuer.ts) beside an HS256
+ * secret. Users of the two trust sources never meet; the issuer's keys fail
+ * only the token that caused the failure.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connectMcp } from '../helpers/mcp-hosts.js';
+import { openSession, rpcError } from '../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/oauth-issuer.js';
+import { tempDir } from '../helpers/repo.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+
+const AGENTS = { default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'] } };
+
+/** A daemon trusting `issuer` and the test HS256 secret. */
+async function startBoth(issuer: TestIssuer, auth: object = {}): Promise<InProcessHost> {
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ agents: AGENTS, auth: { issuer: issuer.issuer, ...auth } }));
+  return startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config], env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } });
+}
+
+const resourceOf = (host: InProcessHost) => `http://127.0.0.1:${host.port}/mcp`;
+
+interface Projection {
+  status: string;
+  data?: { items?: Array<{ key: string; content: string }> };
+  error?: { code: string; message: string };
+}
+
+async function invoke(host: InProcessHost, sessionId: string, id: string, module: string, method: string, input: object): Promise<Projection> {
+  const r = await host.request<{ content: Array<{ text: string }> }>('tool/invoke', {
+    session_id: sessionId,
+    thread_id: 't-auth',
+    tool_call_id: id,
+    args: { module, method, input },
+  });
+  return JSON.parse(r.content[0]!.text) as Projection;
+}
+
+test('an issuer token and an HS256 token with the same sub are two users: neither reads the other', async () => {
+  const issuer = await startTestIssuer();
+  const host = await startBoth(issuer);
+  try {
+    const hs = await openSession(host, await mintBearer('x'));
+    assert.equal(hs.user_id, 'x', 'HS256 users keep their ids');
+    assert.equal((await invoke(host, hs.session_id, 'c1', 'memory', 'update', { key: 'k', content: 'of the HS256 user' })).status, 'success');
+
+    const other = await host.connect();
+    const oauthToken = await issuer.mint('x', { aud: resourceOf(host) });
+    const as = await openSession(other, oauthToken);
+    assert.equal(as.user_id, 'oauth:x', "session/open's user_id names the trust source");
+    const read = JSON.parse(
+      (await other.request<{ content: Array<{ text: string }> }>('tool/invoke', {
+        session_id: as.session_id,
+        thread_id: 't-auth',
+        tool_call_id: 'c1',
+        args: { module: 'memory', method: 'read', input: {} },
+      })).content[0]!.text,
+    ) as Projection;
+    assert.equal(read.status, 'success');
+    assert.deepEqual(read.data?.items ?? [], [], "the issuer user sees none of the HS256 user's memories");
+
+    // The same over /mcp.
+    const mcp = await connectMcp('http', { token: oauthToken, port: host.port! });
+    try {
+      const res = await mcp.client.callTool({ name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {} } });
+      const sc = res.structuredContent as Projection;
+      assert.equal(sc.status, 'success');
+      assert.deepEqual(sc.data?.items ?? [], []);
+    } finally {
+      await mcp.close();
+    }
+    await other.close();
+
+    // The reserved prefix cannot be claimed with the HS256 secret.
+    const err = await rpcError(openSession(await host.connect(), await mintBearer('oauth:x')));
+    assert.equal(err.code, -32001);
+    assert.match(err.message, /reserved/);
+  } finally {
+    await host.stop();
+    await issuer.close();
+  }
+});
