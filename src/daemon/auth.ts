@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { identityOf, Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
+import { IssuerUnavailable } from './issuer-keys.js';
 import { MAX_BEARER_TOKEN_LENGTH } from '../protocol/limits.js';
 
 /** The longest bearer token accepted anywhere (declared once, in the protocol: `session/open`'s schema uses it too). */
@@ -40,10 +41,14 @@ export interface AuthenticateOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Why authentication failed: `missing` (no usable token) or `invalid` (it does not verify). */
+/**
+ * Why authentication failed: `missing` (no usable token), `invalid` (it does not verify) or `unavailable`
+ * (the token may be fine but `auth.issuer`'s keys cannot be had now: answer "try again", 503, never a
+ * refusal that tells a client to throw its token away).
+ */
 export class AuthError extends Unauthorized {
   constructor(
-    readonly reason: 'missing' | 'invalid',
+    readonly reason: 'missing' | 'invalid' | 'unavailable',
     message: string,
   ) {
     super(message);
@@ -79,7 +84,8 @@ const MAX_REMEMBERED_TOKENS = 4096;
  * Verifies the credentials and provisions the user. Throws AuthError
  * (`missing` for an absent or malformed token, `invalid` for one that does
  * not verify — bad signature, expired, no `exp`, too long-lived, unusable
- * `sub`); any other error is the store's.
+ * `sub` —, `unavailable` when `auth.issuer`'s keys cannot be fetched for it);
+ * any other error is the store's.
  */
 export async function authenticate(daemon: Daemon, credentials: Credentials, opts: AuthenticateOptions = {}): Promise<Principal> {
   const token = 'token' in credentials ? credentials.token : bearerOf(credentials.header);
@@ -110,6 +116,7 @@ async function verifiedIdentity(daemon: Daemon, token: string, env: NodeJS.Proce
     return identity;
   } catch (err) {
     if (err instanceof Unauthorized) throw new AuthError('invalid', err.message);
+    if (err instanceof IssuerUnavailable) throw new AuthError('unavailable', err.message);
     throw err;
   }
 }

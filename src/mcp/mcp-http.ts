@@ -203,6 +203,10 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
       principal = await authenticate(daemon, { header: req.headers.authorization });
     } catch (err) {
       if (!(err instanceof AuthError)) throw err;
+      if (err.reason === 'unavailable') {
+        jsonRpcError(res, 503, RpcErrorCode.InternalError, err.message, { 'retry-after': '5' });
+        return;
+      }
       // With auth.issuer, the challenge names the RFC 9728 metadata (how an OAuth client finds the issuer).
       const challenge = daemon.oauth?.challenge(err.reason) ?? (err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
       jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': challenge });

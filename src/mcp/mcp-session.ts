@@ -93,6 +93,7 @@ export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessE
         await authenticate(daemon, { token }, { env });
         return null;
       } catch (err) {
+        if (err instanceof AuthError && err.reason === 'unavailable') return `TOOLGATE_MCP_TOKEN: ${err.message}`;
         if (err instanceof AuthError) return `TOOLGATE_MCP_TOKEN: ${err.message}; start the server with a fresh token`;
         throw err;
       }

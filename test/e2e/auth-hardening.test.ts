@@ -14,6 +14,8 @@ import { openSession, rpcError } from '../helpers/host.js';
 import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/oauth-issuer.js';
 import { tempDir } from '../helpers/repo.js';
+import { MCP_ACCEPT, MCP_INIT } from '../helpers/mcp-raw.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 const AGENTS = { default: { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'] } };
@@ -83,6 +85,36 @@ test('an issuer token and an HS256 token with the same sub are two users: neithe
     const err = await rpcError(openSession(await host.connect(), await mintBearer('oauth:x')));
     assert.equal(err.code, -32001);
     assert.match(err.message, /reserved/);
+  } finally {
+    await host.stop();
+    await issuer.close();
+  }
+});
+
+test('issuer down: tokens whose key is cached keep working; unknown kids get 503, never invalid_token', async () => {
+  const issuer = await startTestIssuer();
+  const host = await startBoth(issuer);
+  const post = (token: string) =>
+    fetch(resourceOf(host), { method: 'POST', headers: { ...MCP_ACCEPT, authorization: `Bearer ${token}` }, body: JSON.stringify(MCP_INIT) });
+  try {
+    const good = await issuer.mint('cached', { aud: resourceOf(host) });
+    assert.equal((await post(good)).status, 200);
+    issuer.failJwks = true;
+    const unknownKid = await issuer.mint('cached', { aud: resourceOf(host), foreignKey: true });
+    // Within the cooldown of the last good fetch an unknown kid is simply not the issuer's (401); past it,
+    // the refetch fails and the daemon cannot tell.
+    await waitFor(async () => (await post(unknownKid)).status === 503, 'the refetch past the cooldown to fail', 15_000, 200);
+    for (let i = 0; i < 10; i++) {
+      const refused = await post(unknownKid);
+      assert.equal(refused.status, 503, 'the issuer cannot say whether this key is new: try again');
+      assert.equal(refused.headers.get('www-authenticate'), null, 'no invalid_token for a token that may be good');
+      assert.equal((await post(good)).status, 200, 'the cached key keeps working');
+    }
+    const err = await rpcError(openSession(await host.connect(), unknownKid));
+    assert.equal(err.code, -32603);
+    assert.match(err.message, /unavailable.*retry/);
+    assert.ok(issuer.jwksFetches <= 3, `at most one refetch per cooldown (${issuer.jwksFetches} fetches)`);
+    assert.ok(!host.stderr().includes(unknownKid) && !host.stderr().includes(good));
   } finally {
     await host.stop();
     await issuer.close();

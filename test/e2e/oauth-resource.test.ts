@@ -131,7 +131,7 @@ test('a rotated signing key (new kid) is accepted within seconds; the retired on
   }
 });
 
-test('the issuer keys unavailable: a clear 401 / -32001 and one warning, no crash, no token in the log; then recovery', async () => {
+test('the issuer keys unavailable: a 503 / -32603 "retry" (never invalid_token) and one warning, no crash, no token in the log; then recovery', async () => {
   const issuer = await startTestIssuer();
   issuer.failJwks = true;
   const host = await startResource(issuer);
@@ -139,9 +139,10 @@ test('the issuer keys unavailable: a clear 401 / -32001 and one warning, no cras
   try {
     token = await issuer.mint('down', { aud: resourceOf(host) });
     const res = await post(host, { authorization: `Bearer ${token}` });
-    assert.equal(res.status, 401);
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
     assert.match(((await res.json()) as { error: { message: string } }).error.message, /signing keys are unavailable/);
-    await assert.rejects(openSession(host, token), (err: { code?: number; message?: string }) => err.code === -32001 && /unavailable/.test(err.message ?? ''));
+    await assert.rejects(openSession(host, token), (err: { code?: number; message?: string }) => err.code === -32603 && /unavailable.*retry/.test(err.message ?? ''));
     await waitFor(() => /"level":"warn".*signing keys could not be fetched/.test(host.stderr()), 'the warning');
     issuer.failJwks = false;
     await waitFor(async () => (await post(host, { authorization: `Bearer ${token}` })).status === 200, 'recovery once the JWKS answers', 15_000, 200);
