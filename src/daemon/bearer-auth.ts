@@ -53,7 +53,7 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
 
 /** What `auth` in the config adds to the checks. */
 export interface BearerPolicy {
-  /** `auth.max_token_lifetime_s`: `exp - iat` (or `exp - now` without `iat`) may not exceed it. */
+  /** `auth.max_token_lifetime_s`: `exp - min(iat, now)` (`exp - now` without `iat`) may not exceed it. */
   maxLifetimeS?: number | undefined;
 }
 
@@ -122,7 +122,9 @@ export async function verifyBearer(
  */
 export function identityOf(payload: JWTPayload, policy: BearerPolicy = {}, source: TrustSource = 'own-keys'): BearerIdentity {
   if (policy.maxLifetimeS !== undefined) {
-    const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(Date.now() / 1000);
+    // From min(iat, now): an `iat` in the future must not stretch how long the token is accepted.
+    const now = Math.floor(Date.now() / 1000);
+    const from = typeof payload.iat === 'number' ? Math.min(payload.iat, now) : now;
     if (payload.exp! - from > policy.maxLifetimeS) throw new Unauthorized('bearer token lifetime exceeds auth.max_token_lifetime_s');
   }
   if (!isUsableSub(payload.sub)) throw new Unauthorized('bearer token has no usable sub claim');

@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
+import { SignJWT } from 'jose';
 import { join } from 'node:path';
 import { connectMcp } from '../helpers/mcp-hosts.js';
 import { openSession, rpcError } from '../helpers/host.js';
@@ -118,5 +119,25 @@ test('issuer down: tokens whose key is cached keep working; unknown kids get 503
   } finally {
     await host.stop();
     await issuer.close();
+  }
+});
+
+test('auth.max_token_lifetime_s counts from min(iat, now): a future iat does not stretch a token', async () => {
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ agents: AGENTS, auth: { max_token_lifetime_s: 3600 } }));
+  const host = await startInProcess({ dataDir: dir, args: ['--config', config] });
+  try {
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (iat: number, exp: number) =>
+      new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('life').setIssuedAt(iat).setExpirationTime(exp).sign(new TextEncoder().encode(TEST_BEARER_SECRET));
+    // Ten days ahead, living 30 minutes from its claimed iat: valid for ten days from now.
+    const err = await rpcError(openSession(host, await sign(now + 10 * 86_400, now + 10 * 86_400 + 1800)));
+    assert.equal(err.code, -32001);
+    assert.match(err.message, /max_token_lifetime_s/);
+    // Within the bound from now: accepted, whatever its iat.
+    assert.equal((await openSession(host, await sign(now + 60, now + 1800))).user_id, 'life');
+  } finally {
+    await host.stop();
   }
 });
