@@ -25,6 +25,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
+import { withoutHeaderEchoes } from './header-echo.js';
 import { DaemonError } from '../daemon/errors.js';
 import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from './mcp-session.js';
 import { RpcErrorCode } from '../rpc/errors.js';
@@ -194,6 +195,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Host and Origin are checked for every route by the HTTP server (http-guard.ts).
+    withoutHeaderEchoes(req, res);
     if (!opts.accepting()) {
       jsonRpcError(res, 503, RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
       return;

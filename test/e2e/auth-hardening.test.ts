@@ -141,3 +141,44 @@ test('auth.max_token_lifetime_s counts from min(iat, now): a future iat does not
     await host.stop();
   }
 });
+
+test('/mcp: no header value comes back in an error (MCP-Protocol-Version, Mcp-Session-Id, Mcp-Name…)', async () => {
+  const host = await startInProcess({ transport: 'ws' });
+  const token = await mintBearer('echo');
+  const mark = await mintBearer('pasted-in-a-header');
+  const post = (headers: Record<string, string>, body: unknown) =>
+    fetch(`http://127.0.0.1:${host.port}/mcp`, { method: 'POST', headers: { ...MCP_ACCEPT, authorization: `Bearer ${token}`, ...headers }, body: JSON.stringify(body) });
+  try {
+    const init = await post({}, MCP_INIT);
+    const sid = init.headers.get('mcp-session-id')!;
+    await init.body?.cancel();
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    const modern = {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: {
+        name: 'project_cli',
+        arguments: { module: 'memory', method: 'read', input: {} },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'x', version: '1' } },
+      },
+    };
+    const cases: Array<[string, Record<string, string>, unknown]> = [
+      ['MCP-Protocol-Version on a session', { 'mcp-session-id': sid, 'mcp-protocol-version': mark }, list],
+      ['MCP-Protocol-Version without a session', { 'mcp-protocol-version': mark }, list],
+      ['an unknown Mcp-Session-Id', { 'mcp-session-id': mark }, list],
+      ['Mcp-Name on a modern request', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': mark }, modern],
+      ['Mcp-Method on a modern request', { 'mcp-protocol-version': '2026-07-28', 'mcp-method': mark }, modern],
+    ];
+    let errors = 0;
+    for (const [what, headers, body] of cases) {
+      const res = await post(headers, body);
+      const text = await res.text();
+      if (res.status >= 400) errors += 1;
+      assert.ok(!text.includes(mark) && !text.includes(mark.slice(0, 20)), `${what}: ${res.status} ${text.slice(0, 200)}`);
+    }
+    assert.ok(errors >= 3, `the cases are refused (${errors})`);
+  } finally {
+    await host.stop();
+  }
+});
