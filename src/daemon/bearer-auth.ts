@@ -1,8 +1,8 @@
 import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readOrCreateSecretFile } from './data-dir.js';
+import { BoundedFileError, readBoundedFile } from '../cli-router/bounded-file.js';
 
 /** Verified identity of a user bearer token. */
 export interface BearerIdentity {
@@ -24,6 +24,16 @@ export class ConfigError extends Error {
 
 export const DEV_SECRET_FILE = 'dev-bearer-secret';
 
+/** A key file an environment variable names: a regular file of at most 1 MiB, else a one-line ConfigError. */
+export function readKeyFile(variable: string, path: string): string {
+  try {
+    return readBoundedFile(path);
+  } catch (err) {
+    if (err instanceof BoundedFileError) throw new ConfigError(`${variable}: ${path}: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * Where user bearer tokens are verified from: TOOLGATE_BEARER_SECRET (HS256),
  * else TOOLGATE_BEARER_JWKS (a JWKS file), else — only when `allowDev` — a
@@ -37,8 +47,9 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
     const path = env.TOOLGATE_BEARER_JWKS;
     let jwks: JWTVerifyGetKey;
     try {
-      jwks = createLocalJWKSet(JSON.parse(readFileSync(path, 'utf8')));
+      jwks = createLocalJWKSet(JSON.parse(readKeyFile('TOOLGATE_BEARER_JWKS', path)));
     } catch (err) {
+      if (err instanceof ConfigError) throw err;
       throw new ConfigError(`TOOLGATE_BEARER_JWKS: cannot load a JWKS from ${path}: ${(err as Error).message}`);
     }
     return { kind: 'jwks', jwks, path };
