@@ -82,3 +82,15 @@ test('TOOLGATE_DB that is neither a path nor a postgres:// URL is refused in one
     assert.match(cli.stdout, /neither a file path nor a postgres:\/\/ URL/, target);
   }
 });
+
+test('http.public_url with a " or \\ (unsafe in the WWW-Authenticate quoted string) is refused at config load, one line, exit 2', () => {
+  for (const url of ['https://tools.example.com/a"b', 'https://tools.example.com/a\\b', 'https://tools.example.com/x", error="evil']) {
+    const dir = tempDir();
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: [], allowed_actions: [] } }, auth: { issuer: 'https://id.example.com' }, http: { public_url: url } }));
+    const r = run(TOOLGATE_BIN, ['serve', '--ws', '--port', '0', '--config', config, '--db', join(dir, 't.db')], {});
+    assert.equal(r.status, 2, `${url}: ${r.stderr}`);
+    assert.equal(oneLine(r.stderr).length, 1, url);
+    assert.match(oneLine(r.stderr)[0]!, /http\.public_url: .*" or \\/, url);
+  }
+});
