@@ -39,6 +39,8 @@ export interface AuthenticateOptions {
   provision?: 'always' | 'when-changed';
   /** Where TOOLGATE_BEARER_ISSUER / _AUDIENCE are read (default: the daemon's environment). */
   env?: NodeJS.ProcessEnv;
+  /** Log a refused token's reason (default true); false where the caller prints the reason itself. */
+  logRefusal?: boolean;
 }
 
 /**
@@ -90,7 +92,14 @@ const MAX_REMEMBERED_TOKENS = 4096;
 export async function authenticate(daemon: Daemon, credentials: Credentials, opts: AuthenticateOptions = {}): Promise<Principal> {
   const token = 'token' in credentials ? credentials.token : bearerOf(credentials.header);
   if (!token || token.length > MAX_TOKEN_CHARS) throw new AuthError('missing', 'a user bearer token is required: Authorization: Bearer <token>');
-  const identity = await verifiedIdentity(daemon, token, opts.env ?? daemon.env);
+  let identity: BearerIdentity;
+  try {
+    identity = await verifiedIdentity(daemon, token, opts.env ?? daemon.env);
+  } catch (err) {
+    // Which check failed, for the operator too (the message names no part of the token).
+    if (err instanceof AuthError && err.reason === 'invalid' && opts.logRefusal !== false) daemon.log.log('info', 'bearer token refused', { reason: err.message });
+    throw err;
+  }
   await provision(daemon, identity, opts.provision ?? 'when-changed');
   return { userId: identity.userId, expiresAt: identity.expiresAt, identity };
 }

@@ -121,7 +121,10 @@ export class ProtectedResource {
       if (err instanceof IssuerUnavailable) throw err;
       const claim = (err as { claim?: unknown }).claim;
       const code = (err as { code?: unknown }).code;
-      if (code === 'ERR_JWT_EXPIRED') throw new Unauthorized('access token expired');
+      if (code === 'ERR_JWT_EXPIRED') {
+        const exp = (err as { payload?: JWTPayload }).payload?.exp;
+        throw new Unauthorized(`access token expired${typeof exp === 'number' ? ` at ${new Date(exp * 1000).toISOString().replace('.000Z', 'Z')}` : ''}`);
+      }
       if (typeof claim === 'string' && /^[a-z_]{1,20}$/.test(claim)) {
         const missing = (err as { reason?: unknown }).reason === 'missing';
         throw new Unauthorized(`access token refused: its "${claim}" claim ${missing ? 'is missing' : 'is not what this resource accepts'}`);

@@ -76,7 +76,8 @@ export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessE
   const slot = daemon.sessions.reserve('mcp-stdio');
   let principal: Principal;
   try {
-    principal = await authenticate(daemon, { token }, { env });
+    // A refusal here ends the server with its reason in one line: no log line besides.
+    principal = await authenticate(daemon, { token }, { env, logRefusal: false });
   } catch (err) {
     slot.release();
     if (err instanceof AuthError) throw new ConfigError(`TOOLGATE_MCP_TOKEN: ${err.message}`);

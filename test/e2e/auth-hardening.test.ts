@@ -7,6 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { connectMcp } from '../helpers/mcp-hosts.js';
 import { openSession, rpcError } from '../helpers/host.js';
 import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/oauth-issuer.js';
-import { tempDir } from '../helpers/repo.js';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { MCP_ACCEPT, MCP_INIT } from '../helpers/mcp-raw.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
@@ -28,6 +29,14 @@ async function startBoth(issuer: TestIssuer, auth: object = {}): Promise<InProce
   writeFileSync(config, JSON.stringify({ agents: AGENTS, auth: { issuer: issuer.issuer, ...auth } }));
   return startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config], env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } });
 }
+
+/** An HS256 token of the test secret that expired at 2020-01-01T00:10:00Z. */
+const EXPIRED_TOKEN = await new SignJWT({})
+  .setProtectedHeader({ alg: 'HS256' })
+  .setSubject('late')
+  .setIssuedAt(1_577_836_800)
+  .setExpirationTime(1_577_837_400)
+  .sign(new TextEncoder().encode(TEST_BEARER_SECRET));
 
 const resourceOf = (host: InProcessHost) => `http://127.0.0.1:${host.port}/mcp`;
 
@@ -181,4 +190,44 @@ test('/mcp: no header value comes back in an error (MCP-Protocol-Version, Mcp-Se
   } finally {
     await host.stop();
   }
+});
+
+test('a login refusal says which check failed, on the wire and in the log, never echoing the token', async () => {
+  const host = await startInProcess({ env: { TOOLGATE_BEARER_ISSUER: 'https://id.example.com', TOOLGATE_BEARER_AUDIENCE: 'toolgate' } });
+  const secret = new TextEncoder().encode(TEST_BEARER_SECRET);
+  const now = Math.floor(Date.now() / 1000);
+  const base = () => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('why').setIssuer('https://id.example.com').setAudience('toolgate').setIssuedAt(now - 120);
+  const cases: Array<[string, string, RegExp]> = [
+    ['expired', await base().setExpirationTime(now - 60).sign(secret), new RegExp(`expired at ${new Date((now - 60) * 1000).toISOString().slice(0, 19)}Z`)],
+    ['another secret', await base().setExpirationTime('10m').sign(new TextEncoder().encode('another-secret-0123456789abcdef')), /signature does not verify with the configured secret/],
+    ['not a JWT', 'not-a-jwt-at-all', /not a JWT/],
+    ['another issuer', await base().setIssuer('https://elsewhere.example.com').setExpirationTime('10m').sign(secret), /issuer mismatch/],
+    ['another audience', await base().setAudience('someone-else').setExpirationTime('10m').sign(secret), /audience mismatch/],
+    ['no exp', await base().sign(secret), /no "exp" claim/],
+  ];
+  try {
+    for (const [what, token, why] of cases) {
+      const err = await rpcError(openSession(host, token));
+      assert.equal(err.code, -32001, what);
+      assert.match(err.message, why, what);
+      assert.ok(!JSON.stringify(err).includes(token), `${what}: the token is not echoed`);
+    }
+  } finally {
+    await host.stop();
+  }
+  const refusals = host.stderr().split('\n').filter((l) => l.includes('"msg":"bearer token refused"')).map((l) => (JSON.parse(l) as { reason: string }).reason);
+  assert.equal(refusals.length, cases.length, 'one log line per refusal');
+  for (const [what, , why] of cases) assert.ok(refusals.some((l) => why.test(l)), `${what}: the log says why`);
+  for (const [, token] of cases) assert.ok(!host.stderr().includes(token));
+});
+
+test('serve --mcp with an expired TOOLGATE_MCP_TOKEN exits naming the reason', () => {
+  const expired = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(tempDir(), 't.db')], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: EXPIRED_TOKEN },
+    encoding: 'utf8',
+    input: '',
+    timeout: 20_000,
+  });
+  assert.equal(expired.status, 2, expired.stderr);
+  assert.match(expired.stderr.trim(), /^toolgate: TOOLGATE_MCP_TOKEN: bearer token refused: expired at 2020-01-01T00:10:00Z$/);
 });
