@@ -25,6 +25,8 @@ function echoableValues(req: IncomingMessage): string[] {
     for (const v of Array.isArray(value) ? value : [value]) {
       const trimmed = v.trim();
       if (trimmed.length >= MIN_LENGTH) values.add(trimmed);
+      // Each word too: `Bearer <token>` may come back as the token alone.
+      for (const word of trimmed.split(/[\s,;]+/)) if (word.length >= 8) values.add(word);
     }
   }
   return [...values].sort((a, b) => b.length - a.length);
