@@ -13,6 +13,13 @@ export const MAX_FILE_BYTES = 1024 * 1024;
 /** Why a named file cannot be used, in words for a one-line error (`<why>`, without the path). */
 export class BoundedFileError extends Error {
   override name = 'BoundedFileError';
+  constructor(
+    message: string,
+    /** The file is missing or not readable (as opposed to not a regular file, or too big). */
+    readonly unreadable = false,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -36,7 +43,7 @@ export function readBoundedFile(file: string): string {
     return buf.toString('utf8', 0, length);
   } catch (err) {
     if (err instanceof BoundedFileError) throw err;
-    throw new BoundedFileError(`cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new BoundedFileError(`cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, true);
   } finally {
     if (fd !== undefined) closeSync(fd);
   }

@@ -97,7 +97,10 @@ export async function main(): Promise<void> {
   process.exitCode = outcome.exitCode;
 }
 
-/** Why PROJECT_CLI_VERIFY_KEY_FILE cannot be read (not a regular file of at most 1 MiB), or null. */
+/**
+ * Why PROJECT_CLI_VERIFY_KEY_FILE must not be read (not a regular file of at most 1 MiB), or null. A file
+ * that is missing or unreadable is the credential check's to refuse (UNAUTHENTICATED, exit 3), as before.
+ */
 function keyFileProblem(env: NodeJS.ProcessEnv): string | null {
   const file = env[CLI_ENV.verifyKeyFile];
   if (!file || env[CLI_ENV.verifyKey]) return null;
@@ -105,7 +108,7 @@ function keyFileProblem(env: NodeJS.ProcessEnv): string | null {
     readBoundedFile(file);
     return null;
   } catch (err) {
-    if (err instanceof BoundedFileError) return `${CLI_ENV.verifyKeyFile}: ${file}: ${err.message}`;
+    if (err instanceof BoundedFileError) return err.unreadable ? null : `${CLI_ENV.verifyKeyFile}: ${file}: ${err.message}`;
     throw err;
   }
 }
