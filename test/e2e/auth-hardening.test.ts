@@ -43,7 +43,6 @@ const resourceOf = (host: InProcessHost) => `http://127.0.0.1:${host.port}/mcp`;
 interface Projection {
   status: string;
   data?: { items?: Array<{ key: string; content: string }> };
-  error?: { code: string; message: string };
 }
 
 async function invoke(host: InProcessHost, sessionId: string, id: string, module: string, method: string, input: object): Promise<Projection> {
