@@ -34,6 +34,7 @@ import { configuredSecrets } from '../daemon/configured-secrets.js';
 import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
+import { exportErrorText } from '../telemetry/tracing.js';
 import { listenWs } from './ws-listener.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { RunningCalls } from '../calls/running-calls.js';
@@ -315,7 +316,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   await ctx.writes.drained();
   await stop();
   await daemon.store.close();
-  await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err }));
+  await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
 }

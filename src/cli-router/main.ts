@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, readFileSync, writeSync } from 'node:fs';
-import { closeCliStores, runCli } from './run-cli.js';
+import { CLI_ENV, closeCliStores, runCli } from './run-cli.js';
+import { BoundedFileError, readBoundedFile } from './bounded-file.js';
 import { helpFor } from './help.js';
 import { REGISTRY } from './registry.js';
 import { ACTION_EXAMPLES } from '../protocol/action-table.js';
@@ -78,6 +79,14 @@ export async function main(): Promise<void> {
     process.exitCode = help.exitCode;
     return;
   }
+  // A verify key file that is a FIFO or /dev/zero would hang the read: bad usage, refused like a bad --help.
+  const keyFile = keyFileProblem(process.env);
+  if (keyFile) {
+    viaStreams = true;
+    process.stderr.write(`project-cli: ${keyFile}\n`);
+    process.exitCode = 2;
+    return;
+  }
   // Node prints a warning through process.stderr: the answer's end must not cut it off (exitNow).
   process.once('warning', () => (viaStreams = true));
   const stdin = stdinIsTerminal() ? null : await readStdin();
@@ -86,6 +95,22 @@ export async function main(): Promise<void> {
   await closeCliStores();
   writeStdout(`${outcome.stdout}\n`);
   process.exitCode = outcome.exitCode;
+}
+
+/**
+ * Why PROJECT_CLI_VERIFY_KEY_FILE must not be read (not a regular file of at most 1 MiB), or null. A file
+ * that is missing or unreadable is the credential check's to refuse (UNAUTHENTICATED, exit 3), as before.
+ */
+function keyFileProblem(env: NodeJS.ProcessEnv): string | null {
+  const file = env[CLI_ENV.verifyKeyFile];
+  if (!file || env[CLI_ENV.verifyKey]) return null;
+  try {
+    readBoundedFile(file);
+    return null;
+  } catch (err) {
+    if (err instanceof BoundedFileError) return err.unreadable ? null : `${CLI_ENV.verifyKeyFile}: ${file}: ${err.message}`;
+    throw err;
+  }
 }
 
 /**

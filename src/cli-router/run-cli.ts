@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError, type Store } from '../store/store.js';
-import { openStore } from '../store/open-store.js';
+import { openStore, unusableDbTarget } from '../store/open-store.js';
 import { DatabaseOpenError } from '../store/database.js';
 import { inputJsonSchema } from './registry.js';
+import { readBoundedFile } from './bounded-file.js';
 import { CredentialError, type CredentialClaims } from './credential.js';
 import { UsageError, flagKinds, offersCredentialByFlag, parseFlags } from './argv.js';
 import { CREDENTIAL_ENV, admitAction, admitInput, authenticate, execute, failure, isAction, recordedOutcome, type CoreOutcome } from './core.js';
@@ -91,6 +91,8 @@ async function run(inv: CliInvocation): Promise<CoreOutcome> {
   // The trust anchor is the database the daemon serves: it is needed before the credential is believed.
   const dbTarget = inv.env[CLI_ENV.db];
   if (!dbTarget) return fail('INTERNAL', `no database: set ${CLI_ENV.db}`);
+  const notATarget = unusableDbTarget(dbTarget);
+  if (notATarget) return fail('INTERNAL', `${CLI_ENV.db}: ${notATarget}`);
   let store: Store;
   try {
     // Checks the schema version; migrates only a database that is behind (a fresh file by hand).
@@ -154,5 +156,5 @@ function parseStdin(stdin: string | null): Record<string, unknown> {
 }
 
 function defaultReadFile(path: string): string {
-  return readFileSync(path, 'utf8');
+  return readBoundedFile(path);
 }

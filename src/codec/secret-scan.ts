@@ -9,8 +9,9 @@
  *   a header JSON that starts with a space);
  * - any configured secret, verbatim.
  *
- * A token split by characters a reader or a decoder would skip — whitespace
- * (a 76-column wrap, a space after a dot), zero-width and other format
+ * A token split by characters a reader or a decoder would skip — any white
+ * space (a 76-column wrap, a space after a dot, U+0085), control characters,
+ * zero-width and other format
  * characters (U+200B, U+2060, U+FEFF, soft hyphens, tag characters), fillers
  * and variation selectors — or carrying `=` padding counts like a whole one:
  * the scan runs on the text with those characters removed, and a hit's
@@ -180,9 +181,13 @@ function signatureEnd(text: string, dot: number, limit: number): number {
   return end;
 }
 
-/** Characters a reader or a base64 decoder skips (whitespace, format and default-ignorable ones, `=`); ASCII ones are decided by code below. */
-const IGNORABLE = /[\s=\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
-const IGNORABLE_CHAR = /^[\s\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
+/**
+ * Characters a reader or a base64 decoder skips (any Unicode white space — U+0085 NEL included, which
+ * JavaScript's `\s` is not —, control, format and default-ignorable characters, `=`); ASCII ones are
+ * decided by code below.
+ */
+const IGNORABLE = /[\s=\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const IGNORABLE_CHAR = /^[\s\p{White_Space}\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
 
 /**
  * `text` without its ignorable characters, and for each remaining code unit
@@ -198,7 +203,8 @@ function normalize(text: string): { norm: string; map: Int32Array | null } {
   for (let i = 0; i < n; ) {
     const c = text.charCodeAt(i);
     if (c < 0x80) {
-      if (!(c === 0x20 || c === 0x3d /* = */ || (c >= 0x09 && c <= 0x0d))) {
+      // Space, `=`, and every C0 control and DEL (tab and line breaks among them).
+      if (!(c <= 0x20 || c === 0x3d /* = */ || c === 0x7f)) {
         map[o] = i;
         units[o++] = c;
       }

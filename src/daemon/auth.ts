@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { identityOf, Unauthorized, verifyBearer, type BearerIdentity } from './bearer-auth.js';
 import type { Daemon } from './daemon.js';
+import { IssuerUnavailable } from './issuer-keys.js';
 import { MAX_BEARER_TOKEN_LENGTH } from '../protocol/limits.js';
 
 /** The longest bearer token accepted anywhere (declared once, in the protocol: `session/open`'s schema uses it too). */
@@ -38,12 +39,18 @@ export interface AuthenticateOptions {
   provision?: 'always' | 'when-changed';
   /** Where TOOLGATE_BEARER_ISSUER / _AUDIENCE are read (default: the daemon's environment). */
   env?: NodeJS.ProcessEnv;
+  /** Log a refused token's reason (default true); false where the caller prints the reason itself. */
+  logRefusal?: boolean;
 }
 
-/** Why authentication failed: `missing` (no usable token) or `invalid` (it does not verify). */
+/**
+ * Why authentication failed: `missing` (no usable token), `invalid` (it does not verify) or `unavailable`
+ * (the token may be fine but `auth.issuer`'s keys cannot be had now: answer "try again", 503, never a
+ * refusal that tells a client to throw its token away).
+ */
 export class AuthError extends Unauthorized {
   constructor(
-    readonly reason: 'missing' | 'invalid',
+    readonly reason: 'missing' | 'invalid' | 'unavailable',
     message: string,
   ) {
     super(message);
@@ -79,12 +86,20 @@ const MAX_REMEMBERED_TOKENS = 4096;
  * Verifies the credentials and provisions the user. Throws AuthError
  * (`missing` for an absent or malformed token, `invalid` for one that does
  * not verify — bad signature, expired, no `exp`, too long-lived, unusable
- * `sub`); any other error is the store's.
+ * `sub` —, `unavailable` when `auth.issuer`'s keys cannot be fetched for it);
+ * any other error is the store's.
  */
 export async function authenticate(daemon: Daemon, credentials: Credentials, opts: AuthenticateOptions = {}): Promise<Principal> {
   const token = 'token' in credentials ? credentials.token : bearerOf(credentials.header);
   if (!token || token.length > MAX_TOKEN_CHARS) throw new AuthError('missing', 'a user bearer token is required: Authorization: Bearer <token>');
-  const identity = await verifiedIdentity(daemon, token, opts.env ?? daemon.env);
+  let identity: BearerIdentity;
+  try {
+    identity = await verifiedIdentity(daemon, token, opts.env ?? daemon.env);
+  } catch (err) {
+    // Which check failed, for the operator too (the message names no part of the token).
+    if (err instanceof AuthError && err.reason === 'invalid' && opts.logRefusal !== false) daemon.log.log('info', 'bearer token refused', { reason: err.message });
+    throw err;
+  }
   await provision(daemon, identity, opts.provision ?? 'when-changed');
   return { userId: identity.userId, expiresAt: identity.expiresAt, identity };
 }
@@ -94,7 +109,7 @@ async function verifiedIdentity(daemon: Daemon, token: string, env: NodeJS.Proce
   const policy = { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS };
   try {
     // An access token of `auth.issuer` goes to its JWKS; anything else to the secret / JWKS file.
-    if (daemon.oauth?.claims(token)) return identityOf(await daemon.oauth.verify(token), policy);
+    if (daemon.oauth?.claims(token)) return identityOf(await daemon.oauth.verify(token), policy, 'issuer');
     if (!daemon.bearerKeys) throw new Unauthorized(`invalid bearer token: only access tokens of ${daemon.oauth?.issuer ?? 'the configured issuer'} are accepted`);
     let remembered = verifiedTokens.get(daemon);
     if (!remembered) verifiedTokens.set(daemon, (remembered = new Map()));
@@ -110,6 +125,7 @@ async function verifiedIdentity(daemon: Daemon, token: string, env: NodeJS.Proce
     return identity;
   } catch (err) {
     if (err instanceof Unauthorized) throw new AuthError('invalid', err.message);
+    if (err instanceof IssuerUnavailable) throw new AuthError('unavailable', err.message);
     throw err;
   }
 }

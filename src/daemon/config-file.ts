@@ -5,14 +5,14 @@
  * most 1 MiB), a UTF-8 byte-order mark is accepted, and YAML is parsed with
  * its alias limit and without custom tags.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './bearer-auth.js';
+import { BoundedFileError, MAX_FILE_BYTES, readBoundedFile } from '../cli-router/bounded-file.js';
 
 /** A configuration file larger than this is refused before it is parsed. */
-export const MAX_CONFIG_BYTES = 1024 * 1024;
+export const MAX_CONFIG_BYTES = MAX_FILE_BYTES;
 /** YAML aliases (`*name`) a document may resolve; more is refused as an alias bomb. */
 const MAX_YAML_ALIASES = 100;
 
@@ -26,25 +26,11 @@ export function isYamlFile(file: string): boolean {
  * opened; a file that grows while it is read stops at the limit + 1 byte).
  */
 export function readConfigText(file: string): string {
-  const fail = (why: string): never => {
-    throw new ConfigError(`config ${file}: ${why}`);
-  };
-  let fd: number | undefined;
   try {
-    const st = statSync(file);
-    if (!st.isFile()) fail('not a regular file');
-    if (st.size > MAX_CONFIG_BYTES) fail(`larger than ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
-    fd = openSync(file, 'r');
-    const buf = Buffer.alloc(MAX_CONFIG_BYTES + 1);
-    let length = 0;
-    for (let n = -1; n !== 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
-    if (length > MAX_CONFIG_BYTES) fail(`larger than ${MAX_CONFIG_BYTES} bytes (1 MiB)`);
-    return buf.toString('utf8', 0, length);
+    return readBoundedFile(file);
   } catch (err) {
-    if (err instanceof ConfigError) throw err;
-    return fail(`cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+    if (err instanceof BoundedFileError) throw new ConfigError(`config ${file}: ${err.message}`);
+    throw err;
   }
 }
 

@@ -1,12 +1,11 @@
 import { SignJWT, calculateJwkThumbprint, importJWK, type JWK, type CryptoKey } from 'jose';
 import { newRowId } from '../store/ids.js';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CredentialIssuance } from '../store/store.js';
 import { CREDENTIAL_AUDIENCE, CREDENTIAL_ISSUER, type CredentialClaims } from '../cli-router/credential.js';
 import { readOrCreateSecretFile } from './data-dir.js';
-import { ConfigError } from './bearer-auth.js';
+import { ConfigError, readKeyFile } from './bearer-auth.js';
 
 export const SIGNING_KEY_FILE = 'credential-signing-key.jwk';
 /** Five minutes: inside the contract's 5–10 minute window, and long enough for the per-call timeout. */
@@ -31,11 +30,7 @@ export interface SigningKey {
 export async function loadSigningKey(env: NodeJS.ProcessEnv, dataDir: string): Promise<SigningKey> {
   let text: string;
   if (env.TOOLGATE_CREDENTIAL_KEY_FILE) {
-    try {
-      text = readFileSync(env.TOOLGATE_CREDENTIAL_KEY_FILE, 'utf8');
-    } catch {
-      throw new ConfigError(`TOOLGATE_CREDENTIAL_KEY_FILE: cannot read ${env.TOOLGATE_CREDENTIAL_KEY_FILE}`);
-    }
+    text = readKeyFile('TOOLGATE_CREDENTIAL_KEY_FILE', env.TOOLGATE_CREDENTIAL_KEY_FILE);
   } else {
     // A key pair is made only when the file does not exist yet (readOrCreateSecretFile calls this then).
     text = readOrCreateSecretFile(join(dataDir, SIGNING_KEY_FILE), freshKeyJwk);

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { describePgUrl, isPostgresUrl, pgUrlHasPassword } from '../store/pg/url.js';
+import { describePgUrl, isPostgresUrl, pgUrlHasPassword, unusableDbTarget } from '../store/pg/url.js';
 
 export const DEFAULT_DB_FILE = 'toolgate.db';
 
@@ -39,6 +39,8 @@ function homeFolder(env: NodeJS.ProcessEnv): string {
  */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const named = flag ?? env.TOOLGATE_DB;
+  const unusable = named ? unusableDbTarget(named) : null;
+  if (unusable) throw new FolderError(`${flag === undefined ? 'TOOLGATE_DB' : '--db'}: ${unusable}`);
   if (named && isPostgresUrl(named)) return withPgPassword(named, env);
   return named ? resolve(named) : join(defaultDataDir(env), DEFAULT_DB_FILE);
 }

@@ -14,6 +14,8 @@ export type DaemonErrorCode =
   | (typeof RPC_ERROR_DATA_CODES)[number]
   /** A bearer token that does not verify, or a connection that may not do this. */
   | 'UNAUTHORIZED'
+  /** Something the request needs is out of reach for now (`auth.issuer`'s keys): the caller may retry. */
+  | 'UNAVAILABLE'
   /** A per-connection cap (sessions, subscriptions) is reached. */
   | 'OVERLOADED'
   /** The caller cancelled the request before anything happened. */

@@ -3,28 +3,40 @@
  * fetched over HTTP and cached: `auth.jwks_url`, or the `jwks_uri` its metadata
  * names — RFC 8414 `/.well-known/oauth-authorization-server` first, then
  * OpenID Connect Discovery `/.well-known/openid-configuration`, in the order
- * the MCP authorization spec tries them. Keys come from `jose`'s remote JWKS:
- * cached for CACHE_MAX_AGE_MS, fetched again on an unknown `kid` at most once
- * per COOLDOWN_MS (so a rotated key is accepted within seconds, and tokens with
- * made-up `kid`s cannot make the daemon hammer the issuer).
+ * the MCP authorization spec tries them.
  *
- * A fetch that fails (the issuer down, slow, or answering garbage) never
- * throws anything but IssuerUnavailable, is bounded by FETCH_TIMEOUT_MS, and
- * for FAILURE_BACKOFF_MS afterwards requests fail at once instead of each
- * waiting on the issuer again. Nothing of a token is logged.
+ * The cache (contract sections 11 and 21):
+ * - keys are fetched again after CACHE_MAX_AGE_MS, and on a token with an
+ *   unknown `kid`; either way at most one fetch per COOLDOWN_MS, counted from
+ *   the last attempt whether it succeeded or not, so tokens with made-up
+ *   `kid`s cannot make the daemon hammer a live issuer or a dead one;
+ * - a failure affects only the token that needed the fetch: while the issuer
+ *   cannot be reached, a token whose key is cached keeps verifying (for up to
+ *   STALE_IF_ERROR_MS past the cache's age), and a token whose key is not
+ *   cached gets IssuerUnavailable (a 503, "try again"), never a verdict on
+ *   the token itself;
+ * - every metadata or JWKS document is read up to MAX_DOCUMENT_BYTES and
+ *   refused beyond, without buffering it, within FETCH_TIMEOUT_MS.
+ *
+ * jose's `createRemoteJWKSet` counts its cooldown from the last *successful*
+ * fetch and has no stale-if-error or size bound, so the cache is kept here
+ * around jose's `createLocalJWKSet`, which does the key selection. Nothing of
+ * a token is logged.
  */
-import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { isLoopbackHostname } from '../protocol/config.js';
 import type { Logger } from './logger.js';
 
-/** A refetch on an unknown `kid` waits at least this long after the last fetch (contract section 11: at most 5 s). */
+/** Fetches of the JWKS are at least this far apart (contract section 11: an unknown `kid` refetches within at most 5 s). */
 export const COOLDOWN_MS = 5_000;
 /** Keys are fetched again after this long even when every `kid` is known (a revoked key stops working). */
 export const CACHE_MAX_AGE_MS = 10 * 60_000;
+/** Stale-if-error: while fetching fails, cached keys keep verifying this long past CACHE_MAX_AGE_MS. */
+export const STALE_IF_ERROR_MS = 60 * 60_000;
 /** One metadata or JWKS request may take this long. */
 export const FETCH_TIMEOUT_MS = 5_000;
-/** After a failed fetch, requests fail at once for this long rather than queue on a dead issuer. */
-export const FAILURE_BACKOFF_MS = 1_000;
+/** The largest metadata or JWKS document read (contract section 21). */
+export const MAX_DOCUMENT_BYTES = 1024 * 1024;
 
 /** The issuer's keys could not be had: the token may be fine, the daemon cannot tell. */
 export class IssuerUnavailable extends Error {
@@ -54,13 +66,23 @@ export function isSafeKeyUrl(url: string): boolean {
   }
 }
 
-async function fetchJson(url: string): Promise<unknown> {
-  const res = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
-  if (res.status !== 200) {
+/** A JSON document of at most MAX_DOCUMENT_BYTES: a bigger one is refused as soon as it is known to be bigger. */
+async function fetchJson(url: string, accept = 'application/json'): Promise<unknown> {
+  const res = await fetch(url, { headers: { accept }, redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+  const tooBig = new Error(`the document is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+  if (res.status !== 200 || Number(res.headers.get('content-length') ?? 0) > MAX_DOCUMENT_BYTES) {
     await res.body?.cancel();
-    throw new Error(`HTTP ${res.status}`);
+    throw res.status !== 200 ? new Error(`HTTP ${res.status}`) : tooBig;
   }
-  return res.json();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  // Leaving the loop (the throw) cancels the body: the rest is never read.
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > MAX_DOCUMENT_BYTES) throw tooBig;
+    chunks.push(chunk);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
 }
 
 /** The issuer's `jwks_uri` from its metadata; the metadata must name the same issuer (RFC 8414 section 3.3). */
@@ -84,51 +106,68 @@ export async function discoverJwksUrl(issuer: string): Promise<string> {
   throw new IssuerUnavailable(`no authorization server metadata for auth.issuer (${tried.join('; ')})`);
 }
 
+export interface IssuerKeysOptions {
+  /** The clock (tests move it past the cache's age). */
+  now?: () => number;
+}
+
 /**
  * A jose key resolver for the issuer's tokens. The JWKS URL is discovered
- * on first use (and again after a failure), so a daemon starts while its
- * issuer is down and recovers when it comes back.
+ * on first use (and again after a failed fetch), so a daemon starts while its
+ * issuer is down and recovers when it comes back. Throws IssuerUnavailable
+ * when the token's key is not cached and cannot be fetched now; jose's
+ * `ERR_JWKS_NO_MATCHING_KEY` when the issuer answered and has no such key.
  */
-export function issuerKeys(issuer: string, jwksUrl: string | undefined, log: Logger): JWTVerifyGetKey {
-  let keys: JWTVerifyGetKey | undefined;
-  let resolving: Promise<JWTVerifyGetKey> | undefined;
-  let failedAt = -Infinity;
+export function issuerKeys(issuer: string, jwksUrl: string | undefined, log: Logger, opts: IssuerKeysOptions = {}): JWTVerifyGetKey {
+  const now = opts.now ?? Date.now;
+  let url = jwksUrl;
+  let local: JWTVerifyGetKey | undefined;
+  let fetchedAt = -Infinity;
+  let attemptedAt = -Infinity;
+  let failing = false;
   let lastFailure = '';
+  let pending: Promise<void> | undefined;
 
-  const resolve = (): Promise<JWTVerifyGetKey> =>
-    (resolving ??= (async () => {
-      const url = jwksUrl ?? (await discoverJwksUrl(issuer));
-      keys = createRemoteJWKSet(new URL(url), { cooldownDuration: COOLDOWN_MS, cacheMaxAge: CACHE_MAX_AGE_MS, timeoutDuration: FETCH_TIMEOUT_MS });
-      return keys;
+  const refresh = (): Promise<void> =>
+    (pending ??= (async () => {
+      attemptedAt = now();
+      try {
+        url ??= await discoverJwksUrl(issuer);
+        local = createLocalJWKSet((await fetchJson(url, 'application/json, application/jwk-set+json')) as JSONWebKeySet);
+        fetchedAt = now();
+        failing = false;
+        lastFailure = '';
+      } catch (err) {
+        failing = true;
+        // A discovered URL may have moved: look it up again next time.
+        if (jwksUrl === undefined) url = undefined;
+        const why = err instanceof Error ? err.message : String(err);
+        if (why !== lastFailure) {
+          log.log('warn', "the issuer's signing keys could not be fetched: cached keys serve until they can", { issuer, err: why });
+        }
+        lastFailure = why;
+      }
     })().finally(() => {
-      resolving = undefined;
+      pending = undefined;
     }));
 
-  const fail = (err: unknown): never => {
-    failedAt = Date.now();
-    const why = err instanceof Error ? err.message : String(err);
-    if (why !== lastFailure) log.log('warn', "the issuer's signing keys could not be fetched: its tokens are refused until they can", { issuer, err: why });
-    lastFailure = why;
-    throw new IssuerUnavailable("the authorization server's signing keys are unavailable; try again shortly");
-  };
+  const unavailable = () => new IssuerUnavailable("the authorization server's signing keys are unavailable; try again shortly");
+  const mayFetch = () => now() - attemptedAt >= COOLDOWN_MS;
 
   return async (header, token) => {
-    if (Date.now() - failedAt < FAILURE_BACKOFF_MS) throw new IssuerUnavailable("the authorization server's signing keys are unavailable; try again shortly");
-    let getKey: JWTVerifyGetKey;
+    if (now() - fetchedAt >= CACHE_MAX_AGE_MS && mayFetch()) await refresh();
+    else if (!local && pending) await pending;
+    if (!local || now() - fetchedAt >= CACHE_MAX_AGE_MS + STALE_IF_ERROR_MS) throw unavailable();
     try {
-      getKey = keys ?? (await resolve());
+      return await local(header, token);
     } catch (err) {
-      return fail(err);
-    }
-    try {
-      const key = await getKey(header, token);
-      lastFailure = '';
-      return key;
-    } catch (err) {
-      // No key for this kid / alg is the token's problem; anything else is the fetch's.
-      const code = (err as { code?: string }).code;
-      if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWKS_MULTIPLE_MATCHING_KEYS' || code === 'ERR_JOSE_NOT_SUPPORTED') throw err;
-      return fail(err);
+      if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      // An unknown kid: perhaps a rotated key. One fetch per cooldown, whoever asks.
+      if (mayFetch()) await refresh();
+      else if (pending) await pending;
+      else if (!failing) throw err;
+      if (failing) throw unavailable();
+      return local(header, token);
     }
   };
 }

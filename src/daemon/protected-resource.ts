@@ -108,16 +108,23 @@ export class ProtectedResource {
     }
   }
 
-  /** Verifies an access token of the issuer; throws Unauthorized saying which check failed, never echoing the token. */
+  /**
+   * Verifies an access token of the issuer; throws Unauthorized saying which check failed, never echoing the
+   * token, or IssuerUnavailable when the token's key is not cached and the issuer's keys cannot be fetched now.
+   */
   async verify(token: string): Promise<JWTPayload> {
     let verified;
     try {
       verified = await jwtVerify(token, this.keys, { issuer: this.issuer, audience: this.resource, algorithms: ASYMMETRIC, requiredClaims: ['exp'] });
     } catch (err) {
-      if (err instanceof IssuerUnavailable) throw new Unauthorized(err.message);
+      // Not a verdict on the token: the caller answers "try again" (503), never invalid_token.
+      if (err instanceof IssuerUnavailable) throw err;
       const claim = (err as { claim?: unknown }).claim;
       const code = (err as { code?: unknown }).code;
-      if (code === 'ERR_JWT_EXPIRED') throw new Unauthorized('access token expired');
+      if (code === 'ERR_JWT_EXPIRED') {
+        const exp = (err as { payload?: JWTPayload }).payload?.exp;
+        throw new Unauthorized(`access token expired${typeof exp === 'number' ? ` at ${new Date(exp * 1000).toISOString().replace('.000Z', 'Z')}` : ''}`);
+      }
       if (typeof claim === 'string' && /^[a-z_]{1,20}$/.test(claim)) {
         const missing = (err as { reason?: unknown }).reason === 'missing';
         throw new Unauthorized(`access token refused: its "${claim}" claim ${missing ? 'is missing' : 'is not what this resource accepts'}`);

@@ -57,6 +57,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
     });
   } catch (err) {
     slot.release();
+    if (err instanceof AuthError && err.reason === 'unavailable') throw new DaemonError('UNAVAILABLE', `${err.message}: retry the request`);
     if (err instanceof AuthError) throw new DaemonError('UNAUTHORIZED', err.message);
     throw err;
   }

@@ -83,6 +83,10 @@ async function stream(
     // The user's place is held from here (before anything else is awaited), so the cap holds under concurrency.
     slot = daemon.sessions.reserve(`ag-ui_${randomUUID().slice(0, 8)}`, { name: 'event streams', userId, max: MAX_STREAMS_PER_USER });
   } catch (err) {
+    if (err instanceof AuthError && err.reason === 'unavailable') {
+      sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });
+      return;
+    }
     if (err instanceof AuthError) {
       const missing = err.reason === 'missing';
       const challenge = missing ? 'Bearer' : 'Bearer error="invalid_token"';

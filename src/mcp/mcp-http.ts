@@ -25,6 +25,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
+import { withoutHeaderEchoes } from './header-echo.js';
 import { DaemonError } from '../daemon/errors.js';
 import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from './mcp-session.js';
 import { RpcErrorCode } from '../rpc/errors.js';
@@ -194,6 +195,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Host and Origin are checked for every route by the HTTP server (http-guard.ts).
+    withoutHeaderEchoes(req, res);
     if (!opts.accepting()) {
       jsonRpcError(res, 503, RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
       return;
@@ -203,6 +205,10 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
       principal = await authenticate(daemon, { header: req.headers.authorization });
     } catch (err) {
       if (!(err instanceof AuthError)) throw err;
+      if (err.reason === 'unavailable') {
+        jsonRpcError(res, 503, RpcErrorCode.InternalError, err.message, { 'retry-after': '5' });
+        return;
+      }
       // With auth.issuer, the challenge names the RFC 9728 metadata (how an OAuth client finds the issuer).
       const challenge = daemon.oauth?.challenge(err.reason) ?? (err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
       jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': challenge });

@@ -76,7 +76,8 @@ export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessE
   const slot = daemon.sessions.reserve('mcp-stdio');
   let principal: Principal;
   try {
-    principal = await authenticate(daemon, { token }, { env });
+    // A refusal here ends the server with its reason in one line: no log line besides.
+    principal = await authenticate(daemon, { token }, { env, logRefusal: false });
   } catch (err) {
     slot.release();
     if (err instanceof AuthError) throw new ConfigError(`TOOLGATE_MCP_TOKEN: ${err.message}`);
@@ -93,6 +94,7 @@ export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessE
         await authenticate(daemon, { token }, { env });
         return null;
       } catch (err) {
+        if (err instanceof AuthError && err.reason === 'unavailable') return `TOOLGATE_MCP_TOKEN: ${err.message}`;
         if (err instanceof AuthError) return `TOOLGATE_MCP_TOKEN: ${err.message}; start the server with a fresh token`;
         throw err;
       }

@@ -132,7 +132,10 @@ export const HttpConfig = named(
       } catch {
         return true;
       }
-    }, 'must not carry a ?query').optional(),
+    }, 'must not carry a ?query')
+      // It goes into `WWW-Authenticate: Bearer resource_metadata="…"`, a quoted-string: refused rather than escaped.
+      .refine((v) => /^[\x21\x23-\x5b\x5d-\x7e]*$/.test(v), 'must be printable ASCII without space, " or \\ (it is quoted in WWW-Authenticate)')
+      .optional(),
   }),
 );
 

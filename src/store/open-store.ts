@@ -1,6 +1,9 @@
 import type { Store, StoreOptions } from './store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
-import { isPostgresUrl } from './pg/url.js';
+import { isPostgresUrl, unusableDbTarget } from './pg/url.js';
+
+export { unusableDbTarget };
+import { DatabaseOpenError } from './database.js';
 
 /**
  * Opens the store a target names: a `postgres://` / `postgresql://` URL
@@ -8,6 +11,8 @@ import { isPostgresUrl } from './pg/url.js';
  * SQLite file path. (Fits the boundary's `OpenStore`, plus an optional log.)
  */
 export const openStore = async (target: string, opts: StoreOptions & { log?: StoreLog } = {}): Promise<Store> => {
+  const unusable = unusableDbTarget(target);
+  if (unusable) throw new DatabaseOpenError(unusable);
   if (isPostgresUrl(target)) {
     const { openPgStore } = await import('./pg/pg-store.js');
     return openPgStore(target, opts);

@@ -42,3 +42,15 @@ export async function startTracing(env: NodeJS.ProcessEnv, version: string): Pro
   const { registerTracerProvider } = await import('./otel-sdk.js');
   return registerTracerProvider(version);
 }
+
+/**
+ * A failed export in one line for the log: its message (and its cause's code, such as `ECONNREFUSED`),
+ * never a stack — a collector that is down is an operator's problem, said in words.
+ */
+export function exportErrorText(err: unknown): string {
+  const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | null | undefined;
+  const message = typeof e?.message === 'string' && e.message !== '' ? e.message : String(err);
+  const cause = e?.cause?.code ?? e?.cause?.message;
+  const text = typeof cause === 'string' && !message.includes(cause) ? `${message} (${cause})` : message;
+  return text.replace(/\s+/g, ' ').trim().slice(0, 300);
+}

@@ -51,7 +51,7 @@ test('an access token of auth.issuer: tools/call over /mcp works and lands in th
       assert.notEqual(created.isError, true, JSON.stringify(created));
       // The same token opens a JSON-RPC session (every transport goes through one authenticate()).
       const session = await openSession(host, token);
-      assert.equal(session.user_id, 'oauth-ann');
+      assert.equal(session.user_id, 'oauth:oauth-ann', 'an issuer user is namespaced by its trust source');
       const history = await host.request<{ messages: Array<{ role: string; content: string }> }>('history/get', {
         session_id: session.session_id,
         thread_id: `mcp-${mcp.sessionId()}`,
@@ -131,7 +131,7 @@ test('a rotated signing key (new kid) is accepted within seconds; the retired on
   }
 });
 
-test('the issuer keys unavailable: a clear 401 / -32001 and one warning, no crash, no token in the log; then recovery', async () => {
+test('the issuer keys unavailable: a 503 / -32603 "retry" (never invalid_token) and one warning, no crash, no token in the log; then recovery', async () => {
   const issuer = await startTestIssuer();
   issuer.failJwks = true;
   const host = await startResource(issuer);
@@ -139,9 +139,10 @@ test('the issuer keys unavailable: a clear 401 / -32001 and one warning, no cras
   try {
     token = await issuer.mint('down', { aud: resourceOf(host) });
     const res = await post(host, { authorization: `Bearer ${token}` });
-    assert.equal(res.status, 401);
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
     assert.match(((await res.json()) as { error: { message: string } }).error.message, /signing keys are unavailable/);
-    await assert.rejects(openSession(host, token), (err: { code?: number; message?: string }) => err.code === -32001 && /unavailable/.test(err.message ?? ''));
+    await assert.rejects(openSession(host, token), (err: { code?: number; message?: string }) => err.code === -32603 && /unavailable.*retry/.test(err.message ?? ''));
     await waitFor(() => /"level":"warn".*signing keys could not be fetched/.test(host.stderr()), 'the warning');
     issuer.failJwks = false;
     await waitFor(async () => (await post(host, { authorization: `Bearer ${token}` })).status === 200, 'recovery once the JWKS answers', 15_000, 200);

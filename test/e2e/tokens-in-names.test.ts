@@ -123,7 +123,7 @@ for (const [transport, start] of [['stdio', stdioPeer], ['ws', wsPeer]] as const
     assertNowhere('stderr', peer.stderr(), marks);
   });
 
-  test(`${transport}: ten split or padded forms of a token are refused on tool/invoke and message/append, stored nowhere`, async () => {
+  test(`${transport}: the split or padded forms of a token are refused on tool/invoke and message/append, stored nowhere`, async () => {
     const peer = await start();
     const token = await mintBearer('alice');
     const variants = Object.entries(splitVariants(token));

@@ -32,3 +32,15 @@ export function describePgUrl(url: string): string {
     return 'postgres://(unparseable URL)';
   }
 }
+
+/**
+ * Why `target` names no database toolgate can open, or null: a `postgres://` URL and a file path are
+ * usable; any other `scheme://` (or `file:`) would otherwise be taken for a relative path — a folder
+ * `file:` created beside the caller. Only the scheme is named: the rest may hold a password.
+ */
+export function unusableDbTarget(target: string): string | null {
+  if (isPostgresUrl(target)) return null;
+  const scheme = /^([a-z][a-z0-9+.-]*):(\/\/)?/i.exec(target);
+  if (!scheme || (scheme[2] === undefined && scheme[1]!.toLowerCase() !== 'file')) return null;
+  return `"${scheme[0]}…" is neither a file path nor a postgres:// URL`;
+}

@@ -21,6 +21,7 @@ function daemonWith(parts: Partial<Record<'bearerKeys' | 'oauth', unknown>>) {
   const daemon = {
     env: {},
     config: { auth: {} },
+    log: { log: () => {} },
     bearerKeys: null,
     store: { transaction: async (fn: (tx: unknown) => Promise<void>) => fn({ users: { provision: async (id: string) => void provisioned.push(id) } }) },
     ...parts,

@@ -103,7 +103,8 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
         arguments: { module: 'calendar', method: 'create', input: EVENT },
       })) as { isError?: boolean; content: Array<{ text: string }>; structuredContent: { status: string; data: { event: { owner_id: string } } } };
       assert.notEqual(created.isError, true, JSON.stringify(created));
-      assert.equal(created.structuredContent.data.event.owner_id, 'alice');
+      // An issuer's user is namespaced by its trust source (contract section 21).
+      assert.equal(created.structuredContent.data.event.owner_id, 'oauth:alice');
 
       // The call is in alice's history, in the thread of this MCP session, with the text the model saw.
       const sessionId = conn.transport.sessionId;
@@ -111,7 +112,7 @@ describe('MCP over HTTP as an OAuth 2.1 protected resource, with oidc-provider a
       const rows = await dbRows<{ content: string }>(
         host.dbPath,
         "SELECT content FROM messages WHERE user_id = ? AND thread_id = ? AND role = 'tool'",
-        ['alice', `mcp-${sessionId}`],
+        ['oauth:alice', `mcp-${sessionId}`],
       );
       assert.deepEqual(rows.map((r) => r.content), [created.content[0]!.text]);
     } finally {
