@@ -29,9 +29,10 @@ function conformance(args: string[], env: Record<string, string> = {}): Promise<
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-function assertAllPassed(result: { code: number | null; lines: string[]; stderr: string }, expectSkips: boolean): void {
+function assertAllPassed(result: { code: number | null; lines: string[]; stderr: string }, expectSkips: boolean, daemonLog = ''): void {
   const report = result.lines.join('\n');
-  assert.equal(result.code, 0, `${report}\n${result.stderr}`);
+  // A failure shows the daemon's last log lines too: what it saw when a check failed.
+  assert.equal(result.code, 0, `${report}\n${result.stderr}${daemonLog ? `\n--- daemon log (tail) ---\n${daemonLog.slice(-4000)}` : ''}`);
   assert.match(result.lines.at(-1)!, /^\d+ passed, 0 failed$/);
   assert.ok(!result.lines.some((l) => l.startsWith('FAIL')), report);
   assert.equal(result.lines.some((l) => l.startsWith('skip')), expectSkips, report);
@@ -66,7 +67,7 @@ describe('toolgate conformance', () => {
     try {
       const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
       const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader']);
-      assertAllPassed(result, false);
+      assertAllPassed(result, false, host.stderr());
     } finally {
       await host.stop();
     }
