@@ -8,12 +8,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateClient } from '../../src/client/index.js';
 import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface Run {
   code: number | null;
@@ -157,4 +158,35 @@ test('toolgate demo without --db uses the data folder, never the current folder'
   assert.ok(existsSync(join(home, 'toolgate.db')));
   assert.doesNotMatch(r.stdout, /npm run inspector/, 'no npm script outside the repository');
   assert.match(r.stdout, /serve --ws --port 8787 --dev`/);
+});
+
+test('serve --stdio fed newline-delimited JSON answers once, naming LSP framing, and exits 2 with stdin still open', async () => {
+  const home = tempDir('toolgate-home-');
+  const child = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--dev', '--db', join(home, 't.db')], { env: freshEnv({ TOOLGATE_HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // What people type first; stdin stays open, as under `(echo …; sleep 8) |`.
+  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1"}}\n');
+  let code: number | null;
+  try {
+    code = await Promise.race([exited, waitFor(() => false, () => `an exit; stdout ${JSON.stringify(stdout)}, stderr:\n${stderr}`, 30_000).then(() => null)]);
+  } finally {
+    child.stdin.destroy();
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  assert.equal(code, 2, stderr);
+  const m = /^Content-Length: (\d+)\r\n\r\n(.*)$/s.exec(stdout);
+  assert.ok(m, `one LSP-framed answer on stdout, got ${JSON.stringify(stdout)}`);
+  assert.equal(Buffer.byteLength(m[2]!), Number(m[1]));
+  const reply = JSON.parse(m[2]!) as { id: unknown; error: { code: number; message: string } };
+  assert.equal(reply.id, null);
+  assert.equal(reply.error.code, -32700);
+  assert.match(reply.error.message, /LSP framing.*Content-Length.*serve --mcp/);
+  const errors = stderr.split('\n').filter((l) => l.includes('"level":"error"'));
+  assert.equal(errors.length, 1, stderr);
+  assert.match(errors[0]!, /LSP framing/);
+  assert.doesNotMatch(stderr, /\n\s+at /);
 });
