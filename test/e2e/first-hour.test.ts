@@ -190,3 +190,23 @@ test('serve --stdio fed newline-delimited JSON answers once, naming LSP framing,
   assert.match(errors[0]!, /LSP framing/);
   assert.doesNotMatch(stderr, /\n\s+at /);
 });
+
+test('project-cli by hand on dev data: dev-credential for one user and one action, refused without the dev secret', () => {
+  const home = tempDir('toolgate-home-');
+  const db = join(home, 'try.db');
+  const env = freshEnv({ TOOLGATE_HOME: home });
+  assertOneLine(run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.read', '--db', db], env), /^toolgate: dev-credential works only on --dev data: .* holds no dev secret — run toolgate serve --dev/, 'no dev data');
+  assert.equal(existsSync(db), false, 'nothing created before the refusal');
+  assert.equal(run(TOOLGATE_BIN, ['dev-token', '--user', 'alice'], env).code, 0);
+  assertOneLine(run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.raed', '--db', db], env), /^toolgate: --action: unknown action "calendar\.raed" — one of .*calendar\.read/, 'unknown action');
+  assertOneLine(run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.read', '--db', db], { ...env, TOOLGATE_CREDENTIAL_KEY_FILE: join(home, 'k.jwk') }), /unset TOOLGATE_CREDENTIAL_KEY_FILE/, 'a real key');
+  const minted = run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.read', '--db', db], env);
+  assert.equal(minted.code, 0, minted.stderr);
+  const cli = (args: string[]) => run(PROJECT_CLI_BIN, args, { ...env, TOOLGATE_DB: db, PROJECT_CLI_CREDENTIAL: minted.stdout.trim() });
+  const read = cli(['calendar', 'read', '--mode', 'day', '--date', '2026-04-21']);
+  assert.equal(read.code, 0, read.stdout + read.stderr);
+  assert.deepEqual(JSON.parse(read.stdout), { ok: true, module: 'calendar', method: 'read', data: { items: [], count: 0 } });
+  const create = cli(['calendar', 'create', '--title', 'x']);
+  assert.equal(create.code, 4, create.stdout);
+  assert.equal((JSON.parse(create.stdout) as { error: { code: string } }).error.code, 'ACTION_NOT_ALLOWED');
+});
