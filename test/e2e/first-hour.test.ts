@@ -210,3 +210,12 @@ test('project-cli by hand on dev data: dev-credential for one user and one actio
   assert.equal(create.code, 4, create.stdout);
   assert.equal((JSON.parse(create.stdout) as { error: { code: string } }).error.code, 'ACTION_NOT_ALLOWED');
 });
+
+test('a bearer secret shorter than 32 bytes is accepted with one warn line saying how to generate one', () => {
+  const home = tempDir('toolgate-home-');
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--db', join(home, 't.db')], freshEnv({ TOOLGATE_HOME: home, TOOLGATE_BEARER_SECRET: 'abc' }));
+  assert.equal(r.code, 0, r.stderr);
+  const warns = r.stderr.split('\n').filter((l) => l.includes('"level":"warn"'));
+  assert.equal(warns.length, 1, r.stderr);
+  assert.match(warns[0]!, /shorter than 32 bytes.*openssl rand -base64 48/);
+});
