@@ -100,7 +100,8 @@ export const DEV_CREDENTIAL = {
   },
   env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
   examples: [
-    'export TOOLGATE_DB=./data/toolgate.db',
+    'toolgate dev-token --user alice > /dev/null     # only without dev data yet: serve --dev and npm start make it too',
+    'export TOOLGATE_DB=/tmp/c.db',
     'PROJECT_CLI_CREDENTIAL=$(toolgate dev-credential --user alice --action calendar.read) project-cli calendar read --mode day --date 2026-04-21',
   ],
 } satisfies CommandSpec;
