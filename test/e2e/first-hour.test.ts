@@ -219,3 +219,8 @@ test('a bearer secret shorter than 32 bytes is accepted with one warn line sayin
   assert.equal(warns.length, 1, r.stderr);
   assert.match(warns[0]!, /shorter than 32 bytes.*openssl rand -base64 48/);
 });
+
+test('--db where no folder can be made (/proc/x/t.db): one line naming the folder, exit 2, no hang', () => {
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', '/proc/x/t.db'], freshEnv({ TOOLGATE_HOME: tempDir('toolgate-home-') }));
+  assertOneLine(r, /^toolgate: --db: cannot create the folder \/proc\/x \(folders cannot be made there\) — choose another path$/, 'serve --db /proc/x/t.db');
+});
