@@ -224,3 +224,10 @@ test('--db where no folder can be made (/proc/x/t.db): one line naming the folde
   const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', '/proc/x/t.db'], freshEnv({ TOOLGATE_HOME: tempDir('toolgate-home-') }));
   assertOneLine(r, /^toolgate: --db: cannot create the folder \/proc\/x \(folders cannot be made there\) — choose another path$/, 'serve --db /proc/x/t.db');
 });
+
+test('a mistyped flag: one line that says which flag was meant, exit 2', () => {
+  const env = freshEnv({ TOOLGATE_HOME: tempDir('toolgate-home-') });
+  assertOneLine(run(TOOLGATE_BIN, ['serve', '--websocket', '--port', '0'], env), /^toolgate serve: unknown flag --websocket — did you mean --ws\? \(see toolgate serve --help\)$/, '--websocket');
+  assertOneLine(run(TOOLGATE_BIN, ['dev-token', '--usr', 'a'], env), /^toolgate dev-token: unknown flag --usr — did you mean --user\?/, '--usr');
+  assertOneLine(run(TOOLGATE_BIN, ['serve', '--zzz'], env), /^toolgate serve: unknown flag --zzz \(see toolgate serve --help\)$/, 'nothing close');
+});
