@@ -64,9 +64,9 @@ function run(args, env) {
 }
 let sqliteTail = '';
 
-/** The `# pass N` / `# fail N` summary of a TAP run (0 when absent). */
+/** The `# pass N` / `# fail N` summary of a TAP run, or `ℹ pass N` of the spec reporter (Node 22+ uses it off a terminal too); 0 when absent. */
 function counts(text) {
-  const last = (name) => Number([...text.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
+  const last = (name) => Number([...text.matchAll(new RegExp(`^(?:#|ℹ) ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
   return { pass: last('pass'), fail: last('fail') };
 }
 

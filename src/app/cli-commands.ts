@@ -83,6 +83,29 @@ export const DEV_TOKEN = {
   examples: ['TOKEN=$(toolgate dev-token --user alice --name Alice --phone +6590000001)'],
 } satisfies CommandSpec;
 
+export const DEV_CREDENTIAL = {
+  name: 'dev-credential',
+  summary: 'print a 5-minute project-cli credential for one user and one action (dev data only), to try project-cli by hand',
+  usage: ['dev-credential --user ID --action MODULE.METHOD [--db FILE]'],
+  description:
+    'Signs a controlled credential — what the daemon gives each project-cli call — for user ID and exactly one action, ' +
+    'with the credential key of the data folder, records that key in the database (project-cli trusts only keys ' +
+    'recorded there) and prints the credential on stdout. Refused unless the data folder holds the dev secret ' +
+    '(serve --dev, npm start or dev-token made it), and when TOOLGATE_CREDENTIAL_KEY_FILE is set: real ' +
+    'credentials are signed only inside the daemon. project-cli then needs TOOLGATE_DB naming the same database.',
+  flags: {
+    user: { type: 'string', value: 'ID', description: 'the user the action runs for (`sub`); required' },
+    action: { type: 'string', value: 'MODULE.METHOD', description: 'the one action the credential permits (exact, no wildcard); required' },
+    db: { type: 'string', value: 'FILE|URL', description: 'the database project-cli will use (TOOLGATE_DB, else toolgate.db in the data folder)' },
+  },
+  env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
+  examples: [
+    'toolgate dev-token --user alice > /dev/null     # only without dev data yet: serve --dev and npm start make it too',
+    'export TOOLGATE_DB=/tmp/c.db',
+    'PROJECT_CLI_CREDENTIAL=$(toolgate dev-credential --user alice --action calendar.read) project-cli calendar read --mode day --date 2026-04-21',
+  ],
+} satisfies CommandSpec;
+
 export const AUTOMATION = {
   name: 'automation',
   summary: 'manage automation jobs (subcommand: add)',
@@ -167,7 +190,7 @@ export const CONFORMANCE = {
 } satisfies CommandSpec;
 
 /** Top-level commands, in the order `toolgate --help` lists them (subcommands are listed under their group). */
-export const COMMANDS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION_ADD, DEMO, CONFORMANCE];
+export const COMMANDS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, DEV_CREDENTIAL, AUTOMATION_ADD, DEMO, CONFORMANCE];
 
 /** Every spec that answers --help, for the help test. */
-export const ALL_SPECS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, AUTOMATION, AUTOMATION_ADD, DEMO, CONFORMANCE];
+export const ALL_SPECS: readonly CommandSpec[] = [SERVE, DEV_TOKEN, DEV_CREDENTIAL, AUTOMATION, AUTOMATION_ADD, DEMO, CONFORMANCE];

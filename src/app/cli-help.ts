@@ -83,7 +83,7 @@ export function parseCommand<F extends Record<string, FlagSpec>>(
   try {
     return parseArgs({ args: joinNegativeValues(args, spec), options, strict: true, allowPositionals: false }).values as FlagValues<F>;
   } catch (err) {
-    throw new UsageError(parserMessage(err as Error), spec.name);
+    throw new UsageError(parserMessage(err as Error, Object.keys(spec.flags)), spec.name);
   }
 }
 
@@ -102,12 +102,48 @@ function joinNegativeValues(args: readonly string[], spec: CommandSpec<Record<st
   return out;
 }
 
-function parserMessage(err: Error & { code?: string }): string {
+/**
+ * The known flag a mistyped one most likely meant, or undefined: within two
+ * edits (`--prot` → `--port`), or an abbreviation of it with the same first
+ * letter (`--websocket` → `--ws`), or a prefix either way.
+ */
+export function closestFlag(name: string, known: readonly string[]): string | undefined {
+  const isSubsequence = (short: string, long: string) => {
+    let i = 0;
+    for (const c of long) if (c === short[i]) i++;
+    return i === short.length;
+  };
+  let best: { flag: string; score: number } | undefined;
+  for (const flag of known) {
+    const d = editDistance(name, flag);
+    const score =
+      d <= Math.min(2, Math.floor(flag.length / 2)) ? d
+        : flag.length >= 2 && (name.startsWith(flag) || flag.startsWith(name) || (flag[0] === name[0] && isSubsequence(flag, name))) ? 3
+          : Number.POSITIVE_INFINITY;
+    if (score < (best?.score ?? Number.POSITIVE_INFINITY)) best = { flag, score };
+  }
+  return best?.flag;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+function parserMessage(err: Error & { code?: string }, known: readonly string[] = []): string {
   const quoted = /'([^']*)'/.exec(err.message)?.[1] ?? '';
   const flag = quoted.split(' ')[0]!;
   switch (err.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown flag ${printable(flag)}`;
+    {
+      const meant = flag.startsWith('--') ? closestFlag(flag.slice(2), known) : undefined;
+      return `unknown flag ${printable(flag)}${meant ? ` — did you mean --${meant}?` : ''}`;
+    }
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return `unexpected argument ${JSON.stringify(printable(quoted))}`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':

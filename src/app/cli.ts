@@ -9,11 +9,12 @@ import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { FolderError, ensureFolder, resolveDbPath } from '../daemon/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
 import { devToken } from '../daemon/dev-token.js';
+import { devCredential } from '../daemon/dev-credential.js';
 import { addAutomationJob } from '../daemon/automation.js';
 import { serve, VERSION, type ServeOptions } from './serve.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
-import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_TOKEN, SERVE } from './cli-commands.js';
+import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_CREDENTIAL, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
 
@@ -40,6 +41,8 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         return await serveCommand(rest, io);
       case 'dev-token':
         return await devTokenCommand(rest, io);
+      case 'dev-credential':
+        return await devCredentialCommand(rest, io);
       case 'automation':
         return await automationCommand(rest, io);
       case 'conformance': {
@@ -173,6 +176,17 @@ async function devTokenCommand(args: string[], io: CliIo): Promise<number> {
   if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive whole number of seconds', 'dev-token');
   const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, env: io.env });
   io.stdout.write(`${token}\n`);
+  return 0;
+}
+
+async function devCredentialCommand(args: string[], io: CliIo): Promise<number> {
+  const values = parseCommand(DEV_CREDENTIAL, args, io.stdout);
+  if (values === null) return 0;
+  if (!values.user) throw new UsageError('needs --user ID', 'dev-credential');
+  if (!values.action) throw new UsageError('needs --action MODULE.METHOD', 'dev-credential');
+  const db = resolveDbPath(values.db, io.env);
+  if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db');
+  io.stdout.write(`${await devCredential({ user: values.user, action: values.action, db, env: io.env })}\n`);
   return 0;
 }
 

@@ -112,7 +112,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     );
   }
   if (bearerKeys?.kind === 'secret' && bearerKeys.origin === 'env' && bearerKeys.secret.length < 32) {
-    log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced');
+    log.log('warn', 'TOOLGATE_BEARER_SECRET is shorter than 32 bytes: HS256 tokens signed with it can be brute-forced; generate one with openssl rand -base64 48 (docs/operations.md, Before production)');
   }
   if (bearerKeys?.kind === 'secret' && bearerKeys.origin === 'dev') warnStrayDevSecret(dbPath, dataDir, log);
   if (!isPostgresUrl(dbPath)) {

@@ -95,10 +95,18 @@ export function ensureFolder(dir: string, what: string): string | null {
   const found = existingAncestor(dir);
   if (!statSync(found).isDirectory()) throw new FolderError(`${what}: ${found} is a file, not a folder — choose another path`);
   if (found === dir) return null;
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new FolderError(`${what}: cannot create the folder ${dir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}) — choose another path`);
+  // One level at a time, not `recursive: true`: Node's recursive mkdir never returns under /proc (`--db /proc/x/t.db` hung).
+  const missing: string[] = [];
+  for (let d = dir; d !== found; d = dirname(d)) missing.unshift(d);
+  for (const d of missing) {
+    try {
+      mkdirSync(d, { mode: 0o700 });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      const why = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'a read-only file system' : code === 'ENOENT' ? 'folders cannot be made there' : (code ?? (err as Error).message);
+      throw new FolderError(`${what}: cannot create the folder ${d} (${why}) — choose another path`);
+    }
   }
   return dir;
 }

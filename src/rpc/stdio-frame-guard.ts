@@ -10,7 +10,11 @@
  *   non-numeric, negative or conflicting one, a line without `:`, no
  *   terminator within MAX_HEADER_BYTES, or stdin ending inside a frame — is
  *   reported through `onFatal` and nothing more is read: the stream cannot be
- *   resynchronised, and a daemon that goes silent is worse than one that exits.
+ *   resynchronised, and a daemon that goes silent is worse than one that exits;
+ * - a JSON text (`{` or `[`) where a header block should start — a host
+ *   writing newline-delimited JSON, which never sends the `\r\n\r\n` a
+ *   header block waits for — is reported at its first byte through
+ *   `onJsonLine`, and nothing more is read.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -26,6 +30,8 @@ export interface FrameGuardOptions {
   onTooLarge: (declared: number) => void;
   /** The stream cannot be read on: log and end the daemon with a non-zero exit. */
   onFatal: (reason: string) => void;
+  /** JSON where a header block should start (newline-delimited JSON, not LSP framing): answer once and end. */
+  onJsonLine: () => void;
 }
 
 export class StdioFrameGuard extends Transform {
@@ -63,6 +69,14 @@ export class StdioFrameGuard extends Transform {
       const start = at;
       const before = this.header.length;
       const joined = before === 0 ? chunk.subarray(at) : Buffer.concat([this.header, chunk.subarray(at)]);
+      const first = firstNonBlank(joined);
+      if (first === 0x7b || first === 0x5b) {
+        // `{` or `[`: a header block starts with a header name, never with JSON.
+        pushRun(start);
+        this.failed = true;
+        this.opts.onJsonLine();
+        return done();
+      }
       const end = joined.indexOf(TERMINATOR, Math.max(0, before - 3));
       if (end < 0) {
         pushRun(start);
@@ -113,6 +127,12 @@ export class StdioFrameGuard extends Transform {
     this.opts.onFatal(reason);
     done();
   }
+}
+
+/** The first byte that is not a space, tab, CR or LF (-1 when there is none yet). */
+function firstNonBlank(bytes: Buffer): number {
+  for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return b;
+  return -1;
 }
 
 /** The declared body length, or why the header block cannot be parsed. */

@@ -70,6 +70,14 @@ export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, outp
       input.unpipe(guard);
       resolveFinished(1);
     },
+    onJsonLine: () => {
+      // Newline-delimited JSON is what people type first: say what the framing is, once, then end (exit 2).
+      const hint = 'stdio expects LSP framing (a "Content-Length: N" header, a blank line, then N bytes of JSON) but got a JSON line; newline-delimited JSON is the framing of serve --mcp';
+      daemon.log.log('error', `${hint}; stopping`);
+      reply(RpcErrorCode.ParseError, hint);
+      input.unpipe(guard);
+      resolveFinished(2);
+    },
   });
   input.pipe(guard);
   // Room for every request in flight plus as many refused past the limit (-32003) before reading stops.

@@ -8,12 +8,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateClient } from '../../src/client/index.js';
 import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 interface Run {
   code: number | null;
@@ -157,4 +158,76 @@ test('toolgate demo without --db uses the data folder, never the current folder'
   assert.ok(existsSync(join(home, 'toolgate.db')));
   assert.doesNotMatch(r.stdout, /npm run inspector/, 'no npm script outside the repository');
   assert.match(r.stdout, /serve --ws --port 8787 --dev`/);
+});
+
+test('serve --stdio fed newline-delimited JSON answers once, naming LSP framing, and exits 2 with stdin still open', async () => {
+  const home = tempDir('toolgate-home-');
+  const child = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--dev', '--db', join(home, 't.db')], { env: freshEnv({ TOOLGATE_HOME: home }), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // What people type first; stdin stays open, as under `(echo …; sleep 8) |`.
+  child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1"}}\n');
+  let code: number | null;
+  try {
+    code = await Promise.race([exited, waitFor(() => false, () => `an exit; stdout ${JSON.stringify(stdout)}, stderr:\n${stderr}`, 30_000).then(() => null)]);
+  } finally {
+    child.stdin.destroy();
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  assert.equal(code, 2, stderr);
+  const m = /^Content-Length: (\d+)\r\n\r\n(.*)$/s.exec(stdout);
+  assert.ok(m, `one LSP-framed answer on stdout, got ${JSON.stringify(stdout)}`);
+  assert.equal(Buffer.byteLength(m[2]!), Number(m[1]));
+  const reply = JSON.parse(m[2]!) as { id: unknown; error: { code: number; message: string } };
+  assert.equal(reply.id, null);
+  assert.equal(reply.error.code, -32700);
+  assert.match(reply.error.message, /LSP framing.*Content-Length.*serve --mcp/);
+  const errors = stderr.split('\n').filter((l) => l.includes('"level":"error"'));
+  assert.equal(errors.length, 1, stderr);
+  assert.match(errors[0]!, /LSP framing/);
+  assert.doesNotMatch(stderr, /\n\s+at /);
+});
+
+test('project-cli by hand on dev data: dev-credential for one user and one action, refused without the dev secret', () => {
+  const home = tempDir('toolgate-home-');
+  const db = join(home, 'try.db');
+  const env = freshEnv({ TOOLGATE_HOME: home });
+  assertOneLine(run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.read', '--db', db], env), /^toolgate: dev-credential works only on --dev data: .* holds no dev secret — run toolgate serve --dev/, 'no dev data');
+  assert.equal(existsSync(db), false, 'nothing created before the refusal');
+  assert.equal(run(TOOLGATE_BIN, ['dev-token', '--user', 'alice'], env).code, 0);
+  assertOneLine(run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.raed', '--db', db], env), /^toolgate: --action: unknown action "calendar\.raed" — one of .*calendar\.read/, 'unknown action');
+  assertOneLine(run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.read', '--db', db], { ...env, TOOLGATE_CREDENTIAL_KEY_FILE: join(home, 'k.jwk') }), /unset TOOLGATE_CREDENTIAL_KEY_FILE/, 'a real key');
+  const minted = run(TOOLGATE_BIN, ['dev-credential', '--user', 'alice', '--action', 'calendar.read', '--db', db], env);
+  assert.equal(minted.code, 0, minted.stderr);
+  const cli = (args: string[]) => run(PROJECT_CLI_BIN, args, { ...env, TOOLGATE_DB: db, PROJECT_CLI_CREDENTIAL: minted.stdout.trim() });
+  const read = cli(['calendar', 'read', '--mode', 'day', '--date', '2026-04-21']);
+  assert.equal(read.code, 0, read.stdout + read.stderr);
+  assert.deepEqual(JSON.parse(read.stdout), { ok: true, module: 'calendar', method: 'read', data: { items: [], count: 0 } });
+  const create = cli(['calendar', 'create', '--title', 'x']);
+  assert.equal(create.code, 4, create.stdout);
+  assert.equal((JSON.parse(create.stdout) as { error: { code: string } }).error.code, 'ACTION_NOT_ALLOWED');
+});
+
+test('a bearer secret shorter than 32 bytes is accepted with one warn line saying how to generate one', () => {
+  const home = tempDir('toolgate-home-');
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--db', join(home, 't.db')], freshEnv({ TOOLGATE_HOME: home, TOOLGATE_BEARER_SECRET: 'abc' }));
+  assert.equal(r.code, 0, r.stderr);
+  const warns = r.stderr.split('\n').filter((l) => l.includes('"level":"warn"'));
+  assert.equal(warns.length, 1, r.stderr);
+  assert.match(warns[0]!, /shorter than 32 bytes.*openssl rand -base64 48/);
+});
+
+test('--db where no folder can be made (/proc/x/t.db): one line naming the folder, exit 2, no hang', () => {
+  const r = run(TOOLGATE_BIN, ['serve', '--stdio', '--dev', '--db', '/proc/x/t.db'], freshEnv({ TOOLGATE_HOME: tempDir('toolgate-home-') }));
+  assertOneLine(r, /^toolgate: --db: cannot create the folder \/proc\/x \(folders cannot be made there\) — choose another path$/, 'serve --db /proc/x/t.db');
+});
+
+test('a mistyped flag: one line that says which flag was meant, exit 2', () => {
+  const env = freshEnv({ TOOLGATE_HOME: tempDir('toolgate-home-') });
+  assertOneLine(run(TOOLGATE_BIN, ['serve', '--websocket', '--port', '0'], env), /^toolgate serve: unknown flag --websocket — did you mean --ws\? \(see toolgate serve --help\)$/, '--websocket');
+  assertOneLine(run(TOOLGATE_BIN, ['dev-token', '--usr', 'a'], env), /^toolgate dev-token: unknown flag --usr — did you mean --user\?/, '--usr');
+  assertOneLine(run(TOOLGATE_BIN, ['serve', '--zzz'], env), /^toolgate serve: unknown flag --zzz \(see toolgate serve --help\)$/, 'nothing close');
 });

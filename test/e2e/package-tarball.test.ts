@@ -34,6 +34,7 @@ interface LockEntry {
 const work = tempDir('toolgate-pack-');
 const app = join(work, 'app');
 let files: string[] = [];
+let tarball = '';
 const env = { PATH: process.env.PATH ?? '', HOME: work, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
 
 interface Ran {
@@ -113,6 +114,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       execFileSync('npm', ['pack', '--json', '--offline', '--ignore-scripts', '--pack-destination', work], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8' }),
     ) as Array<{ filename: string; files: Array<{ path: string }> }>;
     files = packed[0]!.files.map((f) => f.path);
+    tarball = join(work, packed[0]!.filename);
     const target = join(app, 'node_modules', 'toolgate');
     mkdirSync(target, { recursive: true });
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
@@ -206,6 +208,43 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     // Outside the repository there is no `npm run inspector`: the hint is a command that works here.
     assert.doesNotMatch(demo.stdout, /npm run inspector/);
     assert.match(demo.stdout, /serve --ws --port 8787 --dev --db /);
+  });
+
+  test('the systemd unit\'s install lines work: the tarball unpacked where ExecStart looks serves; a checkout builds before pruning', async () => {
+    const unit = readFileSync(join(REPO_ROOT, 'examples', 'systemd', 'toolgate.service'), 'utf8');
+    const comment = unit.split('\n').filter((l) => l.startsWith('#')).map((l) => l.replace(/^#\s*/, ''));
+    // The checkout route: the build needs tsc and esbuild (dev dependencies), so nothing omits them before it.
+    const build = comment.find((l) => l.includes('npm run build')) ?? assert.fail('a checkout route that builds');
+    assert.doesNotMatch(build.slice(0, build.indexOf('npm run build')), /--omit=dev|--production/, build);
+    // The tarball route, as written (with /opt/toolgate moved into a temporary folder).
+    const opt = join(work, 'opt', 'toolgate');
+    const state = join(work, 'var', 'lib', 'toolgate');
+    const here = (text: string) => text.replaceAll('/opt/toolgate', opt).replaceAll('/var/lib/toolgate', state);
+    const untar = comment.find((l) => /tar -xzf toolgate-VERSION\.tgz/.test(l)) ?? assert.fail('a tarball route');
+    mkdirSync(opt, { recursive: true });
+    mkdirSync(state, { recursive: true });
+    const args = here(untar.slice(untar.indexOf('tar -xzf'))).replace('toolgate-VERSION.tgz', tarball).split(/\s+/).slice(1);
+    execFileSync('tar', args);
+    assert.ok(comment.some((l) => l.includes('cd /opt/toolgate && npm install --omit=dev')), 'the runtime dependencies installed in place');
+    // What `npm install --omit=dev` places there: the runtime dependency closure (copied, as above).
+    const manifest = JSON.parse(readFileSync(join(opt, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    for (const path of runtimeClosure(Object.keys(manifest.dependencies))) {
+      const from = join(REPO_ROOT, path);
+      cpSync(from, join(opt, path), { recursive: true, dereference: true, filter: (src) => wanted(path, src.slice(from.length + 1)) });
+    }
+    const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? assert.fail('ExecStart');
+    const [, script, ...rest] = here(execStart).replace('--port 8765', '--port 0').split(/\s+/);
+    const proc = spawn(process.execPath, [script!, ...rest], { env: { ...env, TOOLGATE_HOME: state, NODE_ENV: 'production' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    try {
+      await waitFor(() => stderr.includes('{"listening":'), () => `the listening line from ${script}:\n${stderr}`, 60_000);
+      proc.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr);
+    } finally {
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    }
   });
 
   test('npm pack in a fresh clone packs dist/: prepack is the build', () => {

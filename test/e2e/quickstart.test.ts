@@ -93,13 +93,15 @@ test('examples/README.md: every sh block runs as printed, from the repository ro
 /**
  * Every `--help` example that runs by itself (not a daemon that serves until
  * stopped, not one that needs another terminal), pasted into a shell where
- * `toolgate` is this checkout's bin, in a fresh home: each exits 0.
+ * `toolgate` and `project-cli` are this checkout's bins, in a fresh home: each exits 0.
  */
 test('the --help examples run as printed', { timeout: 300_000 }, () => {
   const home = tempDir('toolgate-help-examples-');
   const bin = join(home, 'bin');
   mkdirSync(bin);
-  writeFileSync(join(bin, 'toolgate'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(REPO_ROOT, 'bin', 'toolgate.mjs'))} "$@"\n`, { mode: 0o755 });
+  for (const name of ['toolgate', 'project-cli']) {
+    writeFileSync(join(bin, name), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(REPO_ROOT, 'bin', `${name}.mjs`))} "$@"\n`, { mode: 0o755 });
+  }
   const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home };
   const db = join(home, 'c.db');
   const serves = (line: string) => /^(TOOLGATE_BEARER_SECRET=… )?toolgate serve /.test(line) || line.includes('--ws ws://');

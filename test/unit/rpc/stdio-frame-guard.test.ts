@@ -19,6 +19,7 @@ function guarded(maxMessageBytes = 1024) {
     maxMessageBytes,
     onTooLarge: (declared) => events.push(`too large ${declared}`),
     onFatal: (reason) => events.push(`fatal ${reason}`),
+    onJsonLine: () => events.push('json line'),
   });
   guard.on('data', (b: Buffer) => pushes.push(b));
   const feed = async (chunks: Buffer[]) => {
@@ -60,4 +61,14 @@ test('a broken header stops the stream after the whole frames before it', async 
   await g.feed([Buffer.concat([frame('{"a":1}'), Buffer.from('Content-Length: x\r\n\r\n{}')])]);
   assert.equal(g.text(), frame('{"a":1}').toString());
   assert.deepEqual(g.events, ['fatal Content-Length is not a non-negative integer']);
+});
+
+test('a JSON line where a header should start is reported at once, after the whole frames before it', async () => {
+  const g = guarded();
+  await g.feed([Buffer.concat([frame('{"a":1}'), Buffer.from('\n{"jsonrpc":"2.0","id":1')])]);
+  assert.deepEqual(g.events, ['json line']);
+  assert.equal(g.text(), frame('{"a":1}').toString());
+  const h = guarded();
+  await h.feed([Buffer.from('['), Buffer.from('{"jsonrpc":"2.0"}]\n')]);
+  assert.deepEqual(h.events, ['json line']);
 });
