@@ -3,17 +3,22 @@
  * executor so hundreds of calls stay quick). Inputs are built from the
  * action's own field names with plausible and hostile values — real ids from
  * earlier calls, dates of every year, bad zones, batches past the limit,
- * secrets pasted anywhere. Invariants: every answer is a structured
- * ToolResponse (never INTERNAL) preceded by a final `tool/result`; a pasted
- * secret is always UNAUTHENTICATED; the daemon answers the next call; no
- * secret in any wire message, stderr or database file (`-wal`/`-shm` too).
+ * secrets pasted anywhere, NUL and lone surrogates in any string.
+ * Invariants: every answer is a structured ToolResponse (never INTERNAL)
+ * preceded by a final `tool/result`; a pasted secret is always
+ * UNAUTHENTICATED; a NUL or lone surrogate is always INVALID_ACTION_INPUT
+ * and nothing holding one (nor its U+FFFD rewrite) is stored; the daemon
+ * answers the next call; no secret in any wire message, stderr or database
+ * file (`-wal`/`-shm` too).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ACTION_NAMES } from '../../src/cli-router/registry.js';
 import { startHost, openSession } from '../helpers/host.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
-import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
+import { Rng, SEED, randomJson, randomString, taint, withSeed } from './prng.js';
+import { findMalformedString } from '../../src/codec/well-formed.js';
+import { storedText } from '../helpers/db.js';
 import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertToolResponse } from './invariants.js';
 import { slowSuite } from '../helpers/quick.js';
 
@@ -77,13 +82,17 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
           for (const f of FIELDS[action]!) if (r.bool(0.7)) input[f] = value(r, f);
           if (r.bool(0.1)) input[randomString(r, 10) || 'extra'] = randomJson(r);
           const pasted = r.bool(0.1);
+          if (r.bool(0.08)) input[r.pick(FIELDS[action]!)] = taint(r, randomString(r, 20));
           if (pasted) input[r.pick(FIELDS[action]!)] = secret();
+          const malformed = findMalformedString(input) !== null;
           const before = host.wire.length;
           const result = await host.request('tool/invoke', {
             session_id: s.session_id, thread_id: `fz-${r.int(3)}`, tool_call_id: `c${n}`, args: { module, method, input },
           });
           const { status, text } = assertToolResponse(result, `${action} ${JSON.stringify(input).slice(0, 300)}`);
           if (pasted) assert.equal(text.error?.code, 'UNAUTHENTICATED', `a pasted secret is refused (${action})`);
+          // A credential field (`token`, `auth`…) in random JSON is refused first, as UNAUTHENTICATED.
+          else if (malformed) assert.ok(['INVALID_ACTION_INPUT', 'UNAUTHENTICATED'].includes(text.error?.code), `a NUL or lone surrogate is refused (${action})`);
           const finals = host.wire.slice(before).filter((e) => e.method === 'tool/result' && (e.payload as { final?: boolean }).final);
           assert.equal(finals.length, 1, 'one final tool/result per call');
           if (status !== 'failure') {
@@ -101,6 +110,10 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
       assert.equal(assertToolResponse(last, 'final call').status, 'success');
       assertNoSecret(JSON.stringify(host.wire), marks, 'the wire');
       assertNoSecretInDbFiles(host.dataDir, marks);
+      // Nothing malformed was stored, nor rewritten: no U+FFFD (as UTF-8 bytes read as latin1 on SQLite, as text on PostgreSQL).
+      for (const text of await storedText(host.dbPath, host.dataDir)) {
+        assert.ok(!text.includes('\u00ef\u00bf\u00bd') && !text.includes('\ufffd'), 'no U+FFFD stored');
+      }
     } finally {
       await host.stop();
     }
