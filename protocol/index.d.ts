@@ -12,7 +12,8 @@ export type ToolErrorCode =
   | "UNAUTHENTICATED"
   | "TIMEOUT"
   | "INTERNAL"
-  | "DUPLICATE_TOOL_CALL_ID";
+  | "DUPLICATE_TOOL_CALL_ID"
+  | "RESULT_TOO_LARGE";
 /**
  * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
  */
@@ -407,9 +408,13 @@ export interface Memory {
   content: string;
   updated_at: string;
 }
+/**
+ * One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.
+ */
 export interface CalendarReadData {
   items: Event[];
   count: number;
+  next_cursor: string | null;
 }
 /**
  * calendar.create (one event) and calendar.update.
@@ -469,9 +474,13 @@ export interface MemoryForgetData {
   key: string;
   forgotten: true;
 }
+/**
+ * One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.
+ */
 export interface MemoryReadData {
   items: Memory[];
   count: number;
+  next_cursor: string | null;
 }
 export interface CliSuccess {
   ok: true;
@@ -507,6 +516,7 @@ export interface LimitsConfig {
   max_sessions_per_connection?: number;
   max_connections_per_user?: number;
   max_subscriptions_per_connection?: number;
+  max_result_bytes?: number;
 }
 export interface StoreConfig {
   synchronous?: "FULL" | "NORMAL";

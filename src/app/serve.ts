@@ -34,7 +34,7 @@ import { UiCache } from '../daemon/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { listenWs } from './ws-listener.js';
-import { MAX_TIMER_MS } from '../protocol/limits.js';
+import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -64,6 +64,8 @@ export interface Limits extends TransportLimits {
   maxConnectionsPerUser: number;
   /** Subscriptions one connection may hold (-32003 past it). */
   maxSubscriptionsPerConnection: number;
+  /** Largest result projection (bytes); a larger one is the failure RESULT_TOO_LARGE. */
+  maxResultBytes: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -74,6 +76,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
   maxConnectionsPerUser: DEFAULT_MAX_CONNECTIONS_PER_USER,
   maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
 };
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -148,6 +151,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       subscriptions: new SubscriptionRegistry(threadEvents, limitsOf(opts, config).maxSubscriptionsPerConnection, uiCache),
       uiCache,
       callTimeoutMs: limitsOf(opts, config).callTimeoutMs,
+      maxResultBytes: limitsOf(opts, config).maxResultBytes,
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };

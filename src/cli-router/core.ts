@@ -23,6 +23,7 @@ import { offersCredential, redact, scrubCredentials } from '../codec/redact.js';
 import { maskSecrets } from '../codec/secret-scan.js';
 import { findMalformedString, malformedMessage } from '../codec/well-formed.js';
 import { ActionError, EXIT_OK, exitCodeFor, type ToolErrorCode } from './errors.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../protocol/limits.js';
 import { inputJsonSchema, lookupAction } from './registry.js';
 import type { ActionDefinition } from './action.js';
 import { verifyCredential, type CredentialClaims } from './credential.js';
@@ -254,7 +255,7 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
       await t.users.ensure(claims.sub);
       return action.run({ tx: t, userId: claims.sub, jobId: claims.job_id ?? null }, parsed.data);
     });
-    return render({ ok: true, module, method, data });
+    return boundedResult(module, method, data, claims.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES);
   } catch (err) {
     if (err instanceof ActionError) {
       const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
@@ -265,4 +266,26 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
     process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
     return failure(module, method, 'INTERNAL', 'internal error');
   }
+}
+
+/**
+ * The projection the daemon makes of a success document is the same JSON with
+ * `"status":"success"` (or `"partial"`) where the document has `"ok":true`:
+ * exactly this many bytes longer (src/codec/tool-output.ts `projectionOf`).
+ */
+export const PROJECTION_OVERHEAD_BYTES = '"status":"success"'.length - '"ok":true'.length;
+
+/**
+ * A success, unless its projection would exceed `maxBytes`: then the failure
+ * RESULT_TOO_LARGE, decided before anything is recorded — the result is
+ * never cut, the model narrows the request or pages it.
+ */
+function boundedResult(module: string, method: string, data: unknown, maxBytes: number): CoreOutcome {
+  const outcome = render({ ok: true, module, method, data });
+  const bytes = Buffer.byteLength(outcome.stdout, 'utf8') + PROJECTION_OVERHEAD_BYTES;
+  if (bytes <= maxBytes) return outcome;
+  return failure(module, method, 'RESULT_TOO_LARGE', `the result is ${bytes} bytes, more than the ${maxBytes} a result may have: narrow the request (a key, a shorter range) or page it with a smaller limit and next_cursor`, {
+    result_bytes: bytes,
+    max_result_bytes: maxBytes,
+  });
 }

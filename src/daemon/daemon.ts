@@ -41,6 +41,8 @@ export interface Daemon {
   fanout?: PgFanout;
   /** Per-call limit; past it the child is killed and the call fails with TIMEOUT. */
   callTimeoutMs: number;
+  /** `limits.max_result_bytes`: a call whose result projection is larger fails RESULT_TOO_LARGE (bound into each credential). */
+  maxResultBytes: number;
   version: string;
   /** The Prometheus registry when `metrics.enabled` (src/telemetry/metrics.ts); tool calls count into it. */
   metrics?: ToolgateMetrics;

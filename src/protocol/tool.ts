@@ -29,6 +29,7 @@ export const TOOL_ERROR_CODES = [
   'TIMEOUT',
   'INTERNAL',
   'DUPLICATE_TOOL_CALL_ID',
+  'RESULT_TOO_LARGE',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 

@@ -228,7 +228,7 @@ describe('PostgreSQL engine', needsPg, () => {
           /item failed/,
         );
       });
-      const keys = (await store.read((tx) => tx.memories.read('alice'))).map((m) => m.key);
+      const keys = (await store.read((tx) => tx.memories.page('alice', null, 100))).map((m) => m.key);
       assert.deepEqual(keys, ['kept']);
     } finally {
       await store.close();
@@ -249,7 +249,7 @@ describe('PostgreSQL engine', needsPg, () => {
           /item failed/,
         );
         await tx.savepoint((inner) => inner.events.create('bob', fields('kept')));
-        const visible = await tx.events.listVisible('bob', Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-10-02T00:00:00Z'));
+        const visible = await tx.events.listVisible('bob', Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-10-02T00:00:00Z'), null, 100);
         await tx.events.create('bob', fields('after the read'));
         await tx.messages.insert(toolMessage('bob', 't', 'c'), { last: true });
         return visible.map((e) => e.title);
