@@ -335,9 +335,13 @@ export interface HistoryGetResult {
   messages: HistoryMessage[];
   next_before: string | null;
 }
+/**
+ * cursor: the next_cursor of the page before; omit it for the first page.
+ */
 export interface ThreadListParams {
   session_id: string;
   limit?: number;
+  cursor?: string;
 }
 export interface ThreadSummary {
   thread_id: string;
@@ -345,8 +349,12 @@ export interface ThreadSummary {
   updated_at: string;
   message_count: number;
 }
+/**
+ * One page, most recently updated first; next_cursor (null on the last page) asks for the next one.
+ */
 export interface ThreadListResult {
   threads: ThreadSummary[];
+  next_cursor: string | null;
 }
 export interface ThreadSubscribeParams {
   session_id: string;

@@ -24,6 +24,7 @@ export const WIRE_ERRORS: Readonly<Record<DaemonErrorCode, { code: number; dataC
   SKILL_NOT_ENABLED: { code: RpcErrorCode.InvalidParams, dataCode: true },
   SKILL_NOT_FOUND: { code: RpcErrorCode.InvalidParams, dataCode: true },
   SKILL_FILE_NOT_FOUND: { code: RpcErrorCode.InvalidParams, dataCode: true },
+  INVALID_CURSOR: { code: RpcErrorCode.InvalidParams, dataCode: true },
   UNAUTHORIZED: { code: RpcErrorCode.Unauthorized, dataCode: false },
   OVERLOADED: { code: RpcErrorCode.Overloaded, dataCode: false },
   CANCELLED: { code: RpcErrorCode.RequestCancelled, dataCode: false },

@@ -222,12 +222,21 @@ export interface UsersRepo {
 /** The wire shape of `thread/list`, declared once in src/protocol. */
 export type { ThreadSummary };
 
+/** Where a page of threads ended: the last thread's `updated_at` and id. */
+export interface ThreadPosition {
+  updatedAt: string;
+  threadId: string;
+}
+
 export interface ThreadsRepo {
   /** Creates the user's thread if it does not exist yet (idempotent). */
   claim(userId: string, threadId: string): Promise<void>;
   exists(userId: string, threadId: string): Promise<boolean>;
-  /** The user's threads, most recently updated first. */
-  list(userId: string, limit: number): Promise<ThreadSummary[]>;
+  /**
+   * The user's threads, most recently updated first (then by id, descending):
+   * at most `limit`, those after `after` (the last thread of the page before) when given.
+   */
+  list(userId: string, after: ThreadPosition | null, limit: number): Promise<ThreadSummary[]>;
 }
 
 // ---------------------------------------------------------------- messages

@@ -25,6 +25,7 @@ import type {
   Event,
   EventFields,
   EventPosition,
+  ThreadPosition,
   EventsRepo,
   InviteRow,
   InvitesRepo,
@@ -122,15 +123,22 @@ export class PgThreads implements ThreadsRepo {
     return (await this.q('SELECT 1 FROM threads WHERE user_id = $1 AND id = $2', [userId, threadId])).length > 0;
   }
 
-  async list(userId: string, limit: number): Promise<ThreadSummary[]> {
+  async list(userId: string, after: ThreadPosition | null, limit: number): Promise<ThreadSummary[]> {
     // last_seq is the message count: messages are never deleted.
+    if (after === null) {
+      return this.q<ThreadSummary>(
+        `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
+          ORDER BY updated_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $2`,
+        [userId, limit],
+      );
+    }
     return this.q<ThreadSummary>(
       `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
-        ORDER BY updated_at DESC, created_at DESC, id COLLATE "C" DESC LIMIT $2`,
-      [userId, limit],
+          AND (updated_at COLLATE "C" < $3 OR (updated_at = $3 AND id COLLATE "C" < $4))
+        ORDER BY updated_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $2`,
+      [userId, limit, after.updatedAt, after.threadId],
     );
   }
-
 }
 
 /** The server's clock now (not the transaction's start), as the store writes times: `2026-01-02T03:04:05.678Z`. */

@@ -159,7 +159,7 @@ describe('PostgreSQL engine', needsPg, () => {
       assert.deepEqual(seqs, [1, 1, 2]);
       const alice = await store.read((tx) => tx.messages.page('alice', 't1', undefined, 50));
       assert.deepEqual(alice.rows.map((r) => r.content), ['hi from alice', 'hi from alice']);
-      const threads = await store.read((tx) => tx.threads.list('bob', 10));
+      const threads = await store.read((tx) => tx.threads.list('bob', null, 10));
       assert.deepEqual(threads.map((t) => [t.thread_id, t.message_count]), [['t1', 1]]);
       assert.equal(await store.read((tx) => tx.threads.exists('carol', 't1')), false);
     } finally {

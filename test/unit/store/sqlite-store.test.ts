@@ -292,7 +292,7 @@ test('migration 3 turns first-come threads into per-user ones and numbers each t
     assert.deepEqual(page.rows.map((r) => [r.id, r.user_id, r.thread_seq]), [['m1', 'alice', 1], ['m3', 'alice', 2]]);
     assert.equal((await store.read((tx) => tx.toolCalls.get('alice', 't1', 'c1')))?.action, 'memory.read');
     assert.equal(await store.read((tx) => tx.threads.exists('bob', 't1')), false);
-    const list = await store.read((tx) => tx.threads.list('alice', 10));
+    const list = await store.read((tx) => tx.threads.list('alice', null, 10));
     assert.deepEqual(list.map((t) => [t.thread_id, t.message_count]), [['t1', 2]]);
     // New messages continue each thread's sequence; bob's t1 is a new thread of his own.
     const next = await store.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 't1', role: 'user', content: 'again', metadataJson: '{}' }));
