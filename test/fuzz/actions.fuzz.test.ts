@@ -3,11 +3,13 @@
  * executor so hundreds of calls stay quick). Inputs are built from the
  * action's own field names with plausible and hostile values — real ids from
  * earlier calls, dates of every year, bad zones, batches past the limit,
- * secrets pasted anywhere, NUL and lone surrogates in any string.
+ * secrets pasted anywhere, NUL and lone surrogates in any string, page
+ * limits and cursors (real, altered, made up).
  * Invariants: every answer is a structured ToolResponse (never INTERNAL)
  * preceded by a final `tool/result`; a pasted secret is always
  * UNAUTHENTICATED; a NUL or lone surrogate is always INVALID_ACTION_INPUT
- * and nothing holding one (nor its U+FFFD rewrite) is stored; the daemon
+ * and nothing holding one (nor its U+FFFD rewrite) is stored; no success
+ * is over 1 MiB or 500 items; the daemon
  * answers the next call; no secret in any wire message, stderr or database
  * file (`-wal`/`-shm` too).
  */
@@ -25,7 +27,7 @@ import { slowSuite } from '../helpers/quick.js';
 const PER_ACTION = 30;
 
 const FIELDS: Record<string, string[]> = {
-  'calendar.read': ['mode', 'date', 'timezone', 'start_at', 'end_at', 'event_id'],
+  'calendar.read': ['mode', 'date', 'timezone', 'start_at', 'end_at', 'event_id', 'limit', 'cursor'],
   'calendar.create': ['title', 'start_at', 'end_at', 'location', 'description', 'items'],
   'calendar.update': ['event_id', 'title', 'start_at', 'end_at', 'location', 'description'],
   'calendar.delete': ['event_id'],
@@ -35,7 +37,7 @@ const FIELDS: Record<string, string[]> = {
   'contacts.read': ['query', 'phone', 'limit'],
   'memory.update': ['key', 'content'],
   'memory.forget': ['key'],
-  'memory.read': ['key'],
+  'memory.read': ['key', 'limit', 'cursor'],
 };
 
 test(`every action's input, ${PER_ACTION} random inputs each: structured, never INTERNAL, no secret stored (seed ${SEED})`, slowSuite({ timeout: 150_000 }), () =>
@@ -48,6 +50,7 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
     const host = await startHost({ args: ['--executor', 'inprocess'] });
     const eventIds: string[] = ['evt_missing'];
     const inviteIds: string[] = ['inv_missing'];
+    const cursors: string[] = [];
     try {
       const s = await openSession(host, token);
       await openSession(host, other);
@@ -67,7 +70,9 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
           case 'invite_id': return r.pick(inviteIds);
           case 'user_ids': return r.pick([['fuzz-bob'], ['fuzz-bob', 'fuzz-alice'], ['nobody'], [], Array(60).fill('fuzz-bob')]);
           case 'items': return Array.from({ length: r.pick([0, 1, 3, 50, 51]) }, () => ({ title: randomString(r, 20), start_at: instant(r), end_at: instant(r) }));
-          case 'limit': return r.pick([1, 0, -1, 500, 501, 1.5, '10']);
+          case 'limit': return r.pick([1, 0, -1, 2, 100, 500, 501, 1.5, '10']);
+          // Real cursors of earlier pages, and made-up or altered ones (never a database error).
+          case 'cursor': return r.pick([...cursors, 'x', '%%', Buffer.from('["a\\u0000"]').toString('base64url'), Buffer.from('[1e400,"e"]').toString('base64url'), randomString(r)]);
           case 'phone': return r.pick(['+15550002', '+15550001', randomString(r)]);
           default: return randomString(r, 60);
         }
@@ -100,6 +105,11 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
             if (data.event?.id) eventIds.push(data.event.id);
             for (const it of data.items ?? []) if (it.event?.id) eventIds.push(it.event.id);
             for (const inv of data.invites ?? []) inviteIds.push(inv.invite_id);
+            const next = (text.data as { next_cursor?: unknown }).next_cursor;
+            if (typeof next === 'string') cursors.push(next);
+            // Result sizes: a success is never over the bound (1 MiB here), and a page never over 500 items.
+            assert.ok(Buffer.byteLength(JSON.stringify(text)) <= 1_048_576, 'a result within limits.max_result_bytes');
+            assert.ok((data.items?.length ?? 0) <= 500, 'a page holds at most 500 items');
           }
         }
       }
