@@ -933,18 +933,34 @@ export const CHECKS: Check[] = [
     async run(ctx) {
       const s = sessionA(ctx);
       const thread = `${ctx.thread}-cancel`;
+      // A day of this run's own (runs against one database share its users), read back page by page.
+      const n = parseInt(ctx.run.replace(/[^0-9a-f]/g, '').slice(0, 6) || '0', 16);
+      const date = `${2040 + (n % 50)}-${String(1 + (Math.floor(n / 50) % 12)).padStart(2, '0')}-${String(1 + (Math.floor(n / 600) % 28)).padStart(2, '0')}`;
+      const at = (hour: number, title: string) => ({ title, start_at: `${date}T${String(hour).padStart(2, '0')}:00:00+00:00`, end_at: `${date}T${String(hour + 1).padStart(2, '0')}:00:00+00:00` });
+      const titlesOnTheDay = async (attempt: number): Promise<string[]> => {
+        const titles: string[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < 20; page++) {
+          const input = { mode: 'day', date, limit: 500, ...(cursor ? { cursor } : {}) };
+          const read = ok(await ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: thread, tool_call_id: `cancel-${ctx.run}-${attempt}-read-${page}`, args: { module: 'calendar', method: 'read', input } }), 'calendar.read of the batch\'s day');
+          const data = body(read).data;
+          titles.push(...((data?.items ?? []) as Array<{ title?: string }>).map((e) => e.title ?? ''));
+          cursor = typeof data?.next_cursor === 'string' ? data.next_cursor : undefined;
+          if (!cursor) break;
+        }
+        return titles;
+      };
       let stopped = 0;
       for (let attempt = 0; attempt < 5; attempt++) {
         const id = `cancel-${ctx.run}-${attempt}`;
         const title = `conformance cancel ${ctx.run} ${attempt}`;
-        const args: ToolCallArgs = { module: 'calendar', method: 'create', input: { items: Array.from({ length: BATCH_MAX_ITEMS }, (_, i) => event(20, 8, `${title} #${i}`)) } };
+        const args: ToolCallArgs = { module: 'calendar', method: 'create', input: { items: Array.from({ length: BATCH_MAX_ITEMS }, (_, i) => at(8, `${title} #${i}`)) } };
         // Sent together: the cancel reaches the implementation while the call runs.
         const pending = ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: thread, tool_call_id: id, args });
         const cancel = ctx.a.call(P.CallCancelRequest, { session_id: s, thread_id: thread, tool_call_id: id });
         const response = ok(await pending, `tool/invoke of batch ${attempt}`);
         const cancelOutcome = await cancel;
-        const read = ok(await ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: thread, tool_call_id: `${id}-read`, args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2031-03-20' } } }), 'calendar.read of the batch\'s day');
-        const kept = ((body(read).data?.items ?? []) as Array<{ title?: string }>).filter((e) => e.title?.startsWith(`${title} #`)).length;
+        const kept = (await titlesOnTheDay(attempt)).filter((t) => t.startsWith(`${title} #`)).length;
         const b = body(response);
         if (response.status === 'failure' && b.error?.code === 'CANCELLED') {
           stopped++;
