@@ -928,60 +928,6 @@ export const CHECKS: Check[] = [
     },
   },
   {
-    name: 'call/cancel stops a running call: CANCELLED with nothing written (or its committed outcome), the same answer everywhere; one of five stops',
-    section: 'methods.md#a-calls-lifecycle',
-    async run(ctx) {
-      const s = sessionA(ctx);
-      const thread = `${ctx.thread}-cancel`;
-      // A day of this run's own (runs against one database share its users), read back page by page.
-      const n = parseInt(ctx.run.replace(/[^0-9a-f]/g, '').slice(0, 6) || '0', 16);
-      const date = `${2040 + (n % 50)}-${String(1 + (Math.floor(n / 50) % 12)).padStart(2, '0')}-${String(1 + (Math.floor(n / 600) % 28)).padStart(2, '0')}`;
-      const at = (hour: number, title: string) => ({ title, start_at: `${date}T${String(hour).padStart(2, '0')}:00:00+00:00`, end_at: `${date}T${String(hour + 1).padStart(2, '0')}:00:00+00:00` });
-      const titlesOnTheDay = async (attempt: number): Promise<string[]> => {
-        const titles: string[] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page < 20; page++) {
-          const input = { mode: 'day', date, limit: 500, ...(cursor ? { cursor } : {}) };
-          const read = ok(await ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: thread, tool_call_id: `cancel-${ctx.run}-${attempt}-read-${page}`, args: { module: 'calendar', method: 'read', input } }), 'calendar.read of the batch\'s day');
-          const data = body(read).data;
-          titles.push(...((data?.items ?? []) as Array<{ title?: string }>).map((e) => e.title ?? ''));
-          cursor = typeof data?.next_cursor === 'string' ? data.next_cursor : undefined;
-          if (!cursor) break;
-        }
-        return titles;
-      };
-      let stopped = 0;
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const id = `cancel-${ctx.run}-${attempt}`;
-        const title = `conformance cancel ${ctx.run} ${attempt}`;
-        const args: ToolCallArgs = { module: 'calendar', method: 'create', input: { items: Array.from({ length: BATCH_MAX_ITEMS }, (_, i) => at(8, `${title} #${i}`)) } };
-        // Sent together: the cancel reaches the implementation while the call runs.
-        const pending = ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: thread, tool_call_id: id, args });
-        const cancel = ctx.a.call(P.CallCancelRequest, { session_id: s, thread_id: thread, tool_call_id: id });
-        const response = ok(await pending, `tool/invoke of batch ${attempt}`);
-        const cancelOutcome = await cancel;
-        const kept = (await titlesOnTheDay(attempt)).filter((t) => t.startsWith(`${title} #`)).length;
-        const b = body(response);
-        if (response.status === 'failure' && b.error?.code === 'CANCELLED') {
-          stopped++;
-          expectSame(kept, 0, `events of cancelled batch ${attempt} that read back`);
-        } else {
-          expect(response.status === 'success', `batch ${attempt}: expected CANCELLED or success, got ${brief(b)}`);
-          expectSame(kept, BATCH_MAX_ITEMS, `events of completed batch ${attempt} that read back`);
-        }
-        // The cancel answers the call's stored outcome (it may have come before the call was known: CALL_NOT_FOUND).
-        if (cancelOutcome.ok) expectSame(cancelOutcome.result.outcome, response, `call/cancel's outcome for batch ${attempt}`);
-        else rpcError(cancelOutcome, RpcErrorCode.InvalidParams, `call/cancel of batch ${attempt}`, 'CALL_NOT_FOUND');
-        const got = ok(await ctx.a.call(P.CallGetRequest, { session_id: s, thread_id: thread, tool_call_id: id }), `call/get of batch ${attempt}`);
-        expectSame(got.state, 'done', `call/get state of batch ${attempt}`);
-        expectSame(got.outcome, response, `call/get outcome of batch ${attempt}`);
-        const again = ok(await ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: thread, tool_call_id: id, args }), `batch ${attempt} invoked again`);
-        expectSame(text(again), text(response), `batch ${attempt} invoked again returns the stored outcome`);
-      }
-      expect(stopped > 0, 'call/cancel sent with each of five 50-item batches stopped none of them: a running call must stop (CANCELLED)');
-    },
-  },
-  {
     name: 'shutdown: answers null, later requests are refused, exit ends the connection',
     section: 'transports.md#lifecycle',
     async run(ctx) {

@@ -96,17 +96,28 @@ export async function answerToolCall(
   }
 }
 
+/** A call still running this long is shared with the other daemons; a quicker one costs no round trip. */
+const SHARE_AFTER_MS = 100;
+
 /**
- * PostgreSQL: the call is marked as this daemon's and recorded running in
- * `calls`, so `call/get` and `call/cancel` on any daemon find it (contract
- * section 16). Off the call's path: it runs while the call runs, and the
- * returned end (once the outcome is stored) removes the row, then the mark.
+ * PostgreSQL: a call still running after SHARE_AFTER_MS is marked as this
+ * daemon's and recorded running in `calls`, so `call/get` and `call/cancel`
+ * on any daemon find it (contract section 16). Off the call's path: it runs
+ * while the call runs, and the returned end (once the outcome is stored)
+ * removes the row, then the mark. Most calls end sooner and share nothing
+ * (they are found `done` everywhere from their commit on).
  */
 function shareRunning(daemon: Daemon, c: Call & { action: string; createdAt: string }, log: Logger): (() => void) | undefined {
   const shared = daemon.store.sharedCalls;
   if (!shared || !daemon.store.holdCall) return undefined;
   const key = { userId: c.userId, threadId: c.threadId, toolCallId: c.toolCallId };
-  const started = (async () => {
+  let started: Promise<() => Promise<void>> | undefined;
+  const timer = setTimeout(() => {
+    started = share();
+    // Handled where it ends (below); a failure before then is no reason to fail the call.
+    started.catch(() => {});
+  }, SHARE_AFTER_MS);
+  const share = async () => {
     const release = await daemon.store.holdCall!(c.userId, c.threadId, c.toolCallId);
     try {
       await shared.running({ ...key, action: c.action, argsSha256: c.argsSha256, createdAt: c.createdAt });
@@ -115,12 +126,11 @@ function shareRunning(daemon: Daemon, c: Call & { action: string; createdAt: str
       throw err;
     }
     return release;
-  })();
-  // Handled where it ends (below); a failure before then is no reason to fail the call.
-  started.catch(() => {});
+  };
   return () => {
+    clearTimeout(timer);
     void started
-      .then(async (release) => {
+      ?.then(async (release) => {
         try {
           await shared.ended(key);
         } finally {

@@ -42,7 +42,8 @@ const resourceOf = (host: InProcessHost) => `http://127.0.0.1:${host.port}/mcp`;
 
 interface Projection {
   status: string;
-  data?: { items?: Array<{ key: string; content: string }> };
+  // The memories read back: only their count matters here (each one's shape is checked against schemas/ by the host helper).
+  data?: { items?: unknown[] };
 }
 
 async function invoke(host: InProcessHost, sessionId: string, id: string, module: string, method: string, input: object): Promise<Projection> {
