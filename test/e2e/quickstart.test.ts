@@ -92,7 +92,8 @@ test('examples/README.md: every sh block runs as printed, from the repository ro
 
 /**
  * Every `--help` example that runs by itself (not a daemon that serves until
- * stopped, not one that needs another terminal), pasted into a shell where
+ * stopped, not one that needs another terminal, not one that points at the
+ * reader's own implementation), pasted into a shell where
  * `toolgate` and `project-cli` are this checkout's bins, in a fresh home: each exits 0.
  */
 test('the --help examples run as printed', { timeout: 300_000 }, () => {
@@ -104,7 +105,7 @@ test('the --help examples run as printed', { timeout: 300_000 }, () => {
   }
   const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home };
   const db = join(home, 'c.db');
-  const serves = (line: string) => /^(TOOLGATE_BEARER_SECRET=… )?toolgate serve /.test(line) || line.includes('--ws ws://');
+  const serves = (line: string) => /^(TOOLGATE_BEARER_SECRET=… )?toolgate serve /.test(line) || line.includes('--ws ws://') || line.includes('# your own implementation');
   let ran = 0;
   for (const spec of ALL_SPECS) {
     // One shell per command: an example may set a variable the next one uses (T=$(… dev-token …)).
