@@ -183,7 +183,7 @@ describe('one daemon, many connections', () => {
     raw.ws.close();
   });
 
-  test('a cancelled call either completes or leaves no trace', async () => {
+  test('a cancelled call completes, is stopped as CANCELLED with nothing written, or leaves no trace', async () => {
     const c = await connectWs(host.port!);
     const s = await openSession(c, await mintBearer('fay'));
     const outcomes = await Promise.all(
@@ -191,13 +191,18 @@ describe('one daemon, many connections', () => {
         const source = new CancellationTokenSource();
         const work = c.rpc.sendRequest('tool/invoke', { session_id: s.session_id, thread_id: `cancel-${i}`, tool_call_id: 'c', args: createArgs(`Cancel ${i}`) }, source.token);
         if (i % 3 !== 0) setTimeout(() => source.cancel(), i % 2 ? 0 : 30);
-        return work.then(() => 'completed', (e: ResponseError<unknown>) => `error ${e.code}`);
+        // Once it runs, a cancel stops it (contract section 16): a stored CANCELLED failure, nothing written.
+        return work.then(
+          (r) => ((r as { content: Array<{ text: string }> }).content[0]!.text.includes('"code":"CANCELLED"') ? 'stopped' : 'completed'),
+          (e: ResponseError<unknown>) => `error ${e.code}`,
+        );
       }),
     );
     for (const [i, outcome] of outcomes.entries()) {
       const events = await count(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', `Cancel ${i}`);
       const messages = await count(host.dbPath, 'SELECT count(*) AS n FROM messages WHERE thread_id = ?', `cancel-${i}`);
       if (outcome === 'completed') assert.deepEqual([events, messages], [1, 1], `call ${i} completed`);
+      else if (outcome === 'stopped') assert.deepEqual([events, messages], [0, 1], `call ${i} was stopped: its CANCELLED outcome stored, nothing it wrote`);
       else {
         assert.equal(outcome, 'error -32800');
         assert.deepEqual([events, messages], [0, 0], `call ${i} was cancelled and left nothing`);

@@ -48,6 +48,8 @@ const SAFETY_NET_CHECKPOINT_PAGES = 10_000;
  * Past this long the queued units fail as SQLite's own busy timeout did.
  */
 const BUSY_LIMIT_MS = 5_000;
+/** SQLite's own busy wait per statement: short enough not to stall the event loop, long enough for a checkpoint's brief lock. */
+const STATEMENT_BUSY_MS = 20;
 const BUSY_FIRST_WAIT_MS = 1;
 const BUSY_MAX_WAIT_MS = 25;
 
@@ -88,8 +90,10 @@ export class SqliteStore implements Store {
   onCommit?: CommitListener;
 
   constructor(readonly connection: Db) {
-    // Waits for another process's lock happen on timers (BUSY_LIMIT_MS), never blocking this thread.
-    connection.pragma('busy_timeout = 0');
+    // Waits for another process's lock happen on timers (BUSY_LIMIT_MS): SQLite's own busy handler may
+    // hold this thread at most a few milliseconds per statement (a read or COMMIT that meets a checkpoint's
+    // brief lock), never the 5 s it used to.
+    connection.pragma(`busy_timeout = ${STATEMENT_BUSY_MS}`);
     const st = new Statements(connection);
     this.control = st;
     const tx: Tx = {
