@@ -139,15 +139,16 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
   // stderr after it sees every line (a leak in the last batch included).
   const stderrClosed = new Promise<void>((r) => proc.stderr.once('close', () => r()));
   if (transport === 'ws') {
+    let neverListened: NodeJS.Timeout | undefined;
     port = await new Promise<number>((resolve, reject) => {
       onListening = resolve;
       proc.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${stderr}`)));
-      setTimeout(() => {
+      neverListened = setTimeout(() => {
         // A daemon that never listened is not left behind: it would keep the test file's process alive.
         proc.kill('SIGKILL');
         reject(new Error(`daemon did not listen in time:\n${stderr}`));
-      }, 15_000).unref();
-    });
+      }, 15_000);
+    }).finally(() => clearTimeout(neverListened));
     client = await connectWs(port);
   }
   if (!client) throw new Error('unreachable: no client');
