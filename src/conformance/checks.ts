@@ -3,7 +3,7 @@
  * names a rule of the public protocol; later checks reuse the session and
  * the calls of earlier ones, and say so when those are missing.
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import * as P from '../protocol/methods.js';
 import { RpcErrorCode } from '../protocol/errors.js';
 import { ACTION_DATA, BATCH_MAX_ITEMS } from '../protocol/actions.js';
@@ -194,6 +194,19 @@ const memoryArgs = (ctx: Context, content: string): ToolCallArgs => ({
   method: 'update',
   input: { key: `conformance-${ctx.run}`, content },
 });
+
+/** The canonical JSON of a value (object keys sorted, no whitespace) — the text `args_sha256` hashes (tool-protocol.md, Bytes). */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) out[k] = canonical((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+const argsSha256 = (args: ToolCallArgs): string => createHash('sha256').update(JSON.stringify(canonical(args))).digest('hex');
 
 const event = (day: number, hour: number, title = `conformance event ${day}.${hour}`) => ({
   title,
@@ -878,6 +891,40 @@ export const CHECKS: Check[] = [
         await spy.waitFor(() => false, ctx.settleMs);
         expect(!spy.toolResults(0).some((n) => n.tool_call_id === id), 'B\'s subscription received A\'s tool/result');
       }
+    },
+  },
+  {
+    name: 'call/get: a done call is done with the very response tool/invoke gave; call/cancel of it changes nothing; an unknown call is CALL_NOT_FOUND',
+    section: 'methods.md#a-calls-lifecycle',
+    async run(ctx) {
+      const first = ctx.first ?? fail('needs the first call');
+      const s = sessionA(ctx);
+      const key = { session_id: s, thread_id: ctx.thread, tool_call_id: first.toolCallId };
+      const got = ok(await ctx.a.call(P.CallGetRequest, key), 'call/get of the first call');
+      expectSame(got.state, 'done', 'call/get state');
+      expectSame(got.outcome, first.response, 'call/get outcome vs the tool/invoke response');
+      expectSame(got.action, `${first.args.module}.${first.args.method}`, 'call/get action');
+      expectSame(got.args_sha256, argsSha256(first.args), 'call/get args_sha256 (SHA-256 of the canonical JSON of args)');
+      const cancelled = ok(await ctx.a.call(P.CallCancelRequest, key), 'call/cancel of a done call');
+      expectSame(cancelled, { state: 'done', outcome: first.response }, 'call/cancel of a done call');
+      rpcError(await ctx.a.call(P.CallGetRequest, { ...key, tool_call_id: `never-${ctx.run}` }), RpcErrorCode.InvalidParams, 'call/get of a call never made', 'CALL_NOT_FOUND');
+      rpcError(await ctx.a.call(P.CallCancelRequest, { ...key, tool_call_id: `never-${ctx.run}` }), RpcErrorCode.InvalidParams, 'call/cancel of a call never made', 'CALL_NOT_FOUND');
+    },
+  },
+  {
+    name: 'call/get and call/cancel: another user\'s call is CALL_NOT_FOUND, as if it did not exist (needs --token-b)',
+    section: 'methods.md#a-calls-lifecycle',
+    async run(ctx) {
+      if (!ctx.tokenB) throw new Skip('needs --token-b');
+      const first = ctx.first ?? fail('needs the first call');
+      const b = ctx.sessionB ?? ok(await ctx.a.call(P.SessionOpenRequest, { auth: { type: 'bearer', token: ctx.tokenB } }), 'session/open for user B').session_id;
+      // A thread of B's own under the same id holds B's call of the same id (the isolation check made it): ask for another.
+      const key = { session_id: b, thread_id: `${ctx.thread}-a-only`, tool_call_id: first.toolCallId };
+      const aKey = { session_id: sessionA(ctx), thread_id: key.thread_id, tool_call_id: `only-a-${ctx.run}` };
+      await invoke(ctx, ctx.a, aKey.session_id, aKey.thread_id, aKey.tool_call_id, memoryArgs(ctx, 'only a'));
+      ok(await ctx.a.call(P.CallGetRequest, aKey), 'A reading its own call');
+      rpcError(await ctx.a.call(P.CallGetRequest, { ...aKey, session_id: key.session_id }), RpcErrorCode.InvalidParams, 'B reading A\'s call', 'CALL_NOT_FOUND');
+      rpcError(await ctx.a.call(P.CallCancelRequest, { ...aKey, session_id: key.session_id }), RpcErrorCode.InvalidParams, 'B cancelling A\'s call', 'CALL_NOT_FOUND');
     },
   },
   {
