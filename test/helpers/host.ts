@@ -145,9 +145,10 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
       proc.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${stderr}`)));
       neverListened = setTimeout(() => {
         // A daemon that never listened is not left behind: it would keep the test file's process alive.
+        // Generous: on a loaded 2-core machine a daemon's start alone has taken over 15 s.
         proc.kill('SIGKILL');
         reject(new Error(`daemon did not listen in time:\n${stderr}`));
-      }, 15_000);
+      }, 60_000);
     }).finally(() => clearTimeout(neverListened));
     client = await connectWs(port);
   }
