@@ -16,6 +16,8 @@ import { DedicatedConnection, type ConnectionLog } from './dedicated-connection.
 
 const LOCK = `SELECT pg_try_advisory_lock(${CALL_LOCK_KEY('$1', '$2', '$3')})`;
 const UNLOCK = `SELECT pg_advisory_unlock(${CALL_LOCK_KEY('$1', '$2', '$3')})`;
+/** A mark's statements, on the marks' own connection: for counting a call's own waits. */
+export const MARK_STATEMENTS: readonly string[] = [LOCK, UNLOCK];
 
 interface Mark {
   key: [string, string, string];

@@ -23,19 +23,24 @@ export interface CallStatesDeps {
 
 const KEY = [`user_id = $1`, `thread_id = $2`, `tool_call_id = $3`].join(' AND ');
 
+const RUNNING_ROW_INSERT = `INSERT INTO calls (user_id, thread_id, tool_call_id, action, args_sha256, state, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'running', $6, $6) ON CONFLICT DO NOTHING`;
+const RUNNING_ROW_DELETE = `DELETE FROM calls WHERE ${KEY} AND state = 'running'`;
+/** The statements that share a running call (off the call's path, beside it): for counting a call's own waits. */
+export const RUNNING_ROW_STATEMENTS: readonly string[] = [RUNNING_ROW_INSERT, RUNNING_ROW_DELETE];
+
 export class PgCallStates implements SharedCalls {
   constructor(private readonly deps: CallStatesDeps) {}
 
   async running(c: SharedCallRow): Promise<void> {
     await this.deps.query(
-      `INSERT INTO calls (user_id, thread_id, tool_call_id, action, args_sha256, state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'running', $6, $6) ON CONFLICT DO NOTHING`,
+      RUNNING_ROW_INSERT,
       [c.userId, c.threadId, c.toolCallId, c.action, c.argsSha256, c.createdAt],
     );
   }
 
   async ended(k: CallKeyOf): Promise<void> {
-    await this.deps.query(`DELETE FROM calls WHERE ${KEY} AND state = 'running'`, [k.userId, k.threadId, k.toolCallId]);
+    await this.deps.query(RUNNING_ROW_DELETE, [k.userId, k.threadId, k.toolCallId]);
   }
 
   async find(k: CallKeyOf): Promise<SharedCallRow | undefined> {
