@@ -39,39 +39,41 @@ function assertAllPassed(result: { code: number | null; lines: string[]; stderr:
 }
 
 describe('toolgate conformance', () => {
-  test('passes against toolgate over stdio (two users)', async () => {
-    const db = join(tempDir(), 'toolgate.db');
-    const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
-    const cmd = `${quote(process.execPath)} ${quote(TOOLGATE_BIN)} serve --stdio --db ${quote(db)}`;
-    const result = await conformance(['--stdio', cmd, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET]);
-    // Skipped: the second-connection subscription check (stdio has one connection) and --agent's.
-    assertAllPassed(result, true);
-    const skipped = result.lines.filter((l) => l.startsWith('skip'));
-    assert.equal(skipped.length, 2, skipped.join('\n'));
-    assert.ok(skipped.some((l) => /^skip .*another connection receives/.test(l)));
-    assert.ok(skipped.some((l) => /^skip .*--agent/.test(l)));
-    // Subscriptions are checked over stdio too.
-    assert.ok(result.lines.some((l) => /^ok .*thread\/subscribe on the calling connection/.test(l)));
-  });
-
-  test('passes against toolgate over WebSocket, every check applicable (a narrower agent profile configured)', async () => {
-    const dir = tempDir();
-    const config = join(dir, 'toolgate.config.json');
-    writeFileSync(config, JSON.stringify({
-        agents: {
-          default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
-          reader: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] },
-        },
-      }),);
-    const host = await startHost({ transport: 'ws', args: ['--config', config] });
-    try {
+  for (const executor of ['subprocess', 'inprocess'] as const) {
+    test(`passes against toolgate over stdio (two users, ${executor} executor)`, async () => {
+      const db = join(tempDir(), 'toolgate.db');
       const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
-      const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader']);
-      assertAllPassed(result, false, host.stderr());
-    } finally {
-      await host.stop();
-    }
-  });
+      const cmd = `${quote(process.execPath)} ${quote(TOOLGATE_BIN)} serve --stdio --executor ${executor} --db ${quote(db)}`;
+      const result = await conformance(['--stdio', cmd, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET]);
+      // Skipped: the second-connection subscription check (stdio has one connection) and --agent's.
+      assertAllPassed(result, true);
+      const skipped = result.lines.filter((l) => l.startsWith('skip'));
+      assert.equal(skipped.length, 2, skipped.join('\n'));
+      assert.ok(skipped.some((l) => /^skip .*another connection receives/.test(l)));
+      assert.ok(skipped.some((l) => /^skip .*--agent/.test(l)));
+      // Subscriptions are checked over stdio too.
+      assert.ok(result.lines.some((l) => /^ok .*thread\/subscribe on the calling connection/.test(l)));
+    });
+
+    test(`passes against toolgate over WebSocket, every check applicable (a narrower agent profile configured, ${executor} executor)`, async () => {
+      const dir = tempDir();
+      const config = join(dir, 'toolgate.config.json');
+      writeFileSync(config, JSON.stringify({
+          agents: {
+            default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
+            reader: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] },
+          },
+        }),);
+      const host = await startHost({ transport: 'ws', args: ['--config', config, '--executor', executor] });
+      try {
+        const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
+        const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader']);
+        assertAllPassed(result, false, host.stderr());
+      } finally {
+        await host.stop();
+      }
+    });
+  }
 
   const broken: Array<[mode: string, check: RegExp, reason: RegExp]> = [
     ['response-first', /^FAIL .*notifications reach the caller before the response/, /arrived after the response/],
