@@ -1,7 +1,9 @@
 // Builds the web inspector into dist/inspector/, the folder `serve --ws` serves:
 // - inspector.js: src/inspector/main.ts and everything it imports, one ES module for the browser;
 // - ui-renderer.js: the reference ui_schema renderer alone, for front ends (and tests) that embed it;
-// - index.html, inspector.css, favicon.svg: copied as they are.
+// - inspector.css: src/inspector/inspector.css with the renderer's own styles (ui-renderer.css, which
+//   the MCP App's bundle uses too: scripts/bundle-mcp-app.mjs) inlined where it imports them;
+// - index.html, favicon.svg: copied as they are.
 //
 // The inspector imports a few constants from the daemon's own source (the action names and example
 // inputs of the action table, the JSON-RPC error codes) instead of copying them. Those modules also
@@ -54,4 +56,11 @@ await build({
   logLevel: 'warning',
   legalComments: 'none',
 });
-for (const file of ['index.html', 'inspector.css', 'favicon.svg']) copyFileSync(`${src}${file}`, `${out}${file}`);
+await build({
+  entryPoints: [`${src}inspector.css`],
+  outdir: out,
+  bundle: true,
+  logLevel: 'warning',
+  legalComments: 'none',
+});
+for (const file of ['index.html', 'favicon.svg']) copyFileSync(`${src}${file}`, `${out}${file}`);
