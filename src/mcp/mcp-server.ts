@@ -7,12 +7,15 @@
  *   honest annotations, a description naming the enabled skills);
  * - the enabled skills through the Skills extension and plain resources;
  * - each enabled skill as a prompt too, for hosts that surface prompts;
- * - `logging`, carrying only that principal's own calls.
+ * - `logging`, carrying only that principal's own calls;
+ * - the tool card as an MCP App (`io.modelcontextprotocol/ui`, mcp-apps.ts), and
+ *   `icons` for the server and the tool.
  *
  * Transports (mcp-stdio.ts, mcp-http.ts) decide who the principal is; this
  * file only describes what the principal is served.
  */
 import { McpServer, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
 import { actionSpec } from '../protocol/action-table.js';
@@ -22,6 +25,7 @@ import { listSkills, readSkill } from '../daemon/skills.js';
 import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
 import { skillUri } from './mcp-skills.js';
 import { scrubOutgoingErrors } from './mcp-error-scrub.js';
+import { attachToolCardApp, toolgateIcons, TOOL_UI_META } from './mcp-apps.js';
 
 /** An action's own hints (the action table's); an unknown name claims nothing safe. */
 const UNKNOWN_ACTION_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
@@ -81,15 +85,19 @@ export function toolAnnotations(allowedActions: readonly string[]) {
 
 export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
   const { session } = principal;
+  const icons = toolgateIcons();
   const server = new McpServer(
-    { name: 'toolgate', version: deps.daemon.version },
+    { name: 'toolgate', version: deps.daemon.version, icons: icons.server },
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
       instructions: toolDescription(session.enabledSkills),
     },
   );
 
-  server.registerTool(
+  // registerAppTool: the SDK's registerTool, with `_meta.ui` also written under the older flat key.
+  // Its config type predates `icons` (2025-11-25): they are set on the registered tool, before connecting.
+  const tool = registerAppTool(
+    server,
     TOOL_DESCRIPTOR.name,
     {
       title: 'Project actions',
@@ -97,11 +105,14 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
       inputSchema: advertised(TOOL_DESCRIPTOR.input_schema as unknown as Record<string, unknown>),
       outputSchema: ToolOutputSchema,
       annotations: toolAnnotations(session.allowedActions),
+      _meta: TOOL_UI_META,
     },
     (args: unknown, ctx) => callProjectCli(deps, principal, args, ctx),
   );
+  tool.update({ icons: icons.tool });
 
   catalog.attach(server);
+  attachToolCardApp(server);
 
   for (const { name, description } of listSkills(session).skills) {
     server.registerPrompt(name, { title: `Skill: ${name}`, description }, () => ({

@@ -9,7 +9,10 @@
  * - the call's own `tool/result` partials → `notifications/progress`;
  * - the AbortSignal of `notifications/cancelled` → the cancellation token;
  * - the response → `content` (the projection, byte for byte),
- *   `structuredContent` (the object that text is the JSON of), `isError`.
+ *   `structuredContent` (the object that text is the JSON of), `isError`;
+ * - the final `tool/result`'s compiled `ui_schema` → `_meta["toolgate/ui_schema"]`, what the
+ *   MCP App (mcp-apps.ts) draws — the very card `tool/result` carries; a host without the
+ *   extension ignores `_meta`, and the text and `structuredContent` are unchanged by it.
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
@@ -28,6 +31,7 @@ import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from '../rpc/errors.js';
 import { ToolArgs } from '../rpc/methods.js';
 import { Id } from '../protocol/json.js';
+import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 
 export const THREAD_META_KEY = 'toolgate/thread_id';
 export const TOOL_CALL_META_KEY = 'toolgate/tool_call_id';
@@ -132,12 +136,14 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   const items = Array.isArray(parsed.data.input.items) ? parsed.data.input.items.length : undefined;
   const sent: Array<Promise<void>> = [];
   let progress = 0;
+  let uiSchema: unknown;
   const conn: Connection = {
     id: `mcp_${randomUUID()}`,
     transport: 'mcp',
     trusted: false,
     notify(method, params) {
       const n = params as ToolResultNotification;
+      if (method === 'tool/result' && n.final) uiSchema = n.ui_schema;
       if (method !== 'tool/result' || n.final || progressToken === undefined) return;
       progress += 1;
       const item = n.result?.data as { index?: number; ok?: boolean } | undefined;
@@ -178,7 +184,9 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
       ms: Math.round(performance.now() - started),
     });
     // The text is the JSON of this very object: nothing is parsed back.
-    return { content: response.content, structuredContent: projection as Record<string, unknown>, isError: response.status === 'failure' };
+    const result: CallToolResult = { content: response.content, structuredContent: projection as Record<string, unknown>, isError: response.status === 'failure' };
+    if (uiSchema !== undefined) result._meta = { [UI_SCHEMA_META_KEY]: uiSchema };
+    return result;
   } catch (err) {
     // THREAD_NOT_FOUND and the like: the same code and message as on tool/invoke (one table, errors.ts).
     const wire = asWireError(err);
