@@ -8,7 +8,7 @@
  * - A `project_cli` result the host hands over (`ui/notifications/tool-result`) is drawn from its
  *   `_meta["toolgate/ui_schema"]`; a failure shows its code, message and input issues; a result
  *   without a UI says what ran and how it ended.
- * - A card's action (Delete event, Accept, Reject) calls `project_cli` back through the host
+ * - A card's action (Delete event, View event: whatever the ui_schema offers) calls `project_cli` back through the host
  *   (`tools/call`), which forwards it to toolgate: the same whitelist, approval and quotas as any
  *   call. Its result replaces the card.
  * - The host's theme, style variables, fonts, locale and container size are followed as they
@@ -23,13 +23,11 @@ import {
   applyHostStyleVariables,
   type McpUiHostContext,
 } from '@modelcontextprotocol/ext-apps';
+import { TOOL_NAME } from '../protocol/limits.js';
 import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 import { el, isObject, str } from './dom.js';
 import { renderToolError } from './tool-card.js';
 import { renderUiSchema, type ChosenAction } from './ui-renderer.js';
-
-/** The tool that runs a card's actions (the one toolgate serves). */
-const TOOL_NAME = 'project_cli';
 
 interface ToolResult {
   content?: unknown;

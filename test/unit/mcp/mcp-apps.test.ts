@@ -23,14 +23,14 @@ import { connectMcp, MCP_KINDS, type McpHost } from '../../helpers/mcp-hosts.js'
 import { openSession } from '../../helpers/host.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import { validateUiSchema } from '../../helpers/ui-schema-validator.js';
-import type { HistoryMessage } from '../../../src/protocol/index.js';
+import type { HistoryMessage, ToolResponse } from '../../../src/protocol/index.js';
 
 const APP_URI = 'ui://toolgate/tool-card.html';
 const UI_META = 'toolgate/ui_schema';
 const EVENT = { title: 'Card review', start_at: '2026-06-02T09:00:00Z', end_at: '2026-06-02T09:30:00Z', location: 'Room 4' };
 
 interface Called {
-  content: Array<{ type: string; text: string }>;
+  content: ToolResponse['content'];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   _meta?: Record<string, unknown>;
