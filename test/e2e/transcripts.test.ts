@@ -12,7 +12,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -311,6 +311,9 @@ const SESSIONS: Array<{ name: string; page: string; run: (rec: Recorder) => Prom
 // ───────────────────────────── normalising and rendering ─────────────────────────────
 
 /** Tokens → placeholders; random ids and the daemon's clock → stable values, numbered by first appearance. */
+const ICONS_DIR = join(REPO_ROOT, 'assets', 'icons');
+const ICONS = readdirSync(ICONS_DIR).map((file) => [readFileSync(join(ICONS_DIR, file)).toString('base64'), file] as const);
+
 function normaliseText(text: string, placeholders: Map<string, string>): string {
   for (const [secret, placeholder] of placeholders) text = text.split(secret).join(placeholder);
   const numbered = new Map<string, string>();
@@ -330,6 +333,8 @@ function normaliseText(text: string, placeholders: Map<string, string>): string 
   text = text.replace(/"ms":\d+\b/g, '"ms":250');
   // AG-UI events carry the message's created_at in epoch milliseconds.
   text = text.replace(/"timestamp":\d{13}\b/g, `"timestamp":${Date.UTC(2031, 0, 1, 12)}`);
+  // MCP icons are data: URIs of the package's SVGs: named by their file, not shown as base64.
+  for (const [base64, file] of ICONS) text = text.split(base64).join(`<base64 of assets/icons/${file}>`);
   return text;
 }
 
