@@ -20,6 +20,8 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
+import { Client as McpClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { REPO_ROOT, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -144,6 +146,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       'schemas/action-inputs.json', 'docs/protocols/conformance.md',
       'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',
       'examples/README.md', 'docs/protocols/README.md', 'docs/protocols/transports.md', 'docs/protocols/data-flow.md',
+      'dist/mcp-app/tool-card.html', 'assets/icons/toolgate.svg', 'assets/icons/project-cli-dark.svg',
     ]) {
       assert.ok(files.includes(needed), `ships ${needed}`);
     }
@@ -208,6 +211,30 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     // Outside the repository there is no `npm run inspector`: the hint is a command that works here.
     assert.doesNotMatch(demo.stdout, /npm run inspector/);
     assert.match(demo.stdout, /serve --ws --port 8787 --dev --db /);
+  });
+
+  test('serve --mcp from the installed package offers the tool card app and the icons', async () => {
+    const db = join(work, 'data', 'mcp.db');
+    const mcpEnv = homeOf('mcp');
+    const token = await devToken('mara', db, mcpEnv);
+    const client = new McpClient({ name: 'packed-host', version: '1' });
+    await client.connect(new StdioClientTransport({
+      command: join(app, 'node_modules', '.bin', 'toolgate'),
+      args: ['serve', '--mcp', '--dev', '--db', db],
+      cwd: app,
+      env: { ...mcpEnv, TOOLGATE_MCP_TOKEN: token },
+    }));
+    try {
+      const { tools } = await client.listTools();
+      assert.equal((tools[0]!._meta as { ui?: { resourceUri?: string } }).ui?.resourceUri, 'ui://toolgate/tool-card.html');
+      assert.equal(tools[0]!.icons?.length, 2);
+      assert.equal(client.getServerVersion()?.icons?.length, 2);
+      const { contents } = await client.readResource({ uri: 'ui://toolgate/tool-card.html' });
+      assert.equal(contents[0]!.mimeType, 'text/html;profile=mcp-app');
+      assert.match((contents[0] as { text: string }).text, /^<!doctype html>/i);
+    } finally {
+      await client.close();
+    }
   });
 
   test('the systemd unit\'s install lines work: the tarball unpacked where ExecStart looks serves; a checkout builds before pruning', async () => {
