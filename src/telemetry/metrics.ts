@@ -27,6 +27,7 @@ export class ToolgateMetrics {
   private readonly inFlight: Gauge<'transport'>;
   private readonly commitSeconds: Histogram;
   private readonly groupSize: Histogram;
+  private readonly quotaRejections: Counter<'action'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -47,6 +48,12 @@ export class ToolgateMetrics {
       help: 'Time from a tool call received to its answer.',
       labelNames: ['action', 'executor', 'transport'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.quotaRejections = new Counter({
+      name: 'toolgate_quota_rejections_total',
+      help: 'Tool calls refused RATE_LIMITED by a quota (nothing ran), by action.',
+      labelNames: ['action'],
       registers,
     });
     this.inFlight = new Gauge({ name: 'toolgate_tool_calls_in_flight', help: 'Tool calls running now.', labelNames: ['transport'], registers });
@@ -111,6 +118,11 @@ export class ToolgateMetrics {
       this.inFlight.dec({ transport: labels.transport });
       this.calls.inc({ action: labels.action, status, executor: labels.executor, transport: labels.transport });
     };
+  }
+
+  /** A call refused by a quota. `action` is an action of the table (the call was admitted). */
+  quotaRejected(action: string): void {
+    this.quotaRejections.inc({ action });
   }
 
   /** For `Store.onCommit`. */
