@@ -28,6 +28,7 @@ export class ToolgateMetrics {
   private readonly commitSeconds: Histogram;
   private readonly groupSize: Histogram;
   private readonly quotaRejections: Counter<'action'>;
+  private readonly reloads: Counter<'result'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -56,6 +57,15 @@ export class ToolgateMetrics {
       labelNames: ['action'],
       registers,
     });
+    this.reloads = new Counter({
+      name: 'toolgate_config_reloads_total',
+      help: 'Configuration reloads (SIGHUP): ok, or rejected (the file did not validate; nothing changed).',
+      labelNames: ['result'],
+      registers,
+    });
+    // Both results are exposed from the start, so a dashboard sees 0 rather than nothing.
+    this.reloads.inc({ result: 'ok' }, 0);
+    this.reloads.inc({ result: 'rejected' }, 0);
     this.inFlight = new Gauge({ name: 'toolgate_tool_calls_in_flight', help: 'Tool calls running now.', labelNames: ['transport'], registers });
     new Gauge({
       name: 'toolgate_sessions_open',
@@ -123,6 +133,11 @@ export class ToolgateMetrics {
   /** A call refused by a quota. `action` is an action of the table (the call was admitted). */
   quotaRejected(action: string): void {
     this.quotaRejections.inc({ action });
+  }
+
+  /** A configuration reload, applied or rejected. */
+  configReloaded(result: 'ok' | 'rejected'): void {
+    this.reloads.inc({ result });
   }
 
   /** For `Store.onCommit`. */
