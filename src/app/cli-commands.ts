@@ -139,7 +139,7 @@ export const AUTOMATION_ADD = {
   env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
   examples: [
     'toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create',
-    'toolgate automation add --owner alice --skills calendar --allow calendar.* --quota \'{"calendar.create":{"per_hour":20}}\'',
+    'toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create --quota \'{"calendar.create":{"per_hour":20}}\'',
   ],
 } satisfies CommandSpec;
 

@@ -82,8 +82,10 @@ export async function takeQuota(store: Store, set: QuotaSet | undefined, key: Ca
  */
 function refusalOf(set: QuotaSet, counters: readonly QuotaCounter[], usage: readonly QuotaUse[], now: number): QuotaRefusal {
   const endOf = (c: QuotaCounter) => c.windowStart + PERIOD_MS[c.period];
-  const full = counters.filter((c) => usage.some((u) => u.scope === c.scope && u.period === c.period && u.windowStart >= c.windowStart && u.used >= c.allowed));
-  const pick = (full.length > 0 ? full : counters).reduce((a, b) => ((full.length > 0 ? endOf(b) > endOf(a) : endOf(b) < endOf(a)) ? b : a));
+  const isFull = (c: QuotaCounter) => usage.some((u) => u.scope === c.scope && u.period === c.period && u.windowStart >= c.windowStart && u.used >= c.allowed);
+  const full = counters.filter(isFull);
+  const byEnd = [...(full.length > 0 ? full : counters)].sort((a, b) => endOf(a) - endOf(b));
+  const pick = full.length > 0 ? byEnd[byEnd.length - 1]! : byEnd[0]!;
   const pattern = pick.scope.slice(set.owner.length + 1);
   return { pattern, period: pick.period, limit: pick.allowed, retryAfterMs: Math.max(1, endOf(pick) - now) };
 }
