@@ -13,7 +13,8 @@ export type ToolErrorCode =
   | "TIMEOUT"
   | "INTERNAL"
   | "DUPLICATE_TOOL_CALL_ID"
-  | "CANCELLED";
+  | "CANCELLED"
+  | "RATE_LIMITED";
 /**
  * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
  */
@@ -523,11 +524,26 @@ export interface CliFailure {
   error: ToolError;
 }
 /**
- * enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run.
+ * Calls per fixed UTC window (the minute, the hour, the day), counted per user in the store across every daemon.
+ */
+export interface QuotaLimits {
+  per_minute?: number;
+  per_hour?: number;
+  per_day?: number;
+}
+/**
+ * Per-user call quotas of a profile or an automation job, by action pattern (module.method or module.*).
+ */
+export interface QuotasConfig {
+  [k: string]: QuotaLimits;
+}
+/**
+ * enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run; quotas how often, per user.
  */
 export interface AgentProfileConfig {
   enabled_skills: string[];
   allowed_actions: string[];
+  quotas?: QuotasConfig;
 }
 export interface LimitsConfig {
   call_timeout_ms?: number;

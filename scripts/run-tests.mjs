@@ -45,6 +45,8 @@ const PG_SUITES = [
   'unit/daemon/bearer-auth',
   'e2e/automation',
   'e2e/call-lifecycle',
+  'e2e/quotas',
+  'e2e/config-reload',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 /** Runs node's test runner with its output passed through, and remembers that output's counts. */

@@ -119,7 +119,7 @@ export const AUTOMATION = {
 export const AUTOMATION_ADD = {
   name: 'automation add',
   summary: 'create an automation job and print {"job_id": …}',
-  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]'],
+  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--quota JSON] [--db FILE]'],
   description:
     'Creates a job that runs as USER_ID with exactly these skills and actions (wildcards such as calendar.* are ' +
     'expanded now, so the job never widens later). A session opened with {"type":"automation","job_id"} over stdio, ' +
@@ -128,10 +128,19 @@ export const AUTOMATION_ADD = {
     owner: { type: 'string', value: 'USER_ID', description: 'the user the job acts for; required' },
     skills: { type: 'string', value: 'a,b', description: 'comma-separated skills the job\'s sessions see', default: 'none' },
     allow: { type: 'string', value: 'm.x,m.y', description: 'comma-separated actions (or module.*) the job may run; required' },
+    quota: {
+      type: 'string',
+      value: 'JSON',
+      description: 'per-user call quotas of the job\'s sessions, as agents.<profile>.quotas in the config: {"calendar.create":{"per_minute":5,"per_day":100}}',
+      default: 'none',
+    },
     db: DB_FLAG,
   },
   env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
-  examples: ['toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create'],
+  examples: [
+    'toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create',
+    'toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create --quota \'{"calendar.create":{"per_hour":20}}\'',
+  ],
 } satisfies CommandSpec;
 
 export const DEMO = {

@@ -39,6 +39,8 @@ import { listenWs } from './ws-listener.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { RunningCalls } from '../calls/running-calls.js';
 import { CallStopped } from '../calls/call-stopped.js';
+import type { LiveLimits } from '../daemon/config-reload.js';
+import { reloadConfig } from './config-reload.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -225,6 +227,10 @@ export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
   return limits;
 }
 
+function liveLimits(l: Limits): LiveLimits {
+  return { callTimeoutMs: l.callTimeoutMs, actionTimeoutMs: l.actionTimeoutMs, cancelGraceMs: l.cancelGraceMs };
+}
+
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
@@ -271,6 +277,11 @@ export async function serve(opts: ServeOptions): Promise<number> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   });
+  // SIGHUP reloads --config (contract section 20) rather than ending the daemon.
+  const onHangUp = () => {
+    reloadConfig({ daemon, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
+  };
+  process.on('SIGHUP', onHangUp);
 
   let stop: () => Promise<void>;
   let finished: Promise<number>;
@@ -315,6 +326,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();
+  process.removeListener('SIGHUP', onHangUp);
   await daemon.store.close();
   await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });

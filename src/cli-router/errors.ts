@@ -24,6 +24,8 @@ const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
   TIMEOUT: 1,
   INTERNAL: 1,
   CANCELLED: 1,
+  // Answered by the daemon before anything runs; project-cli never prints it.
+  RATE_LIMITED: 1,
 };
 
 export function exitCodeFor(code: ToolErrorCode): number {

@@ -1,7 +1,10 @@
 import { openStore } from '../store/open-store.js';
 import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import { ConfigError } from './bearer-auth.js';
-import { expandActions } from './config.js';
+import { compileQuotas, expandActions } from './config.js';
+import { describeConfigIssues } from './config-file.js';
+import { QuotasConfig } from '../protocol/config.js';
+import type { QuotaLimitsRow } from '../store/store.js';
 import { resolveDbPath } from './data-dir.js';
 import { discoverSkills } from './skills.js';
 
@@ -9,6 +12,8 @@ export interface AddJobOptions {
   owner: string;
   skills: string[];
   allow: string[];
+  /** `--quota`: JSON text of `{"<pattern>": {per_minute?, per_hour?, per_day?}}`, as a profile's `quotas`. */
+  quota?: string | undefined;
   db?: string | undefined;
   env: NodeJS.ProcessEnv;
 }
@@ -24,14 +29,29 @@ export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: s
   if (unknown.length > 0) throw new ConfigError(`unknown skill(s): ${unknown.join(', ')} (known: ${known.join(', ')})`);
   if (opts.allow.length === 0) throw new ConfigError('--allow needs at least one action');
   const actions = expandActions(opts.allow, '--allow');
+  const quotas = opts.quota === undefined ? undefined : parseQuotas(opts.quota);
   const store = await openStore(resolveDbPath(opts.db, opts.env), { checkRows: STORED_ROW_CHECK });
   try {
     const job = await store.transaction(async (tx) => {
       await tx.users.ensure(opts.owner);
-      return tx.automationJobs.create({ ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions });
+      return tx.automationJobs.create({ ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions, ...(quotas ? { quotas } : {}) });
     });
     return { job_id: job.id };
   } finally {
     await store.close();
   }
+}
+
+/** `--quota`: validated by the config's own schema, each pattern checked against the action table. */
+function parseQuotas(text: string): Record<string, QuotaLimitsRow> | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ConfigError('--quota: not valid JSON (e.g. {"calendar.create":{"per_minute":5}})');
+  }
+  const parsed = QuotasConfig.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(`--quota: ${describeConfigIssues(parsed.error.issues)}`);
+  compileQuotas(parsed.data, '--quota');
+  return Object.keys(parsed.data).length > 0 ? parsed.data : undefined;
 }

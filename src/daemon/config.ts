@@ -2,12 +2,16 @@ import { ConfigFile, type SynchronousMode } from '../protocol/config.js';
 import { ACTION_NAMES } from '../protocol/action-table.js';
 import { ConfigError } from './bearer-auth.js';
 import { describeConfigIssues, parseConfigText, readConfigText } from './config-file.js';
+import type { Quota } from './quotas.js';
+import type { QuotaLimitsRow } from '../store/store.js';
 
-/** An agent profile: what it may see (skills) and, independently, what it may run. */
+/** An agent profile: what it may see (skills) and, independently, what it may run — and how often. */
 export interface AgentProfile {
   enabledSkills: string[];
   /** Exact `module.method` names, wildcards already expanded against the registry. */
   allowedActions: string[];
+  /** `agents.<name>.quotas`, patterns expanded; empty: no quota. */
+  quotas: Quota[];
 }
 
 export interface DaemonConfig {
@@ -97,6 +101,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
     agents.set(name, {
       enabledSkills: [...new Set(p.enabled_skills)],
       allowedActions: expandActions(p.allowed_actions, `config ${where}: agents.${name}.allowed_actions`),
+      quotas: compileQuotas(p.quotas, `config ${where}: agents.${name}.quotas`),
     });
   }
   const l = parsed.data.limits ?? {};
@@ -159,4 +164,21 @@ export function expandActions(patterns: readonly string[], where: string): strin
     matches.forEach((m) => out.add(m));
   }
   return [...out].sort();
+}
+
+/**
+ * `{"<pattern>": {per_minute?, per_hour?, per_day?}}` (already validated by
+ * its schema) → quotas with their patterns expanded; a pattern that matches
+ * no action is an error naming it, as in `allowed_actions`.
+ */
+export function compileQuotas(raw: Readonly<Record<string, QuotaLimitsRow>> | undefined, where: string): Quota[] {
+  return Object.entries(raw ?? {}).map(([pattern, l]) => ({
+    pattern,
+    actions: expandActions([pattern], where),
+    limits: {
+      ...(l.per_minute !== undefined ? { minute: l.per_minute } : {}),
+      ...(l.per_hour !== undefined ? { hour: l.per_hour } : {}),
+      ...(l.per_day !== undefined ? { day: l.per_day } : {}),
+    },
+  }));
 }

@@ -5,6 +5,8 @@ import { AuthError, authenticate } from './auth.js';
 import type { Daemon } from './daemon.js';
 import type { Peer } from './peer.js';
 import type { SessionOpenResult } from '../protocol/methods.js';
+import { compileQuotas, type AgentProfile } from './config.js';
+import type { Session } from './sessions.js';
 
 export type { SessionOpenResult };
 
@@ -33,6 +35,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
       enabledSkills: skills,
       allowedActions: job.allowedActions,
       expiresAt: null,
+      ...(job.quotas ? { quotas: { owner: `job:${job.id}`, quotas: compileQuotas(job.quotas, `job ${job.id}: quotas`) } } : {}),
     });
     daemon.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
     return { session_id: session.id, user_id: job.ownerId, enabled_skills: skills, allowed_actions: job.allowedActions };
@@ -54,6 +57,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
       enabledSkills: skills,
       allowedActions: profile.allowedActions,
       expiresAt: principal.expiresAt,
+      ...profileFields(profileName, profile, p.enabled_skills),
     });
   } catch (err) {
     slot.release();
@@ -63,6 +67,15 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
   }
   daemon.log.log('info', 'session opened', { session_id: session.id, user_id: session.userId, agent: profileName, connection: conn.id });
   return { session_id: session.id, user_id: session.userId, enabled_skills: skills, allowed_actions: session.allowedActions };
+}
+
+/** What ties a session to its profile, so a reload gives it the profile's new lists (config-reload.ts). */
+export function profileFields(name: string, profile: AgentProfile, requestedSkills?: readonly string[]): Pick<Session, 'agent' | 'requestedSkills' | 'quotas'> {
+  return {
+    agent: name,
+    ...(requestedSkills ? { requestedSkills: [...requestedSkills] } : {}),
+    ...(profile.quotas.length > 0 ? { quotas: { owner: `agent:${name}`, quotas: profile.quotas } } : {}),
+  };
 }
 
 /** A host may narrow the visible skills, never widen them. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DaemonError } from './errors.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
+import type { QuotaSet } from './quotas.js';
 
 export interface Session {
   id: string;
@@ -8,8 +9,16 @@ export interface Session {
   connectionId: string;
   source: 'session' | 'automation';
   jobId: string | null;
+  /** Live: a configuration reload replaces it for sessions of a profile (`agent`). */
   enabledSkills: string[];
+  /** Live, as `enabledSkills`. */
   allowedActions: string[];
+  /** The agent profile the lists come from (`session/open`, MCP); absent: not a profile's (automation, AG-UI). */
+  agent?: string | undefined;
+  /** The skills the host narrowed the profile's to (`session/open`'s `enabled_skills`); a reload narrows the new ones alike. */
+  requestedSkills?: readonly string[] | undefined;
+  /** The quotas its calls count against (its profile's, or its job's); absent: none. Live for a profile's. */
+  quotas?: QuotaSet | undefined;
   /** When the bearer token it was opened with expires (ms since the epoch); absent or null: no token (automation). */
   expiresAt?: number | null | undefined;
 }
@@ -248,6 +257,11 @@ export class SessionRegistry {
   /** Ends one session now (MCP DELETE, a stream that closed). */
   close(id: string): void {
     this.forget(id);
+  }
+
+  /** Every open session (a configuration reload updates their profile's lists in place). */
+  *openSessions(): IterableIterator<Session> {
+    for (const entry of this.entries.values()) if (entry.session) yield entry.session;
   }
 
   /** Sessions open now, all connections together (metrics). */

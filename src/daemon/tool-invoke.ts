@@ -18,6 +18,8 @@ import { storeOutcome, type Call, type Outcome } from './call.js';
 import { outputOf, seedOutput, toolResultsOf } from './message-views.js';
 import { messageOfOutput, type ToolMessage } from './tool-message.js';
 import { CallStopped } from '../calls/call-stopped.js';
+import { rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
+import type { QuotaCounter } from '../store/store.js';
 
 export type { ToolResponse };
 
@@ -76,18 +78,36 @@ export async function answerToolCall(
     args,
     argsSha256: argsSha256(args),
   };
+  const action = `${args.module}.${args.method}`;
+  // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
+  // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
+  let quota: QuotaDecision = { kind: 'free' };
+  if (admission.admitted) {
+    try {
+      quota = await takeQuota(daemon.store, session.quotas, call, action);
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      return unavailable(conn, call, log, err);
+    }
+    if (quota.kind === 'limited') {
+      daemon.metrics?.quotaRejected(action);
+      log.log('info', 'tool call refused: quota reached', { quota: quota.refusal.pattern, period: quota.refusal.period, retry_after_ms: quota.refusal.retryAfterMs });
+      const doc: CliDocument = { ok: false, module: args.module, method: args.method, error: rateLimitedError(args.module, args.method, quota.refusal) };
+      return direct(conn, call.threadId, messageOfDoc(doc, args, call.toolCallId));
+    }
+  }
+  const counted = quota.kind === 'counted' ? quota.counters : undefined;
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
   // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
   // caller by cancelling this very request, and its time limit stops it (contract section 16).
-  const action = `${args.module}.${args.method}`;
   const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
   const shared = shareRunning(daemon, { ...call, action, createdAt: running.createdAt }, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
   const cancelled = token.onCancellationRequested(() => running.stop(CallStopped.cancelled()));
   running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
   try {
-    return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal);
+    return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
     cancelled.dispose();
     finish();
@@ -151,20 +171,20 @@ async function runAndAnswer(
   own: OwnCall,
   log: Logger,
   signal: AbortSignal,
+  counted: QuotaCounter[] | undefined,
 ): Promise<ToolCallAnswer> {
-  const { args } = call;
   const started = performance.now();
   let outcome: Outcome;
   try {
     outcome = await settle(daemon, session, call, admission, log, signal);
   } catch (err) {
     if (!(err instanceof StoreUnavailableError)) throw err;
-    // The database went away mid-call: answered, never stored; the same tool_call_id is safe to retry.
-    log.log('warn', 'tool call failed: database unavailable', { error: err.message });
-    const { module, method } = args;
-    const doc: CliDocument = { ok: false, module, method, error: { code: 'INTERNAL', message: DATABASE_UNAVAILABLE_MESSAGE, module, method } };
-    return direct(conn, call.threadId, messageOfDoc(doc, args, call.toolCallId));
+    await giveBack(daemon, call, counted, log);
+    return unavailable(conn, call, log, err);
   }
+  // Counted, then found stored (a twin of the call, raced from another connection or daemon, stored first): a
+  // replay never counts.
+  if (outcome.kind !== 'ran') await giveBack(daemon, call, counted, log);
   switch (outcome.kind) {
     case 'stored':
       return replay(daemon, conn, call, outcome.row);
@@ -220,6 +240,24 @@ async function settle(daemon: Daemon, session: Session, call: Call, admission: A
       if (!winner) throw conflict;
       return { kind: 'stored', row: winner };
     }
+  }
+}
+
+/** The database went away: answered, never stored; the same tool_call_id is safe to retry. */
+function unavailable(conn: Peer, call: Call, log: Logger, err: StoreUnavailableError): ToolCallAnswer {
+  log.log('warn', 'tool call failed: database unavailable', { error: err.message });
+  const { module, method } = call.args;
+  const doc: CliDocument = { ok: false, module, method, error: { code: 'INTERNAL', message: DATABASE_UNAVAILABLE_MESSAGE, module, method } };
+  return direct(conn, call.threadId, messageOfDoc(doc, call.args, call.toolCallId));
+}
+
+/** Takes a call's count back off its quotas (it did not run after all); a failure only costs the user one count. */
+async function giveBack(daemon: Daemon, call: Call, counted: QuotaCounter[] | undefined, log: Logger): Promise<void> {
+  if (!counted) return;
+  try {
+    await daemon.store.transaction((tx) => tx.quotas.giveBack(call.userId, counted));
+  } catch (err) {
+    log.log('warn', 'a quota count could not be given back', { error: (err as Error).message });
   }
 }
 

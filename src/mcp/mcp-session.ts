@@ -3,6 +3,7 @@ import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
 import { ConfigError } from '../daemon/bearer-auth.js';
 import type { Daemon } from '../daemon/daemon.js';
 import type { Session, SessionSlot } from '../daemon/sessions.js';
+import { profileFields } from '../daemon/session-open.js';
 
 /** MCP sessions one user may hold open at once over HTTP; past it a new one is refused (no eviction). */
 export const MAX_MCP_SESSIONS_PER_USER = 32;
@@ -26,6 +27,7 @@ function mcpSessionFields(daemon: Daemon, principal: Pick<Principal, 'userId' | 
     enabledSkills: profile.enabledSkills,
     allowedActions: profile.allowedActions,
     expiresAt: principal.expiresAt,
+    ...profileFields(agent, profile),
   };
 }
 

@@ -15,14 +15,41 @@ const HttpPattern = z
   .min(1)
   .refine((v) => v.trim() !== '*', 'a bare "*" is not supported: list the origins or hosts to accept (for an origin, "https://*" accepts any https origin)');
 
+/** The largest count a quota window may allow (a 32-bit column on every engine). */
+export const MAX_QUOTA = 1_000_000_000;
+const QuotaCount = Positive.max(MAX_QUOTA, `must be at most ${MAX_QUOTA}`);
+
+/** One quota: calls per fixed UTC window (minute, hour, day), per user; at least one window. */
+export const QuotaLimits = named(
+  'config',
+  'QuotaLimits',
+  z
+    .strictObject({ per_minute: QuotaCount.optional(), per_hour: QuotaCount.optional(), per_day: QuotaCount.optional() })
+    .refine((q) => q.per_minute !== undefined || q.per_hour !== undefined || q.per_day !== undefined, 'set at least one of per_minute, per_hour, per_day'),
+  'Calls per fixed UTC window (the minute, the hour, the day), counted per user in the store across every daemon.',
+);
+
+/**
+ * `{"<pattern>": QuotaLimits}`: a pattern as in `allowed_actions`
+ * (`module.method` or `module.*`); every call of an action it matches counts
+ * against it (a call matching two patterns counts against both).
+ */
+export const QuotasConfig = named(
+  'config',
+  'QuotasConfig',
+  z.record(z.string().min(1).max(200), QuotaLimits).refine((q) => Object.keys(q).length <= 100, 'at most 100 quotas'),
+  'Per-user call quotas of a profile or an automation job, by action pattern (module.method or module.*).',
+);
+
 export const AgentProfileConfig = named(
   'config',
   'AgentProfileConfig',
   z.strictObject({
     enabled_skills: z.array(z.string().min(1)),
     allowed_actions: z.array(z.string().min(1)),
+    quotas: QuotasConfig.optional(),
   }),
-  'enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run.',
+  'enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run; quotas how often, per user.',
 );
 
 export const LimitsConfig = named(

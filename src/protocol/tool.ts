@@ -30,6 +30,8 @@ export const TOOL_ERROR_CODES = [
   'INTERNAL',
   'DUPLICATE_TOOL_CALL_ID',
   'CANCELLED',
+  /** A quota of the session's profile or job is used up for now: `retry_after_ms` says when its window ends. */
+  'RATE_LIMITED',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 

@@ -204,4 +204,18 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (user_id, thread_id, tool_call_id)
   );
   `,
+  // 6: per-user call quotas (contract section 20): the counters, and an automation job's own quotas.
+  `
+  CREATE TABLE quota_counts (
+    user_id       TEXT NOT NULL,
+    scope         TEXT NOT NULL,
+    period        TEXT NOT NULL CHECK (period IN ('minute', 'hour', 'day')),
+    window_start  INTEGER NOT NULL,
+    used          INTEGER NOT NULL,
+    allowed       INTEGER NOT NULL,
+    PRIMARY KEY (user_id, scope, period),
+    CHECK (used <= allowed)
+  );
+  ALTER TABLE automation_jobs ADD COLUMN quotas TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(quotas));
+  `,
 ];

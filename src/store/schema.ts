@@ -199,6 +199,8 @@ export const SCHEMA: Schema = {
         { name: 'enabled_skills', type: 'json', notNull: true },
         { name: 'allowed_actions', type: 'json', notNull: true },
         req('created_at'),
+        // `{"<pattern>": {per_minute?, per_hour?, per_day?}}` (contract §20), `{}` for none.
+        { name: 'quotas', type: 'json', notNull: true, default: "'{}'" },
       ],
       primaryKey: ['id'],
     },
@@ -219,6 +221,26 @@ export const SCHEMA: Schema = {
       ],
       primaryKey: ['user_id', 'thread_id', 'tool_call_id'],
     },
+    {
+      // Per-user call quotas (contract §20): one row per (user, scope, period) holding the count of its
+      // current fixed window. `scope` names the quota (`agent:<profile>:<pattern>`, `job:<id>:<pattern>`).
+      // A call is counted by one upsert of every row it counts against; `used <= allowed` makes the
+      // upsert fail whole when any window is full, so calls raced on any number of daemons pass exactly
+      // `allowed` times: the row lock orders them, the check refuses the one past the limit.
+      name: 'quota_counts',
+      columns: [
+        req('user_id'),
+        req('scope'),
+        req('period', { oneOf: ['minute', 'hour', 'day'] }),
+        // The window's start, milliseconds since the epoch (UTC-aligned: a multiple of its length).
+        { name: 'window_start', type: 'bigint', notNull: true },
+        { name: 'used', type: 'integer', notNull: true },
+        // The limit the last counted call saw: a reload that lowers it applies at the next call.
+        { name: 'allowed', type: 'integer', notNull: true },
+      ],
+      primaryKey: ['user_id', 'scope', 'period'],
+      checks: ['used <= allowed'],
+    },
   ],
   indexes: [
     { name: 'users_phone', table: 'users', columns: ['phone'], unique: true, whereNotNull: ['phone'] },
@@ -231,4 +253,4 @@ export const SCHEMA: Schema = {
 };
 
 /** The version the declaration describes (the number of applied migration steps). */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;

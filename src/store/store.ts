@@ -182,6 +182,7 @@ export interface Tx {
   readonly invites: InvitesRepo;
   readonly memories: MemoriesRepo;
   readonly contacts: ContactsRepo;
+  readonly quotas: QuotasRepo;
   /**
    * Runs `work` inside a savepoint of this transaction: when it throws, its
    * writes are undone and the error propagates; the enclosing unit goes on
@@ -422,11 +423,69 @@ export interface AutomationJob {
   ownerId: string;
   enabledSkills: string[];
   allowedActions: string[];
+  /** `{"<pattern>": {per_minute?, per_hour?, per_day?}}` as given (`automation add --quota`); absent: none. */
+  quotas?: Record<string, QuotaLimitsRow> | undefined;
+}
+
+/** One quota as stored with a job: calls per window. */
+export interface QuotaLimitsRow {
+  per_minute?: number | undefined;
+  per_hour?: number | undefined;
+  per_day?: number | undefined;
 }
 
 export interface AutomationJobsRepo {
   create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob>;
   get(id: string): Promise<AutomationJob | undefined>;
+}
+
+// ---------------------------------------------------------------- quotas
+
+export type QuotaPeriod = 'minute' | 'hour' | 'day';
+
+/** One window a call counts against: the quota's scope, its period, the window's start (ms, UTC-aligned) and its limit. */
+export interface QuotaCounter {
+  scope: string;
+  period: QuotaPeriod;
+  windowStart: number;
+  allowed: number;
+}
+
+/** A counter's row as stored. */
+export interface QuotaUse {
+  scope: string;
+  period: QuotaPeriod;
+  windowStart: number;
+  used: number;
+}
+
+export type QuotaTake =
+  /** Counted once against every counter. */
+  | 'counted'
+  /** The call's tool message is stored (a replay, or its id used before): nothing counted. */
+  | 'stored'
+  /** A window already holds `allowed` calls: nothing counted. */
+  | 'full';
+
+/**
+ * Per-user call quotas (contract §20), counted in the store so that every
+ * daemon sharing it counts once: the counters are rows, and one call is
+ * counted against all of its counters by ONE statement that either counts
+ * it everywhere or nowhere.
+ */
+export interface QuotasRepo {
+  /**
+   * Counts the call `key` once against every counter, or against none: when
+   * its tool message is stored already (`stored`, so a replay never counts)
+   * or when any counter's window is full (`full`). Calls raced from any
+   * number of processes past a limit of n: exactly n are `counted`. In a
+   * unit, it must be the unit's only statement (it is sent as the unit).
+   */
+  take(key: CallKeyOf, counters: readonly QuotaCounter[]): Promise<QuotaTake>;
+  /** Takes one count back off each counter whose window is still the one counted (a counted call that turned out stored). */
+  giveBack(userId: string, counters: readonly QuotaCounter[]): Promise<void>;
+  /** The stored rows of these counters for the user (to tell which window is full, and until when). */
+  usage(userId: string, counters: readonly QuotaCounter[]): Promise<QuotaUse[]>;
 }
 
 // ---------------------------------------------------------------- calendar

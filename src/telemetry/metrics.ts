@@ -27,6 +27,8 @@ export class ToolgateMetrics {
   private readonly inFlight: Gauge<'transport'>;
   private readonly commitSeconds: Histogram;
   private readonly groupSize: Histogram;
+  private readonly quotaRejections: Counter<'action'>;
+  private readonly reloads: Counter<'result'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -49,6 +51,21 @@ export class ToolgateMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
+    this.quotaRejections = new Counter({
+      name: 'toolgate_quota_rejections_total',
+      help: 'Tool calls refused RATE_LIMITED by a quota (nothing ran), by action.',
+      labelNames: ['action'],
+      registers,
+    });
+    this.reloads = new Counter({
+      name: 'toolgate_config_reloads_total',
+      help: 'Configuration reloads (SIGHUP): ok, or rejected (the file did not validate; nothing changed).',
+      labelNames: ['result'],
+      registers,
+    });
+    // Both results are exposed from the start, so a dashboard sees 0 rather than nothing.
+    this.reloads.inc({ result: 'ok' }, 0);
+    this.reloads.inc({ result: 'rejected' }, 0);
     this.inFlight = new Gauge({ name: 'toolgate_tool_calls_in_flight', help: 'Tool calls running now.', labelNames: ['transport'], registers });
     new Gauge({
       name: 'toolgate_sessions_open',
@@ -111,6 +128,16 @@ export class ToolgateMetrics {
       this.inFlight.dec({ transport: labels.transport });
       this.calls.inc({ action: labels.action, status, executor: labels.executor, transport: labels.transport });
     };
+  }
+
+  /** A call refused by a quota. `action` is an action of the table (the call was admitted). */
+  quotaRejected(action: string): void {
+    this.quotaRejections.inc({ action });
+  }
+
+  /** A configuration reload, applied or rejected. */
+  configReloaded(result: 'ok' | 'rejected'): void {
+    this.reloads.inc({ result });
   }
 
   /** For `Store.onCommit`. */

@@ -17,7 +17,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { Client as McpClient } from '@modelcontextprotocol/client';
@@ -246,7 +246,8 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     // The tarball route, as written (with /opt/toolgate moved into a temporary folder).
     const opt = join(work, 'opt', 'toolgate');
     const state = join(work, 'var', 'lib', 'toolgate');
-    const here = (text: string) => text.replaceAll('/opt/toolgate', opt).replaceAll('/var/lib/toolgate', state);
+    const etc = join(work, 'etc', 'toolgate');
+    const here = (text: string) => text.replaceAll('/opt/toolgate', opt).replaceAll('/var/lib/toolgate', state).replaceAll('/etc/toolgate', etc);
     const untar = comment.find((l) => /tar -xzf toolgate-VERSION\.tgz/.test(l)) ?? assert.fail('a tarball route');
     mkdirSync(opt, { recursive: true });
     mkdirSync(state, { recursive: true });
@@ -259,6 +260,10 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       const from = join(REPO_ROOT, path);
       cpSync(from, join(opt, path), { recursive: true, dereference: true, filter: (src) => wanted(path, src.slice(from.length + 1)) });
     }
+    // The configuration the unit names, made as its comment says: from the example the package ships.
+    const config = comment.find((l) => /\/etc\/toolgate\/toolgate\.yaml \(start from /.test(l)) ?? assert.fail('where the configuration comes from');
+    mkdirSync(etc, { recursive: true });
+    copyFileSync(here(/start from (\S+?)\)/.exec(config)![1]!), join(etc, 'toolgate.yaml'));
     const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? assert.fail('ExecStart');
     const [, script, ...rest] = here(execStart).replace('--port 8765', '--port 0').split(/\s+/);
     const proc = spawn(process.execPath, [script!, ...rest], { env: { ...env, TOOLGATE_HOME: state, NODE_ENV: 'production' }, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -30,6 +30,7 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
     ],
   ],
   [5, [createTableSql(tableNamed('calls'), 'postgres')]],
+  [6, [createTableSql(tableNamed('quota_counts'), 'postgres'), `ALTER TABLE automation_jobs ADD COLUMN quotas jsonb NOT NULL DEFAULT '{}'`]],
 ]);
 
 function tableNamed(name: string) {

@@ -16,6 +16,7 @@ import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
 import { PgCallStates } from './call-states.js';
 import { PgUnit, type Query } from './unit.js';
+import { PgQuotas } from './quotas.js';
 import {
   messagesAfter,
   PgAutomationJobs,
@@ -75,6 +76,7 @@ class PgTx implements Tx {
   readonly invites;
   readonly memories;
   readonly contacts;
+  readonly quotas;
 
   /**
    * `unit`: a transaction's statement scheduler (unit.ts); without one
@@ -99,6 +101,7 @@ class PgTx implements Tx {
     this.invites = new PgInvites(q);
     this.memories = new PgMemories(q);
     this.contacts = new PgContacts(q);
+    this.quotas = new PgQuotas(q);
   }
 
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -14,6 +14,7 @@ import { sqliteEvents } from './events.js';
 import { sqliteInvites } from './invites.js';
 import { sqliteMemories } from './memories.js';
 import { sqliteContacts } from './contacts.js';
+import { sqliteQuotas } from './quotas.js';
 import type { Checkpointer } from './checkpointer.js';
 
 interface Unit {
@@ -108,6 +109,7 @@ export class SqliteStore implements Store {
       invites: sqliteInvites(st),
       memories: sqliteMemories(st),
       contacts: sqliteContacts(st),
+      quotas: sqliteQuotas(st),
       savepoint: (work) => this.savepoint(work),
       // Two reads a new call skips (its tool message, its call record): a call stored before fails the unit's
       // record or message write on the unique keys instead (StoreConflictError), and the caller answers

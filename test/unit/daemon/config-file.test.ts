@@ -50,9 +50,22 @@ test('the example config names every key, and the JSON and YAML examples load to
   }
   const fromJson = loadConfig(EXAMPLE_JSON, SKILLS);
   assert.deepEqual(loadConfig(EXAMPLE_YAML, SKILLS), fromJson);
-  assert.deepEqual(fromJson.agents.get('reader'), { enabledSkills: ['calendar', 'memory'], allowedActions: ['calendar.read'] });
+  assert.deepEqual(fromJson.agents.get('reader'), { enabledSkills: ['calendar', 'memory'], allowedActions: ['calendar.read'], quotas: [] });
+  assert.deepEqual(fromJson.agents.get('default')!.quotas, [
+    { pattern: 'calendar.create', actions: ['calendar.create'], limits: { minute: 30, day: 1000 } },
+    { pattern: 'memory.*', actions: ['memory.forget', 'memory.read', 'memory.update'], limits: { hour: 600 } },
+  ]);
   assert.equal(fromJson.store.synchronous, 'FULL');
   assert.equal(fromJson.limits.callTimeoutMs, 30000);
+});
+
+test('quotas: a pattern that matches no action, no window, or a count out of range is an error naming the key', () => {
+  const profile = (quotas: unknown) => file('q.json', JSON.stringify({ agents: { a: { enabled_skills: [], allowed_actions: ['calendar.read'], quotas } } }));
+  const nope = profile({ 'calendar.nope': { per_day: 1 } });
+  assert.equal(configError(nope), `config ${nope}: agents.a.quotas: "calendar.nope" matches no action`);
+  assert.match(configError(profile({ 'calendar.read': {} })), /agents\.a\.quotas\.calendar\.read: set at least one of per_minute, per_hour, per_day$/);
+  assert.match(configError(profile({ 'calendar.read': { per_day: 0 } })), /agents\.a\.quotas\.calendar\.read\.per_day: /);
+  assert.match(configError(profile({ 'calendar.read': { per_week: 3 } })), /unknown key agents\.a\.quotas\.calendar\.read\.per_week$/);
 });
 
 test('a .yml file is YAML too, and the same as its JSON', () => {

@@ -14,7 +14,7 @@ const ANALYZE = '/usr/bin/systemd-analyze';
 
 test('the unit is hardened as the operations page says', () => {
   const text = readFileSync(UNIT, 'utf8');
-  for (const line of ['DynamicUser=yes', 'StateDirectory=toolgate', 'ProtectSystem=strict', 'NoNewPrivileges=yes', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'KillSignal=SIGTERM']) {
+  for (const line of ['DynamicUser=yes', 'StateDirectory=toolgate', 'ProtectSystem=strict', 'NoNewPrivileges=yes', 'ProtectHome=yes', 'PrivateTmp=yes', 'CapabilityBoundingSet=', 'KillSignal=SIGTERM', 'ExecReload=/bin/kill -HUP $MAINPID']) {
     assert.match(text, new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'), line);
   }
   assert.doesNotMatch(text, /^ExecStart=.*(SECRET|TOKEN|password)/im, 'no secret on the command line');

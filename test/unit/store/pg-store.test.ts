@@ -122,9 +122,11 @@ describe('PostgreSQL engine', needsPg, () => {
       await tx.messages.insert(toolMessage('ria', 't1', 'c1'));
     });
     await store.close();
-    // As a version-3 database was: no credential_keys (4) and no calls (5) yet.
+    // As a version-3 database was: no credential_keys (4), no calls (5), no quotas (6) yet.
     await pgQuery(url, 'DROP TABLE credential_keys');
     await pgQuery(url, 'DROP TABLE calls');
+    await pgQuery(url, 'DROP TABLE quota_counts');
+    await pgQuery(url, 'ALTER TABLE automation_jobs DROP COLUMN quotas');
     await pgQuery(url, 'DELETE FROM toolgate_schema');
     await pgQuery(url, 'INSERT INTO toolgate_schema (version) VALUES (3)');
     await assert.rejects(openPgStore(url, { log: silent, checkRows: STORED_ROW_CHECK }), (err: Error) => {
@@ -141,6 +143,15 @@ describe('PostgreSQL engine', needsPg, () => {
     await upgraded.close();
     const [w] = await pgQuery<{ version: number }>(url, 'SELECT max(version) AS version FROM toolgate_schema');
     assert.equal(w!.version, SCHEMA_VERSION);
+    // The upgraded tables are the declared ones (PG_UPGRADES 4–6).
+    for (const table of ['credential_keys', 'calls', 'quota_counts', 'automation_jobs']) {
+      const cols = await pgQuery<{ column_name: string }>(
+        url,
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position",
+        [table],
+      );
+      assert.deepEqual(cols.map((c) => c.column_name), SCHEMA.tables.find((t) => t.name === table)!.columns.map((c) => c.name), table);
+    }
   });
 
   test('messages get 1, 2, 3… per (user, thread); two users share a thread id without sharing a thread', async () => {

@@ -1,0 +1,49 @@
+/**
+ * SIGHUP: the daemon reads its `--config` file again (contract §20). One log
+ * line says what happened — `config reloaded`, or `config reload rejected`
+ * with the reason naming the file and the key — and
+ * `toolgate_config_reloads_total{result}` counts it. A file that does not
+ * load changes nothing (src/daemon/config-reload.ts applies a valid one).
+ */
+import { loadConfig, type DaemonConfig } from '../daemon/config.js';
+import { applyConfig, type LiveLimits } from '../daemon/config-reload.js';
+import type { Daemon } from '../daemon/daemon.js';
+import type { Logger } from '../daemon/logger.js';
+import { discoverSkills } from '../daemon/skills.js';
+
+export interface ReloadDeps {
+  daemon: Daemon;
+  log: Logger;
+  /** `--config`; undefined: nothing to reload. */
+  file: string | undefined;
+  /** The live limits a configuration gives, flags given at start winning (serve.ts `limitsOf`). */
+  liveLimitsOf(config: DaemonConfig): LiveLimits;
+}
+
+/** Reloads the configuration file now; never throws (a daemon serving calls must not die of a bad file). */
+export function reloadConfig(deps: ReloadDeps): 'ok' | 'rejected' | 'none' {
+  const { daemon, log, file } = deps;
+  if (file === undefined) {
+    log.log('warn', 'SIGHUP: no --config file to reload; nothing changed');
+    return 'none';
+  }
+  let next: DaemonConfig;
+  try {
+    next = loadConfig(file, discoverSkills());
+  } catch (err) {
+    // ConfigError's message already names the file and the key; anything else is said as plainly.
+    log.log('error', 'config reload rejected: nothing changed', { reason: (err as Error).message });
+    daemon.metrics?.configReloaded('rejected');
+    return 'rejected';
+  }
+  const applied = applyConfig(daemon, next, deps.liveLimitsOf(next));
+  log.log(applied.needsRestart.length > 0 || applied.orphaned > 0 ? 'warn' : 'info', 'config reloaded', {
+    file,
+    agents: [...next.agents.keys()],
+    sessions: applied.sessions,
+    ...(applied.orphaned > 0 ? { sessions_without_profile: applied.orphaned } : {}),
+    ...(applied.needsRestart.length > 0 ? { needs_restart: applied.needsRestart } : {}),
+  });
+  daemon.metrics?.configReloaded('ok');
+  return 'ok';
+}

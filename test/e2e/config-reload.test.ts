@@ -1,0 +1,126 @@
+/**
+ * Contract §20, reloading the configuration on SIGHUP, from outside: the
+ * daemon is spawned with a config file, the file is edited, the process gets
+ * SIGHUP, and once its reload line is logged the new profiles hold — for
+ * sessions already open too. A file that does not validate changes nothing
+ * and says why in one line; /metrics counts both.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openSession, startHost, type Host } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { tempDir } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
+
+const SKILLS = ['calendar', 'contacts', 'memory'];
+const create = (title: string) => ({ module: 'calendar', method: 'create', input: { title, start_at: '2026-10-01T09:00:00Z', end_at: '2026-10-01T10:00:00Z' } });
+const read = { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-01' } };
+const code = (r: ToolResponse) => {
+  const b = JSON.parse(r.content[0]!.text) as { status: string; error?: { code: string } };
+  return b.error?.code ?? b.status;
+};
+
+/** The daemon's log lines about reloads. */
+const reloadLines = (h: Host) => h.stderr().split('\n').filter((l) => /"msg":"config reload/.test(l));
+
+/** Sends SIGHUP and waits for the reload's one log line (the n-th). */
+async function hangUp(h: Host, n: number): Promise<string> {
+  h.proc.kill('SIGHUP');
+  return waitFor(() => reloadLines(h)[n - 1], () => `reload line ${n}; log:\n${h.stderr().slice(-2000)}`);
+}
+
+async function metric(h: Host, result: 'ok' | 'rejected'): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${h.port}/metrics`)).text();
+  const m = new RegExp(`^toolgate_config_reloads_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+function start(file: string, executor = 'inprocess'): Promise<Host> {
+  return startHost({ transport: 'ws', args: ['--executor', executor, '--config', file] });
+}
+
+describe('SIGHUP reloads --config (contract §20)', () => {
+  test('a profile narrowed by SIGHUP refuses the removed action on a session already open', async () => {
+    const file = join(tempDir(), 'toolgate.json');
+    writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['calendar.*', 'memory.*'] } } }));
+    const h = await start(file);
+    try {
+      const { session_id, allowed_actions } = await openSession(h, await mintBearer('alice'));
+      assert.ok(allowed_actions.includes('calendar.create'));
+      const invoke = (id: string, args: unknown) => h.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: id, args });
+      assert.equal(code(await invoke('before', create('before'))), 'success');
+      assert.equal(await metric(h, 'ok'), 0);
+
+      writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] } } }));
+      const line = await hangUp(h, 1);
+      assert.match(line, /"msg":"config reloaded"/);
+      assert.equal(code(await invoke('after', create('after'))), 'ACTION_NOT_ALLOWED', 'the removed action is refused on the open session');
+      assert.equal(code(await invoke('read', read)), 'success', 'what stays allowed still runs');
+      const skills = await h.request<{ skills: Array<{ name: string }> }>('skills/list', { session_id });
+      assert.deepEqual(skills.skills.map((s) => s.name), ['calendar'], 'the session sees the profile’s new skills');
+      // A new session gets the new lists too.
+      const fresh = await openSession(await h.connect(), await mintBearer('bob'));
+      assert.deepEqual(fresh.allowed_actions, ['calendar.read']);
+      assert.equal(await metric(h, 'ok'), 1);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('a file that does not validate changes nothing and says why in one log line naming the key', async () => {
+    const file = join(tempDir(), 'toolgate.json');
+    writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['calendar.*'] } } }));
+    const h = await start(file);
+    try {
+      const { session_id } = await openSession(h, await mintBearer('alice'));
+      writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_action: ['calendar.read'] } } }));
+      const line = await hangUp(h, 1);
+      assert.match(line, /"msg":"config reload rejected/);
+      assert.match(line, /agents\.default\.allowed_action\b/, 'the line names the key');
+      assert.equal(reloadLines(h).length, 1, 'one line');
+      assert.equal(
+        code(await h.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'still', args: create('still allowed') })),
+        'success',
+        'the old profile still holds',
+      );
+      assert.deepEqual([await metric(h, 'rejected'), await metric(h, 'ok')], [1, 0]);
+      // The daemon is still the one it was: a good file after a bad one applies.
+      writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['memory.*'] } } }));
+      assert.match(await hangUp(h, 2), /"msg":"config reloaded"/);
+      assert.equal(
+        code(await h.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'gone', args: create('gone') })),
+        'ACTION_NOT_ALLOWED',
+      );
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('quotas reload too: a call refused by a quota runs under the same id once a reload raises it', async () => {
+    const file = join(tempDir(), 'toolgate.json');
+    const withQuota = (perDay: number) =>
+      writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_day: perDay } } } } }));
+    writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['calendar.*'] } } }));
+    const h = await start(file, 'subprocess');
+    try {
+      const { session_id } = await openSession(h, await mintBearer('alice'));
+      const invoke = (id: string, title: string) => h.request<ToolResponse>('tool/invoke', { session_id, thread_id: 'q', tool_call_id: id, args: create(title) });
+      assert.equal(code(await invoke('free-1', 'no quota yet')), 'success');
+      withQuota(1);
+      await hangUp(h, 1);
+      // A day window: this user's count starts now (calls before the quota existed were not counted).
+      assert.equal(code(await invoke('q-1', 'first')), 'success');
+      const refused = await invoke('q-2', 'second');
+      assert.equal(code(refused), 'RATE_LIMITED');
+      withQuota(5);
+      await hangUp(h, 2);
+      const again = await invoke('q-2', 'second');
+      assert.equal(code(again), 'success', 'the refused id was left free: the same call runs now');
+    } finally {
+      await h.stop();
+    }
+  });
+});
