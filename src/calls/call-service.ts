@@ -89,6 +89,42 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey): Promise<C
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
 }
 
+/**
+ * Whether `getCall` of this key answers from every daemon now: its outcome is
+ * stored, or it is running and — on PostgreSQL — recorded in the shared
+ * `calls` table (a call is shared there only once it has run a moment).
+ */
+export async function callVisible(deps: CallServiceDeps, key: CallKey): Promise<boolean> {
+  if (await storedCall(deps.store, key)) return true;
+  if (deps.store.sharedCalls) return (await deps.store.sharedCalls.find(key)) !== undefined;
+  return deps.calls.find(key) !== undefined;
+}
+
+/**
+ * The call once it is `done`, waiting while it runs (here: until its run
+ * ends; on another daemon: reading again, backing off from 20 ms to 500 ms)
+ * or until `signal` aborts (undefined then). CALL_NOT_FOUND for none of
+ * this user's.
+ */
+export async function awaitCallDone(deps: CallServiceDeps, key: CallKey, signal: AbortSignal): Promise<CallGetResult | undefined> {
+  for (let wait = 20; !signal.aborted; wait = Math.min(wait * 2, 500)) {
+    const call = await getCall(deps, key);
+    if (call.state === 'done') return call;
+    const here = deps.calls.find(key);
+    await new Promise<void>((resolve) => {
+      const timer = here ? undefined : setTimeout(done, wait);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+      void here?.ended.then(done);
+    });
+  }
+  return undefined;
+}
+
 /** Reads the call until its outcome is stored, backing off from 20 ms to 200 ms; undefined past `ms`. */
 async function outcomeWithin(store: Store, key: CallKey, ms: number, ask: () => Promise<void>): Promise<CallGetResult | undefined> {
   const deadline = performance.now() + ms;
