@@ -45,6 +45,7 @@ const PG_SUITES = [
   'unit/daemon/bearer-auth',
   'e2e/automation',
   'e2e/call-lifecycle',
+  'e2e/mcp-tasks',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 /** Runs node's test runner with its output passed through, and remembers that output's counts. */
