@@ -125,6 +125,45 @@ export async function awaitCallDone(deps: CallServiceDeps, key: CallKey, signal:
   return undefined;
 }
 
+/** A page of a user's calls; `next` (the last stored one's `[created_at, id]`) asks for the following page. */
+export interface CallPage {
+  calls: CallGetResult[];
+  next: [string, string] | null;
+}
+
+/**
+ * The user's calls, newest first: on the first page those running now (here,
+ * and on PostgreSQL on any live daemon), then the done ones from the store,
+ * `limit` at a time.
+ */
+export async function listCalls(deps: CallServiceDeps, userId: string, after: readonly [string, string] | undefined, limit: number): Promise<CallPage> {
+  const rows = await deps.store.read((tx) => tx.messages.toolMessages(userId, after, limit + 1));
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  const done = rows.map((row) => doneCall({ userId, threadId: row.thread_id, toolCallId: row.tool_call_id ?? '' }, row));
+  const seen = new Set(done.map((c) => JSON.stringify([c.thread_id, c.tool_call_id])));
+  const running: CallGetResult[] = [];
+  if (!after) {
+    const shared = (await deps.store.sharedCalls?.ofUser(userId)) ?? [];
+    for (const r of [...deps.calls.ofUser(userId), ...shared]) {
+      const k = JSON.stringify([r.threadId, r.toolCallId]);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      running.push({
+        thread_id: r.threadId,
+        tool_call_id: r.toolCallId,
+        action: r.action,
+        args_sha256: r.argsSha256,
+        state: 'running',
+        created_at: r.createdAt,
+        updated_at: r.createdAt,
+      });
+    }
+  }
+  const last = rows.at(-1);
+  return { calls: [...running, ...done], next: more && last ? [last.created_at, last.id] : null };
+}
+
 /** Reads the call until its outcome is stored, backing off from 20 ms to 200 ms; undefined past `ms`. */
 async function outcomeWithin(store: Store, key: CallKey, ms: number, ask: () => Promise<void>): Promise<CallGetResult | undefined> {
   const deadline = performance.now() + ms;

@@ -18,7 +18,7 @@
  * completed, `failed` being for JSON-RPC errors only).
  */
 import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
-import { awaitCallDone, callVisible, cancelCall, getCall } from '../calls/call-service.js';
+import { awaitCallDone, callVisible, cancelCall, getCall, listCalls } from '../calls/call-service.js';
 import type { CallKey } from '../calls/running-calls.js';
 import type { Daemon } from '../daemon/daemon.js';
 import { DaemonError } from '../daemon/errors.js';
@@ -36,6 +36,8 @@ import {
   TaskIdParams,
   Task2025,
   Task2026,
+  ListTasksParams,
+  ListTasksResult2025,
   UpdateTaskParams,
   type TaskStatus,
 } from './mcp-task-wire.js';
@@ -44,7 +46,25 @@ import {
 export const TASK_POLL_INTERVAL_MS = 1000;
 
 /** The server's `tasks` capability on 2025-11-25 (stripped by the SDK on 2026-07-28, where the extension stands instead). */
-export const TASKS_CAPABILITY_2025 = { cancel: {}, requests: { tools: { call: {} } } } as const;
+export const TASKS_CAPABILITY_2025 = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
+
+/** Tasks per `tasks/list` page. */
+export const TASK_LIST_PAGE = 50;
+
+/** The opaque cursor of the next `tasks/list` page: the last listed stored call's `[created_at, id]`. */
+function cursorOf(next: readonly [string, string]): string {
+  return Buffer.from(JSON.stringify(next), 'utf8').toString('base64url');
+}
+
+function afterOf(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) return [value[0] as string, value[1] as string];
+  } catch {
+    /* below */
+  }
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid tasks/list cursor');
+}
 
 type CallGet = CallGetResult;
 
@@ -233,6 +253,18 @@ export class McpTasks implements TaskCalls {
       if (!done?.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'tasks/result was cancelled before the task ended');
       const result = toolResultOf(done.outcome);
       return { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
+    });
+
+    // 2025-11-25 only (not a method of 2026-07-28): the user's own tasks — every call of theirs, since
+    // tasks/get answers for each — newest first, the running ones on the first page.
+    server.setRequestHandler('tasks/list', { params: ListTasksParams }, async ({ cursor }) => {
+      if (server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+      const page = await listCalls(this.daemon, this.principal.session.userId, cursor === undefined ? undefined : afterOf(cursor), TASK_LIST_PAGE).catch(
+        (err: unknown) => {
+          throw mcpError(err);
+        },
+      );
+      return ListTasksResult2025.parse({ tasks: page.calls.map(task2025), ...(page.next ? { nextCursor: cursorOf(page.next) } : {}) });
     });
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }, ctx) => {

@@ -188,6 +188,11 @@ for (const kind of KINDS) {
         assert.deepEqual(theirs.error, none?.error);
         assert.equal((await bob.request('tasks/cancel', { taskId })).error?.code, -32602);
       }
+      if (mcp.era === '2025') {
+        // Listed, working, on the first page (the running calls come first).
+        const listed = (await mcp.request('tasks/list', {})).result?.tasks as Array<{ taskId: string; status: string }>;
+        assert.equal(listed.find((t) => t.taskId === taskId)?.status, 'working', JSON.stringify(listed));
+      }
       const before = mcp.stderr().length;
       const cancel = mcp.request('tasks/cancel', { taskId });
       await stopped(mcp, before);
@@ -294,3 +299,43 @@ for (const era of ['2025', '2026'] as const) {
     }
   });
 }
+
+test('tasks/list pages the user\'s own tasks with an opaque cursor; another user\'s are never listed (2025-11-25, HTTP)', { timeout: 120_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess'] });
+  const alice = await rawHttp('2025', host, await mintBearer('alice'));
+  const bob = await rawHttp('2025', host, await mintBearer('bob'));
+  try {
+    for (let i = 0; i < 52; i += 1) {
+      const plain = i % 2 === 0;
+      const args = { module: 'memory', method: 'update', input: { key: `k${i}`, content: 'v' } };
+      const meta = { 'toolgate/tool_call_id': `c${i}` };
+      if (plain) {
+        // A call made without a task is a task too: tasks/get answers for it, so tasks/list lists it.
+        assert.ok((await alice.request('tools/call', { name: 'project_cli', arguments: args, _meta: meta })).result);
+      } else {
+        await callAsTask(alice, args, meta);
+      }
+    }
+    const theirs = (await callAsTask(bob, { module: 'memory', method: 'update', input: { key: 'b', content: 'v' } })).taskId;
+    await waitFor(async () => statusOf(await bob.request('tasks/get', { taskId: theirs })) === 'completed', 'bob\'s task to end');
+    const seen: Array<{ taskId: string; status: string }> = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await alice.request('tasks/list', cursor ? { cursor } : {});
+      assert.ok(page.result, JSON.stringify(page));
+      seen.push(...(page.result.tasks as typeof seen));
+      cursor = page.result.nextCursor as string | undefined;
+      pages += 1;
+    } while (cursor && pages < 10);
+    assert.equal(pages, 2);
+    assert.equal(seen.length, 52);
+    assert.equal(new Set(seen.map((t) => t.taskId)).size, 52);
+    assert.ok(!seen.some((t) => t.taskId === theirs));
+    for (const t of seen) assert.equal((await alice.request('tasks/get', { taskId: t.taskId })).result?.taskId, t.taskId);
+    assert.equal((await alice.request('tasks/list', { cursor: 'not-a-cursor' })).error?.code, -32602);
+  } finally {
+    await Promise.all([alice.close(), bob.close()]);
+    await host.stop();
+  }
+});
