@@ -1,7 +1,7 @@
 /**
  * MCP Tasks from outside (contract section 18), in raw JSON-RPC as a host
  * that speaks tasks sends it (the SDK's v2 client has no task API): over
- * stdio (`serve --mcp`) and Streamable HTTP, on 2025-11-25 (`params.task`,
+ * stdio (`serve --mcp`) and Streamable HTTP, each on 2025-11-25 (`params.task`,
  * `tasks/get`, `tasks/result`, `tasks/cancel`) and 2026-07-28 (the
  * `io.modelcontextprotocol/tasks` extension: `resultType: "task"`,
  * `tasks/get` with the result inline, `tasks/cancel` acknowledged), on the
@@ -45,8 +45,8 @@ const envelope = (declareTasks: boolean) => ({
 
 const create = (title: string) => ({ module: 'calendar', method: 'create', input: { title, start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } });
 
-/** `serve --mcp` spoken to line by line (2025-11-25). */
-async function rawStdio(token: string, db: string): Promise<RawMcp> {
+/** `serve --mcp` spoken to line by line: opened with `initialize` (2025-11-25) or `server/discover` (2026-07-28). */
+async function rawStdio(era: Era, token: string, db: string): Promise<RawMcp> {
   const child = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', db], {
     env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir('toolgate-mcp-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token, TOOLGATE_LOG_LEVEL: 'debug' },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -59,17 +59,24 @@ async function rawStdio(token: string, db: string): Promise<RawMcp> {
     if (typeof m.id === 'number') waiting.get(m.id)?.(m);
   });
   let next = 0;
-  const request = (method: string, params: Record<string, unknown>) =>
+  const request = (method: string, params: Record<string, unknown>, opts: { declareTasks?: boolean } = {}) =>
     new Promise<Answer>((resolve) => {
       const id = ++next;
       waiting.set(id, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      // 2026-07-28: every request carries its own envelope (the Tasks extension declared unless told otherwise).
+      const withEnvelope = era === '2026' ? { ...params, _meta: { ...(params._meta as object), ...envelope(opts.declareTasks ?? true) } } : params;
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: withEnvelope })}\n`);
     });
-  const init = await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-host', version: '1' } });
-  assert.ok(init.result, JSON.stringify(init));
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  if (era === '2026') {
+    const discovered = await request('server/discover', {}, { declareTasks: false });
+    assert.ok(discovered.result, JSON.stringify(discovered));
+  } else {
+    const init = await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-host', version: '1' } });
+    assert.ok(init.result, JSON.stringify(init));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  }
   return {
-    era: '2025',
+    era,
     request,
     stderr: () => stderr,
     async close() {
@@ -151,14 +158,14 @@ const statusOf = (a: Answer) => (a.result as { status?: string } | undefined)?.s
 const stopped = (mcp: RawMcp, before: number) =>
   waitFor(() => ['"project-cli stopped"', '"tool call stopped"'].some((l) => mcp.stderr().slice(before).includes(l)), () => `the call to stop\n${mcp.stderr().slice(-1500)}`);
 
-type Kind = 'stdio' | 'http' | 'http-2026';
-const KINDS: Kind[] = ['stdio', 'http', 'http-2026'];
+type Kind = 'stdio' | 'stdio-2026' | 'http' | 'http-2026';
+const KINDS: Kind[] = ['stdio', 'stdio-2026', 'http', 'http-2026'];
 
 async function open(kind: Kind, token: string): Promise<{ mcp: RawMcp; db: string; host?: Host }> {
-  if (kind === 'stdio') {
+  if (kind === 'stdio' || kind === 'stdio-2026') {
     const dataDir = tempDir();
     const db = TEST_ENGINE === 'postgres' ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
-    return { mcp: await rawStdio(token, db), db };
+    return { mcp: await rawStdio(kind === 'stdio' ? '2025' : '2026', token, db), db };
   }
   const host = await startHost({ transport: 'ws', env: { TOOLGATE_LOG_LEVEL: 'debug' } });
   return { mcp: await rawHttp(kind === 'http' ? '2025' : '2026', host, token), db: host.dbPath, host };
