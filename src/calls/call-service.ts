@@ -89,6 +89,81 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey): Promise<C
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
 }
 
+/**
+ * Whether `getCall` of this key answers from every daemon now: its outcome is
+ * stored, or it is running and — on PostgreSQL — recorded in the shared
+ * `calls` table (a call is shared there only once it has run a moment).
+ */
+export async function callVisible(deps: CallServiceDeps, key: CallKey): Promise<boolean> {
+  if (await storedCall(deps.store, key)) return true;
+  if (deps.store.sharedCalls) return (await deps.store.sharedCalls.find(key)) !== undefined;
+  return deps.calls.find(key) !== undefined;
+}
+
+/**
+ * The call once it is `done`, waiting while it runs (here: until its run
+ * ends; on another daemon: reading again, backing off from 20 ms to 500 ms)
+ * or until `signal` aborts (undefined then). CALL_NOT_FOUND for none of
+ * this user's.
+ */
+export async function awaitCallDone(deps: CallServiceDeps, key: CallKey, signal: AbortSignal): Promise<CallGetResult | undefined> {
+  for (let wait = 20; !signal.aborted; wait = Math.min(wait * 2, 500)) {
+    const call = await getCall(deps, key);
+    if (call.state === 'done') return call;
+    const here = deps.calls.find(key);
+    await new Promise<void>((resolve) => {
+      const timer = here ? undefined : setTimeout(done, wait);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done, { once: true });
+      void here?.ended.then(done);
+    });
+  }
+  return undefined;
+}
+
+/** A page of a user's calls; `next` (the last stored one's `[created_at, id]`) asks for the following page. */
+export interface CallPage {
+  calls: CallGetResult[];
+  next: [string, string] | null;
+}
+
+/**
+ * The user's calls, newest first: on the first page those running now (here,
+ * and on PostgreSQL on any live daemon), then the done ones from the store,
+ * `limit` at a time.
+ */
+export async function listCalls(deps: CallServiceDeps, userId: string, after: readonly [string, string] | undefined, limit: number): Promise<CallPage> {
+  const rows = await deps.store.read((tx) => tx.messages.toolMessages(userId, after, limit + 1));
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  const done = rows.map((row) => doneCall({ userId, threadId: row.thread_id, toolCallId: row.tool_call_id ?? '' }, row));
+  const seen = new Set(done.map((c) => JSON.stringify([c.thread_id, c.tool_call_id])));
+  const running: CallGetResult[] = [];
+  if (!after) {
+    const shared = (await deps.store.sharedCalls?.ofUser(userId)) ?? [];
+    for (const r of [...deps.calls.ofUser(userId), ...shared]) {
+      const k = JSON.stringify([r.threadId, r.toolCallId]);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      running.push({
+        thread_id: r.threadId,
+        tool_call_id: r.toolCallId,
+        action: r.action,
+        args_sha256: r.argsSha256,
+        state: 'running',
+        created_at: r.createdAt,
+        updated_at: r.createdAt,
+      });
+    }
+  }
+  const last = rows.at(-1);
+  return { calls: [...running, ...done], next: more && last ? [last.created_at, last.id] : null };
+}
+
 /** Reads the call until its outcome is stored, backing off from 20 ms to 200 ms; undefined past `ms`. */
 async function outcomeWithin(store: Store, key: CallKey, ms: number, ask: () => Promise<void>): Promise<CallGetResult | undefined> {
   const deadline = performance.now() + ms;

@@ -78,6 +78,16 @@ export class RunningCalls {
     return set ? set.values().next().value : undefined;
   }
 
+  /** The user's calls running now (one run of each). */
+  ofUser(userId: string): RunningCall[] {
+    const out: RunningCall[] = [];
+    for (const set of this.calls.values()) {
+      const run: RunningCall | undefined = set.values().next().value;
+      if (run && run.userId === userId) out.push(run);
+    }
+    return out;
+  }
+
   /** Stops every run of this call; resolves with how many were running. */
   stop(key: CallKey, reason: CallStopped): RunningCall[] {
     const set = this.calls.get(keyOf(key));

@@ -14,7 +14,7 @@
  * Transports (mcp-stdio.ts, mcp-http.ts) decide who the principal is; this
  * file only describes what the principal is served.
  */
-import { McpServer, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import type { McpServer, StandardSchemaV1, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
@@ -26,6 +26,8 @@ import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.
 import { skillUri } from './mcp-skills.js';
 import { scrubOutgoingErrors } from './mcp-error-scrub.js';
 import { attachToolCardApp, toolgateIcons, TOOL_UI_META } from './mcp-apps.js';
+import { TaskMcpServer } from './mcp-task-server.js';
+import { McpTasks } from './mcp-tasks.js';
 
 /** An action's own hints (the action table's); an unknown name claims nothing safe. */
 const UNKNOWN_ACTION_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
@@ -86,7 +88,8 @@ export function toolAnnotations(allowedActions: readonly string[]) {
 export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
   const { session } = principal;
   const icons = toolgateIcons();
-  const server = new McpServer(
+  // Task-augmented tools/call and tasks/* (contract section 18) on top of the SDK's server: mcp-task-server.ts.
+  const server = new TaskMcpServer(
     { name: 'toolgate', version: deps.daemon.version, icons: icons.server },
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
@@ -110,11 +113,20 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
     (args: unknown, ctx) => callProjectCli(deps, principal, args, ctx),
   );
   tool.update({ icons: icons.tool });
+  // 2025-11-25: the tool may be called as a task (registerTool takes no `execution`; the SDK drops it on 2026-07-28).
+  tool.execution = { taskSupport: 'optional' };
 
+  new McpTasks(deps.daemon, principal).install(server.server);
   catalog.attach(server);
   attachToolCardApp(server);
 
-  for (const { name, description } of listSkills(session).skills) {
+  const skills = listSkills(session).skills;
+  if (skills.length === 0) {
+    // The prompts capability is declared: with no skill to offer, prompts/list still answers (an empty list).
+    // The SDK installs its prompt handlers with the first prompt; this one is removed at once.
+    server.registerPrompt('none', { description: 'none' }, () => ({ messages: [] })).remove();
+  }
+  for (const { name, description } of skills) {
     server.registerPrompt(name, { title: `Skill: ${name}`, description }, () => ({
       description,
       messages: [

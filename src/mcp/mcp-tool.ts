@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
+import type { ToolResponse } from '../protocol/tool.js';
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import type { Daemon } from '../daemon/daemon.js';
@@ -51,6 +52,15 @@ export interface McpCallDeps {
   daemon: Daemon;
   track: <T>(work: Promise<T>) => Promise<T>;
   accepting: () => boolean;
+}
+
+/**
+ * The CallToolResult of a call's ToolResponse: `content` byte for byte,
+ * `structuredContent` the object its text is the JSON of (given, or parsed
+ * back from a stored call's text), `isError` on failure.
+ */
+export function toolResultOf(response: ToolResponse, projection: unknown = JSON.parse(response.content[0]?.text ?? 'null')): CallToolResult {
+  return { content: response.content, structuredContent: projection as Record<string, unknown>, isError: response.status === 'failure' };
 }
 
 /** The projection of a failure the daemon decides before any action runs. */
@@ -89,6 +99,37 @@ export function tokenOf(signal: AbortSignal): CancellationToken {
   } as CancellationToken;
 }
 
+/**
+ * The call a `tools/call` names: `(thread, tool_call_id)` from the host's
+ * `_meta`, else the MCP session's thread (or the principal's) and a fresh id.
+ * A malformed id, or one carrying a token, is the host's error (nothing stored).
+ */
+export function callIdentity(
+  principal: Pick<McpPrincipal, 'fallbackThread'>,
+  meta: Record<string, unknown>,
+  sessionId: string | undefined,
+  secrets: readonly string[] | undefined,
+): { threadId: string; toolCallId: string } {
+  const namedThread = meta[THREAD_META_KEY];
+  if (namedThread !== undefined && !Id.safeParse(namedThread).success) {
+    throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${THREAD_META_KEY}"] must be a string of 1 to 200 characters`);
+  }
+  const namedCall = meta[TOOL_CALL_META_KEY];
+  if (namedCall !== undefined && !Id.safeParse(namedCall).success) {
+    throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${TOOL_CALL_META_KEY}"] must be a string of 1 to 200 characters`);
+  }
+  // Ids are stored (threads, messages, call records): a token pasted into one is refused, as on tool/invoke.
+  for (const [key, value] of [[THREAD_META_KEY, namedThread], [TOOL_CALL_META_KEY, namedCall]] as const) {
+    if (value !== undefined && findSecretIn(value, secrets) !== null) {
+      throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
+    }
+  }
+  return {
+    threadId: (namedThread as string | undefined) ?? (sessionId ? `mcp-${sessionId}` : principal.fallbackThread),
+    toolCallId: (namedCall as string | undefined) ?? `mcp-${randomUUID()}`,
+  };
+}
+
 export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal, raw: unknown, ctx: ServerContext): Promise<CallToolResult> {
   const { daemon } = deps;
   const names = namesOf(raw, daemon.secrets ?? []);
@@ -109,22 +150,7 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     });
   }
   const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
-  const namedThread = meta[THREAD_META_KEY];
-  if (namedThread !== undefined && !Id.safeParse(namedThread).success) {
-    throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${THREAD_META_KEY}"] must be a string of 1 to 200 characters`);
-  }
-  const namedCall = meta[TOOL_CALL_META_KEY];
-  if (namedCall !== undefined && !Id.safeParse(namedCall).success) {
-    throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${TOOL_CALL_META_KEY}"] must be a string of 1 to 200 characters`);
-  }
-  // Ids are stored (threads, messages, call records): a token pasted into one is refused, as on tool/invoke.
-  for (const [key, value] of [[THREAD_META_KEY, namedThread], [TOOL_CALL_META_KEY, namedCall]] as const) {
-    if (value !== undefined && findSecretIn(value, daemon.secrets) !== null) {
-      throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
-    }
-  }
-  const threadId = (namedThread as string | undefined) ?? (ctx.sessionId ? `mcp-${ctx.sessionId}` : principal.fallbackThread);
-  const toolCallId = (namedCall as string | undefined) ?? `mcp-${randomUUID()}`;
+  const { threadId, toolCallId } = callIdentity(principal, meta, ctx.sessionId, daemon.secrets);
 
   if (!deps.accepting()) throw hostError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
   if (principal.inFlight.count >= principal.inFlight.max) {
@@ -184,7 +210,7 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
       ms: Math.round(performance.now() - started),
     });
     // The text is the JSON of this very object: nothing is parsed back.
-    const result: CallToolResult = { content: response.content, structuredContent: projection as Record<string, unknown>, isError: response.status === 'failure' };
+    const result = toolResultOf(response, projection);
     if (uiSchema !== undefined) result._meta = { [UI_SCHEMA_META_KEY]: uiSchema };
     return result;
   } catch (err) {

@@ -112,6 +112,8 @@ export interface SharedCalls {
   ended(k: CallKeyOf): Promise<void>;
   /** A call some live daemon is running; a row left by a dead daemon is removed (undefined). */
   find(k: CallKeyOf): Promise<SharedCallRow | undefined>;
+  /** The user's calls some live daemon is running (rows of dead daemons left out), newest first. */
+  ofUser(userId: string): Promise<SharedCallRow[]>;
   /** Asks every daemon to stop this call (the one running it does). */
   requestCancel(k: CallKeyOf): Promise<void>;
   /** At start: removes the rows of calls whose daemon died; resolves with how many. */
@@ -335,6 +337,12 @@ export interface MessagesRepo {
    */
   insert(m: NewMessage, opts?: { last?: boolean }): Promise<MessageRow>;
   getToolMessage(userId: string, threadId: string, toolCallId: string): Promise<MessageRow | undefined>;
+  /**
+   * The user's tool messages (their done calls) in every thread, newest
+   * first: at most `limit`, those before `after` (the `[created_at, id]` of
+   * the last one of the previous page) when given.
+   */
+  toolMessages(userId: string, after: readonly [string, string] | undefined, limit: number): Promise<MessageRow[]>;
   /**
    * Newest-first paging, returned oldest-first within the page. `before` is a
    * message id of the same thread; an id from elsewhere yields an empty page.

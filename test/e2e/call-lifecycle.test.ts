@@ -11,12 +11,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
 import { dbCount } from '../helpers/db.js';
 import { TEST_ENGINE, freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
@@ -31,30 +30,6 @@ const CASES: Array<{ transport: Transport; executor: Executor }> = [
 ];
 
 const create = (title: string) => ({ module: 'calendar', method: 'create', input: { title, start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } });
-
-/**
- * Holds the database's write lock from another connection (SQLite: BEGIN
- * IMMEDIATE in this test process, not the daemon's; PostgreSQL: the events
- * table locked), so a call that writes an event keeps running until release.
- */
-async function holdWriteLock(db: string): Promise<() => Promise<void>> {
-  if (/^postgres(ql)?:\/\//i.test(db)) {
-    const client = new pg.Client({ connectionString: db });
-    await client.connect();
-    await client.query('BEGIN');
-    await client.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
-    return async () => {
-      await client.query('ROLLBACK');
-      await client.end();
-    };
-  }
-  const conn = new Database(db);
-  conn.exec('BEGIN IMMEDIATE');
-  return async () => {
-    conn.exec('ROLLBACK');
-    conn.close();
-  };
-}
 
 const eventsTitled = (host: Host, title: string) => dbCount(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]);
 

@@ -58,6 +58,19 @@ export class PgCallStates implements SharedCalls {
     });
   }
 
+  async ofUser(userId: string): Promise<SharedCallRow[]> {
+    return this.deps.transaction(async (q) => {
+      const rows = await q<{ thread_id: string; tool_call_id: string; action: string; args_sha256: string; created_at: string; stale: boolean }>(
+        `SELECT thread_id, tool_call_id, action, args_sha256, created_at, pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) AS stale
+           FROM calls WHERE user_id = $1 AND state = 'running' ORDER BY created_at DESC`,
+        [userId],
+      );
+      return rows
+        .filter((r) => !r.stale)
+        .map((r) => ({ userId, threadId: r.thread_id, toolCallId: r.tool_call_id, action: r.action, argsSha256: r.args_sha256, createdAt: r.created_at }));
+    });
+  }
+
   /** At start: removes the running rows whose mark no daemon holds (their daemon died). */
   async reap(): Promise<number> {
     return this.deps.transaction(async (q) => {

@@ -194,6 +194,20 @@ export class PgMessages implements MessagesRepo {
     )[0];
   }
 
+  async toolMessages(userId: string, after: readonly [string, string] | undefined, limit: number): Promise<MessageRow[]> {
+    if (!after) {
+      return this.q<MessageRow>(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND tool_call_id IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT $2`,
+        [userId, limit],
+      );
+    }
+    return this.q<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND tool_call_id IS NOT NULL AND (created_at, id) < ($2, $3)
+       ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [userId, after[0], after[1], limit],
+    );
+  }
+
   async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
     let beforeSeq = Number.MAX_SAFE_INTEGER;
     if (before !== undefined) {

@@ -48,6 +48,15 @@ export function sqliteMessages(st: Statements): MessagesRepo {
         .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?`)
         .get(userId, threadId, toolCallId) as MessageRow | undefined;
     },
+    async toolMessages(userId: string, after: readonly [string, string] | undefined, limit: number) {
+      const [at, id] = after ?? ['\uffff', ''];
+      return st
+        .get(
+          `SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND tool_call_id IS NOT NULL AND (created_at < ? OR (created_at = ? AND id < ?))
+           ORDER BY created_at DESC, id DESC LIMIT ?`,
+        )
+        .all(userId, at, at, id, limit) as MessageRow[];
+    },
     async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
       let beforeSeq = Number.MAX_SAFE_INTEGER;
       if (before !== undefined) {

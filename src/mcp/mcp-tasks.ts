@@ -1,0 +1,303 @@
+/**
+ * MCP Tasks backed by the stored call (contract section 18): a task is the
+ * call of section 16, `(user, thread_id, tool_call_id)`, and nothing else —
+ * no task table, no memory of it in this process. So any daemon on the
+ * database answers for it, a task outlives its MCP session, and it lives as
+ * long as its call stays in history (`ttl: null`).
+ *
+ * The task id is the call's `(thread_id, tool_call_id)`, base64url-encoded
+ * JSON. It names the call within its user only: every lookup is the
+ * requesting principal's user's, so another user's task id — or a forged
+ * one — finds nothing and gets the same -32602 as an unknown id. The id
+ * tells its holder nothing they did not send or receive themselves.
+ *
+ * Status (one place, `taskStatusOf`): running → `working`; awaiting
+ * approval → `input_required`; done → `completed`, or `cancelled` for a
+ * CANCELLED outcome, or on 2025-11-25 `failed` for any other tool failure
+ * (that revision calls an `isError` result failed; 2026-07-28 calls it
+ * completed, `failed` being for JSON-RPC errors only).
+ */
+import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
+import { awaitCallDone, callVisible, cancelCall, getCall, listCalls } from '../calls/call-service.js';
+import type { CallKey } from '../calls/running-calls.js';
+import type { Daemon } from '../daemon/daemon.js';
+import { DaemonError } from '../daemon/errors.js';
+import type { CallGetResult } from '../protocol/methods.js';
+import type { ToolResponse } from '../protocol/tool.js';
+import { Id } from '../protocol/json.js';
+import { asWireError } from '../rpc/errors.js';
+import { THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
+import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
+import {
+  ClientCapabilitiesEnvelope,
+  MODEL_IMMEDIATE_RESPONSE_META_KEY,
+  TASKS_EXTENSION_ID,
+  TaskAck,
+  TaskIdParams,
+  Task2025,
+  Task2026,
+  ListTasksParams,
+  ListTasksResult2025,
+  UpdateTaskParams,
+  type TaskStatus,
+} from './mcp-task-wire.js';
+
+/** How often a client is asked to poll `tasks/get`. */
+export const TASK_POLL_INTERVAL_MS = 1000;
+
+/** The server's `tasks` capability on 2025-11-25 (stripped by the SDK on 2026-07-28, where the extension stands instead). */
+export const TASKS_CAPABILITY_2025 = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
+
+/** Tasks per `tasks/list` page. */
+export const TASK_LIST_PAGE = 50;
+
+/** The opaque cursor of the next `tasks/list` page: the last listed stored call's `[created_at, id]`. */
+function cursorOf(next: readonly [string, string]): string {
+  return Buffer.from(JSON.stringify(next), 'utf8').toString('base64url');
+}
+
+function afterOf(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) return [value[0] as string, value[1] as string];
+  } catch {
+    /* below */
+  }
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid tasks/list cursor');
+}
+
+type CallGet = CallGetResult;
+
+/** The task id of a call: its `(thread_id, tool_call_id)`, base64url JSON. */
+export function taskIdOf(threadId: string, toolCallId: string): string {
+  return Buffer.from(JSON.stringify([threadId, toolCallId]), 'utf8').toString('base64url');
+}
+
+/** The call a task id names, or undefined for a string that is no task id of ours. */
+export function callOfTaskId(taskId: string): { threadId: string; toolCallId: string } | undefined {
+  try {
+    const value = JSON.parse(Buffer.from(taskId, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && value.length === 2 && Id.safeParse(value[0]).success && Id.safeParse(value[1]).success) {
+      return { threadId: value[0] as string, toolCallId: value[1] as string };
+    }
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}
+
+/** The error code of a stored failure (the projection's `error.code`), if any. */
+function failureOf(outcome: ToolResponse): { code?: string; message?: string } | undefined {
+  if (outcome.status !== 'failure') return undefined;
+  const projection = JSON.parse(outcome.content[0]?.text ?? '{}') as { error?: { code?: string; message?: string } };
+  return projection.error ?? {};
+}
+
+/** The one mapping from a call's state to a task's status (see the top of this file). */
+export function taskStatusOf(call: CallGet, modern: boolean): { status: TaskStatus; statusMessage?: string } {
+  switch (call.state) {
+    case 'awaiting_approval':
+      return { status: 'input_required', statusMessage: 'The call waits for its user to approve it.' };
+    case 'running':
+      return { status: 'working', statusMessage: 'The call is running.' };
+    case 'done': {
+      const failure = call.outcome ? failureOf(call.outcome) : undefined;
+      if (!failure) return { status: 'completed' };
+      if (failure.code === 'CANCELLED') return { status: 'cancelled', statusMessage: failure.message ?? 'The call was cancelled.' };
+      return { status: modern ? 'completed' : 'failed', statusMessage: failure.message ?? 'The call failed.' };
+    }
+  }
+}
+
+function task2025(call: CallGet): Task2025 {
+  return Task2025.parse({
+    taskId: taskIdOf(call.thread_id, call.tool_call_id),
+    ...taskStatusOf(call, false),
+    createdAt: call.created_at,
+    lastUpdatedAt: call.updated_at,
+    ttl: null,
+    pollInterval: TASK_POLL_INTERVAL_MS,
+  });
+}
+
+/** The 2026-07-28 task; `detailed` inlines the result once completed (tasks/get), not on creation. */
+function task2026(call: CallGet, detailed: boolean): Task2026 {
+  const { status, statusMessage } = taskStatusOf(call, true);
+  return Task2026.parse({
+    taskId: taskIdOf(call.thread_id, call.tool_call_id),
+    status,
+    ...(statusMessage ? { statusMessage } : {}),
+    createdAt: call.created_at,
+    lastUpdatedAt: call.updated_at,
+    ttlMs: null,
+    pollIntervalMs: TASK_POLL_INTERVAL_MS,
+    ...(detailed && status === 'completed' && call.outcome ? { result: toolResultOf(call.outcome) } : {}),
+    ...(detailed && status === 'input_required' ? { inputRequests: {} } : {}),
+  });
+}
+
+const notFound = () => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+
+/** Whether a 2026-07-28 request declared the Tasks extension in its own client capabilities. */
+function declaredTasks(ctx: ServerContext): boolean {
+  const envelope = ClientCapabilitiesEnvelope.safeParse(ctx.mcpReq.envelope ?? ctx.mcpReq._meta ?? {});
+  return envelope.success && envelope.data[CLIENT_CAPABILITIES_META_KEY]?.extensions?.[TASKS_EXTENSION_ID] !== undefined;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A short pause that ends early when `until` settles. */
+const pause = (ms: number, until: Promise<unknown>) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void until.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+
+/**
+ * The tasks of one MCP principal: decides and starts task-augmented
+ * `tools/call`s (TaskCalls) and serves `tasks/*` on its server.
+ */
+export class McpTasks implements TaskCalls {
+  constructor(
+    private readonly daemon: Daemon,
+    private readonly principal: McpPrincipal,
+  ) {}
+
+  private keyOf(taskId: string): CallKey {
+    const call = callOfTaskId(taskId);
+    if (!call) throw notFound();
+    return { userId: this.principal.session.userId, ...call };
+  }
+
+  /** `getCall`, with CALL_NOT_FOUND as MCP's task-not-found and the daemon's wire errors as they are. */
+  private async call(key: CallKey): Promise<CallGet> {
+    try {
+      return await getCall(this.daemon, key);
+    } catch (err) {
+      throw mcpError(err);
+    }
+  }
+
+  requested(request: JSONRPCRequest, ctx: ServerContext, modern: boolean): boolean {
+    return modern ? declaredTasks(ctx) : isObject(request.params) && isObject(request.params.task);
+  }
+
+  async start(request: JSONRPCRequest, ctx: ServerContext, modern: boolean, run: RequestHandler): Promise<Result> {
+    const { task: _asked, ...params } = isObject(request.params) ? request.params : {};
+    const { progressToken: _progress, ...meta } = ctx.mcpReq._meta ?? {};
+    let identity: { threadId: string; toolCallId: string };
+    try {
+      identity = callIdentity(this.principal, meta, ctx.sessionId, this.daemon.secrets);
+    } catch {
+      // A malformed id: the ordinary path answers exactly as it would without a task.
+      return run(request, ctx);
+    }
+    // The call runs on past this request: named up front (so the task id is known), never stopped by this
+    // request's end (tasks/cancel and call/cancel stop it), and reporting no progress (its request is answered).
+    const taskMeta = { ...meta, [THREAD_META_KEY]: identity.threadId, [TOOL_CALL_META_KEY]: identity.toolCallId };
+    const taskCtx: ServerContext = { ...ctx, mcpReq: { ...ctx.mcpReq, _meta: taskMeta, signal: new AbortController().signal } };
+    const ran = run({ ...request, params: { ...params, _meta: taskMeta } }, taskCtx).then(
+      (result) => ({ ok: true as const, result }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    let ended = false;
+    void ran.then(() => (ended = true));
+    const key: CallKey = { userId: this.principal.session.userId, ...identity };
+    // A CreateTaskResult only once any daemon can answer tasks/get for it (PostgreSQL: the call is shared).
+    for (let wait = 10; ; wait = Math.min(wait * 2, 100)) {
+      const finished = ended;
+      if (await callVisible(this.daemon, key)) break;
+      if (finished) {
+        // It ended without a stored call (refused before it was stored, or a host error): its own answer.
+        const outcome = await ran;
+        if (outcome.ok) return outcome.result;
+        throw outcome.error;
+      }
+      await pause(wait, ran);
+    }
+    const call = await this.call(key);
+    if (modern) return { resultType: 'task', ...task2026(call, false) };
+    // 2025-11-25: a task begins `working`; tasks/get reports where it is now.
+    const task = { ...task2025(call), status: 'working' as const, statusMessage: 'The call is running.' };
+    return {
+      task,
+      _meta: { [MODEL_IMMEDIATE_RESPONSE_META_KEY]: `The call runs as task ${task.taskId}; its result comes from tasks/result.` },
+    };
+  }
+
+  /** Installs the task capability and the `tasks/*` handlers on `server` (before it connects). */
+  install(server: TaskServer): void {
+    server.serveTasks(this);
+    server.registerCapabilities({ tasks: TASKS_CAPABILITY_2025, extensions: { [TASKS_EXTENSION_ID]: {} } });
+    const modernOnly = (ctx: ServerContext) => {
+      if (!declaredTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION_ID]: {} } } });
+    };
+
+    server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      if (server.servesModernEra()) {
+        modernOnly(ctx);
+        return task2026(await this.call(this.keyOf(taskId)), true);
+      }
+      return task2025(await this.call(this.keyOf(taskId)));
+    });
+
+    // 2025-11-25 only (the SDK refuses it on 2026-07-28, where tasks/get carries the result).
+    server.setRequestHandler('tasks/result', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      const key = this.keyOf(taskId);
+      const done = await awaitCallDone(this.daemon, key, ctx.mcpReq.signal).catch((err: unknown) => {
+        throw mcpError(err);
+      });
+      if (!done?.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'tasks/result was cancelled before the task ended');
+      const result = toolResultOf(done.outcome);
+      return { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
+    });
+
+    // 2025-11-25 only (not a method of 2026-07-28): the user's own tasks — every call of theirs, since
+    // tasks/get answers for each — newest first, the running ones on the first page.
+    server.setRequestHandler('tasks/list', { params: ListTasksParams }, async ({ cursor }) => {
+      if (server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+      const page = await listCalls(this.daemon, this.principal.session.userId, cursor === undefined ? undefined : afterOf(cursor), TASK_LIST_PAGE).catch(
+        (err: unknown) => {
+          throw mcpError(err);
+        },
+      );
+      return ListTasksResult2025.parse({ tasks: page.calls.map(task2025), ...(page.next ? { nextCursor: cursorOf(page.next) } : {}) });
+    });
+
+    server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      const modern = server.servesModernEra();
+      if (modern) modernOnly(ctx);
+      const key = this.keyOf(taskId);
+      const before = await this.call(key);
+      if (before.state === 'done') {
+        if (modern) return TaskAck.parse({});
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${taskStatusOf(before, false).status}'`);
+      }
+      try {
+        await cancelCall(this.daemon, key);
+      } catch (err) {
+        throw mcpError(err);
+      }
+      // Cancelled — or its real outcome, when its writes had committed first (contract section 16).
+      return modern ? TaskAck.parse({}) : task2025(await this.call(key));
+    });
+
+    // 2026-07-28: input responses for a task awaiting input. Nothing of a call asks through them yet: acknowledged.
+    server.setRequestHandler('tasks/update', { params: UpdateTaskParams }, async ({ taskId }, ctx) => {
+      if (!server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+      modernOnly(ctx);
+      await this.call(this.keyOf(taskId));
+      return TaskAck.parse({});
+    });
+  }
+}
+
+/** A daemon error as MCP answers it: CALL_NOT_FOUND is task-not-found; other wire errors keep their code. */
+function mcpError(err: unknown): unknown {
+  if (err instanceof DaemonError && err.code === 'CALL_NOT_FOUND') return notFound();
+  const wire = asWireError(err);
+  return wire ? new ProtocolError(wire.code, wire.message, wire.data) : err;
+}
