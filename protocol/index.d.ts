@@ -13,7 +13,8 @@ export type ToolErrorCode =
   | "TIMEOUT"
   | "INTERNAL"
   | "DUPLICATE_TOOL_CALL_ID"
-  | "CANCELLED";
+  | "CANCELLED"
+  | "RESULT_TOO_LARGE";
 /**
  * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
  */
@@ -338,9 +339,13 @@ export interface HistoryGetResult {
   messages: HistoryMessage[];
   next_before: string | null;
 }
+/**
+ * cursor: the next_cursor of the page before; omit it for the first page.
+ */
 export interface ThreadListParams {
   session_id: string;
   limit?: number;
+  cursor?: string;
 }
 export interface ThreadSummary {
   thread_id: string;
@@ -348,8 +353,12 @@ export interface ThreadSummary {
   updated_at: string;
   message_count: number;
 }
+/**
+ * One page, most recently updated first; next_cursor (null on the last page) asks for the next one.
+ */
 export interface ThreadListResult {
   threads: ThreadSummary[];
+  next_cursor: string | null;
 }
 export interface ThreadSubscribeParams {
   session_id: string;
@@ -441,9 +450,13 @@ export interface Memory {
   content: string;
   updated_at: string;
 }
+/**
+ * One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.
+ */
 export interface CalendarReadData {
   items: Event[];
   count: number;
+  next_cursor: string | null;
 }
 /**
  * calendar.create (one event) and calendar.update.
@@ -503,9 +516,13 @@ export interface MemoryForgetData {
   key: string;
   forgotten: true;
 }
+/**
+ * One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.
+ */
 export interface MemoryReadData {
   items: Memory[];
   count: number;
+  next_cursor: string | null;
 }
 export interface CliSuccess {
   ok: true;
@@ -545,6 +562,7 @@ export interface LimitsConfig {
   max_sessions_per_connection?: number;
   max_connections_per_user?: number;
   max_subscriptions_per_connection?: number;
+  max_result_bytes?: number;
 }
 export interface StoreConfig {
   synchronous?: "FULL" | "NORMAL";

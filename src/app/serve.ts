@@ -36,7 +36,7 @@ import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
 import { listenWs } from './ws-listener.js';
-import { MAX_TIMER_MS } from '../protocol/limits.js';
+import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { RunningCalls } from '../calls/running-calls.js';
 import { CallStopped } from '../calls/call-stopped.js';
 
@@ -72,6 +72,8 @@ export interface Limits extends TransportLimits {
   maxConnectionsPerUser: number;
   /** Subscriptions one connection may hold (-32003 past it). */
   maxSubscriptionsPerConnection: number;
+  /** Largest result projection (bytes); a larger one is the failure RESULT_TOO_LARGE. */
+  maxResultBytes: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -84,6 +86,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
   maxConnectionsPerUser: DEFAULT_MAX_CONNECTIONS_PER_USER,
   maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
 };
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -165,6 +168,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       timeoutMs: (action) => limits.actionTimeoutMs[action] ?? limits.callTimeoutMs,
       cancelGraceMs: limits.cancelGraceMs,
       calls: new RunningCalls(),
+      maxResultBytes: limits.maxResultBytes,
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
-import type { MessageRow, ThreadSummary } from '../store/store.js';
+import type { MessageRow, ThreadPosition, ThreadSummary } from '../store/store.js';
+import { decodeCursor, pageOf } from '../codec/cursor.js';
 import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../protocol/methods.js';
-import { threadNotFound } from './errors.js';
+import { DaemonError, threadNotFound } from './errors.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import { compileStoredUi } from './ui.js';
 import type { UiExtras } from './ui-cache.js';
@@ -83,6 +84,28 @@ export async function appendMessage(daemon: Daemon, session: Session, p: z.infer
   return { id: row.id };
 }
 
-export async function threadList(daemon: Daemon, session: Session, p: z.infer<typeof ThreadListParams>): Promise<{ threads: ThreadSummary[] }> {
-  return { threads: await daemon.store.read((tx) => tx.threads.list(session.userId, p.limit ?? 50)) };
+/**
+ * `thread/list`: a page of the user's threads, most recently updated first.
+ * The cursor is a position in that order (the last thread's `updated_at`
+ * and id), not a snapshot: a thread updated meanwhile moves to the front.
+ */
+export async function threadList(
+  daemon: Daemon,
+  session: Session,
+  p: z.infer<typeof ThreadListParams>,
+): Promise<{ threads: ThreadSummary[]; next_cursor: string | null }> {
+  const limit = p.limit ?? 50;
+  let after: ThreadPosition | null = null;
+  if (p.cursor !== undefined) {
+    const position = decodeCursor(p.cursor, isThreadPosition);
+    if (!position) throw new DaemonError('INVALID_CURSOR', 'cursor is not a next_cursor thread/list returned: omit it for the first page');
+    after = { updatedAt: position[0], threadId: position[1] };
+  }
+  // One more than the page: whether a next page exists, without counting.
+  const rows = await daemon.store.read((tx) => tx.threads.list(session.userId, after, limit + 1));
+  const { items, next_cursor } = pageOf(rows, limit, (t) => [t.updated_at, t.thread_id]);
+  return { threads: items, next_cursor };
 }
+
+const isThreadPosition = (p: unknown): p is [string, string] =>
+  Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && p[0].length <= 40 && typeof p[1] === 'string' && p[1].length > 0 && p[1].length <= 200;

@@ -75,6 +75,7 @@ export async function answerToolCall(
     toolCallId: params.tool_call_id,
     args,
     argsSha256: argsSha256(args),
+    maxResultBytes: daemon.maxResultBytes,
   };
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);

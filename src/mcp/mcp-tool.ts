@@ -17,6 +17,7 @@ import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
+import { malformedReason } from '../codec/well-formed.js';
 import type { Daemon } from '../daemon/daemon.js';
 import type { Connection } from '../rpc/connection.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
@@ -118,6 +119,9 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     if (value !== undefined && findSecretIn(value, daemon.secrets) !== null) {
       throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
     }
+    // U+0000 or a lone surrogate: no engine stores it as it is (the args are admitted by answerToolCall).
+    const malformed = typeof value === 'string' ? malformedReason(value) : null;
+    if (malformed) throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] ${malformed}, which no id may hold; nothing was stored`);
   }
   const threadId = (namedThread as string | undefined) ?? (ctx.sessionId ? `mcp-${ctx.sessionId}` : principal.fallbackThread);
   const toolCallId = (namedCall as string | undefined) ?? `mcp-${randomUUID()}`;

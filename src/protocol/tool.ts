@@ -30,6 +30,7 @@ export const TOOL_ERROR_CODES = [
   'INTERNAL',
   'DUPLICATE_TOOL_CALL_ID',
   'CANCELLED',
+  'RESULT_TOO_LARGE',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 

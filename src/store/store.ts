@@ -269,12 +269,21 @@ export interface UsersRepo {
 /** The wire shape of `thread/list`, declared once in src/protocol. */
 export type { ThreadSummary };
 
+/** Where a page of threads ended: the last thread's `updated_at` and id. */
+export interface ThreadPosition {
+  updatedAt: string;
+  threadId: string;
+}
+
 export interface ThreadsRepo {
   /** Creates the user's thread if it does not exist yet (idempotent). */
   claim(userId: string, threadId: string): Promise<void>;
   exists(userId: string, threadId: string): Promise<boolean>;
-  /** The user's threads, most recently updated first. */
-  list(userId: string, limit: number): Promise<ThreadSummary[]>;
+  /**
+   * The user's threads, most recently updated first (then by id, descending):
+   * at most `limit`, those after `after` (the last thread of the page before) when given.
+   */
+  list(userId: string, after: ThreadPosition | null, limit: number): Promise<ThreadSummary[]>;
 }
 
 // ---------------------------------------------------------------- messages
@@ -442,13 +451,22 @@ export interface EventFields {
   description?: string | null | undefined;
 }
 
+/** Where a page of events ended: the last event's start (ms) and id. */
+export interface EventPosition {
+  startMs: number;
+  id: string;
+}
+
 /** Every read is scoped: a user sees the events they own and those whose invite they accepted. */
 export interface EventsRepo {
   create(ownerId: string, f: EventFields): Promise<Event>;
   getVisible(userId: string, eventId: string): Promise<Event | undefined>;
   getOwned(ownerId: string, eventId: string): Promise<Event | undefined>;
-  /** Events visible to the user that overlap [fromMs, toMs), by start then id. */
-  listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]>;
+  /**
+   * Events visible to the user that overlap [fromMs, toMs), by start then id:
+   * at most `limit`, those after `after` (the last event of the page before) when given.
+   */
+  listVisible(userId: string, fromMs: number, toMs: number, after: EventPosition | null, limit: number): Promise<Event[]>;
   /**
    * Updates an event the user owns; undefined when it is not theirs.
    * `seen`: the row as this unit just read it (an owned event). An engine may
@@ -482,8 +500,10 @@ export interface InvitesRepo {
 export interface MemoriesRepo {
   upsert(userId: string, key: string, content: string): Promise<Memory>;
   forget(userId: string, key: string): Promise<boolean>;
-  /** One key, or all of the user's memories by key. */
-  read(userId: string, key?: string): Promise<Memory[]>;
+  /** The memory under one key (none or one). */
+  read(userId: string, key: string): Promise<Memory[]>;
+  /** The user's memories by key (byte order): at most `limit`, those after the key `after` when given. */
+  page(userId: string, after: string | null, limit: number): Promise<Memory[]>;
 }
 
 export interface ContactsRepo {

@@ -24,6 +24,8 @@ import type {
   CredentialAuditRepo,
   Event,
   EventFields,
+  EventPosition,
+  ThreadPosition,
   EventsRepo,
   InviteRow,
   InvitesRepo,
@@ -121,12 +123,20 @@ export class PgThreads implements ThreadsRepo {
     return (await this.q('SELECT 1 FROM threads WHERE user_id = $1 AND id = $2', [userId, threadId])).length > 0;
   }
 
-  async list(userId: string, limit: number): Promise<ThreadSummary[]> {
+  async list(userId: string, after: ThreadPosition | null, limit: number): Promise<ThreadSummary[]> {
     // last_seq is the message count: messages are never deleted.
+    if (after === null) {
+      return this.q<ThreadSummary>(
+        `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
+          ORDER BY updated_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $2`,
+        [userId, limit],
+      );
+    }
     return this.q<ThreadSummary>(
       `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
-        ORDER BY updated_at DESC, created_at DESC, id COLLATE "C" DESC LIMIT $2`,
-      [userId, limit],
+          AND (updated_at COLLATE "C" < $3 OR (updated_at = $3 AND id COLLATE "C" < $4))
+        ORDER BY updated_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $2`,
+      [userId, limit, after.updatedAt, after.threadId],
     );
   }
 }
@@ -469,11 +479,20 @@ export class PgEvents implements EventsRepo {
     return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $1 AND e.owner_id = $2`, [eventId, ownerId], EVENT_READS))[0];
   }
 
-  async listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]> {
+  async listVisible(userId: string, fromMs: number, toMs: number, after: EventPosition | null, limit: number): Promise<Event[]> {
+    if (after === null) {
+      return this.q<Event>(
+        `SELECT ${EVENT_COLUMNS} FROM events e WHERE e.start_ms < $3 AND e.end_ms > $2 AND ${VISIBLE_TO}
+          ORDER BY e.start_ms, e.id COLLATE "C" LIMIT $4`,
+        [userId, fromMs, toMs, limit],
+        EVENT_READS,
+      );
+    }
     return this.q<Event>(
       `SELECT ${EVENT_COLUMNS} FROM events e WHERE e.start_ms < $3 AND e.end_ms > $2 AND ${VISIBLE_TO}
-        ORDER BY e.start_ms, e.id COLLATE "C"`,
-      [userId, fromMs, toMs],
+          AND (e.start_ms > $5 OR (e.start_ms = $5 AND e.id COLLATE "C" > $6))
+        ORDER BY e.start_ms, e.id COLLATE "C" LIMIT $4`,
+      [userId, fromMs, toMs, limit, after.startMs, after.id],
       EVENT_READS,
     );
   }
@@ -563,9 +582,17 @@ export class PgMemories implements MemoriesRepo {
     return (await this.q('DELETE FROM memories WHERE user_id = $1 AND key = $2 RETURNING 1', [userId, key])).length === 1;
   }
 
-  async read(userId: string, key?: string): Promise<Memory[]> {
-    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key], ['memories']);
-    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId], ['memories']);
+  async read(userId: string, key: string): Promise<Memory[]> {
+    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key], ['memories']);
+  }
+
+  async page(userId: string, after: string | null, limit: number): Promise<Memory[]> {
+    if (after === null) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C" LIMIT $2', [userId, limit], ['memories']);
+    return this.q<Memory>(
+      'SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key COLLATE "C" > $2 ORDER BY key COLLATE "C" LIMIT $3',
+      [userId, after, limit],
+      ['memories'],
+    );
   }
 }
 
