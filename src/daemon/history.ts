@@ -18,16 +18,20 @@ export type { HistoryMessage };
  * metadata is not even read). The `ui` view adds the tool UI — the same
  * `ui_schema` the live notification carried, compiled once per message and
  * cached (ui-cache.ts) — and an assistant's worker output. A thread this
- * user does not have is THREAD_NOT_FOUND, whatever other users have.
+ * user does not have is THREAD_NOT_FOUND, whatever other users have. A page
+ * holds at most `limit` messages and about `limits.max_result_bytes` of
+ * them: it ends early (`next_before` goes on from there), and a message
+ * larger than that alone comes cut, without its UI (byte-budget.ts).
  */
 export async function getHistory(daemon: Daemon, session: Session, p: z.infer<typeof HistoryGetParams>) {
   const view = p.view ?? 'ui';
   const userId = session.userId;
   const { page, metadata } = await daemon.store.read(async (tx) => {
     if (!(await tx.threads.exists(userId, p.thread_id))) throw threadNotFound();
-    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false });
-    // Only messages whose extras were never computed need their metadata read.
-    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !daemon.uiCache.get(r.id)).map((r) => r.id) : [];
+    // A page ends early rather than exceed `limits.max_result_bytes` (a message too large alone comes cut).
+    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false, maxBytes: daemon.maxResultBytes });
+    // Only messages whose extras were never computed need their metadata read (a cut one's is never read).
+    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !r.cut && !daemon.uiCache.get(r.id)).map((r) => r.id) : [];
     const metadata = missing.length > 0 ? await tx.messages.metadataOf(userId, p.thread_id, missing) : new Map<string, string>();
     return { page, metadata };
   });
@@ -41,7 +45,7 @@ function toWire(daemon: Daemon, row: MessageRow, view: 'ui' | 'context', metadat
     if (row.tool_call_id !== null) m.tool_call_id = row.tool_call_id;
     if (row.status !== null) m.status = row.status as HistoryMessage['status'];
   }
-  if (view === 'ui' && row.role !== 'user') {
+  if (view === 'ui' && row.role !== 'user' && !row.cut) {
     const extras = extrasOf(daemon, row, metadata);
     if (extras.ui_schema !== undefined) m.ui_schema = extras.ui_schema as HistoryMessage['ui_schema'];
     if (extras.worker_output !== undefined) m.worker_output = extras.worker_output as HistoryMessage['worker_output'];

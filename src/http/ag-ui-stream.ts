@@ -177,7 +177,7 @@ async function stream(
     // commit: one more read has it (the bus hands over only committed messages).
     for (let emptyReads = 0; emptyReads < 2 && !res.destroyed; ) {
       const after = lastSeq;
-      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE));
+      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE, daemon.maxResultBytes));
       if (res.destroyed || res.writableEnded) break;
       if (rows.length === 0) {
         if (lastSeq >= heardUpTo) break;

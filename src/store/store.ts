@@ -309,6 +309,11 @@ export interface MessageRow {
   tool_call_id: string | null;
   status: string | null;
   created_at: string;
+  /**
+   * Set on a row read under a byte budget that it alone exceeds: `content`
+   * is its start and a note (byte-budget.ts), `metadata` is `'{}'`.
+   */
+  cut?: true;
 }
 
 export interface NewMessage {
@@ -347,12 +352,17 @@ export interface MessagesRepo {
    * Newest-first paging, returned oldest-first within the page. `before` is a
    * message id of the same thread; an id from elsewhere yields an empty page.
    * `withMetadata: false` skips reading `metadata` (returned as `'{}'`).
+   * `maxBytes`: the page also ends before the rows' content and metadata
+   * would exceed that many bytes (at least one row; one too large is cut).
    */
-  page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean }): Promise<MessagePage>;
+  page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean; maxBytes?: number }): Promise<MessagePage>;
   /** Metadata JSON text of these messages of the thread, by id (for rows paged without it). */
   metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>>;
-  /** The thread's messages (every role) with `thread_seq > afterSeq`, oldest first: AG-UI replays page by page. */
-  messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
+  /**
+   * The thread's messages (every role) with `thread_seq > afterSeq`, oldest
+   * first: AG-UI replays page by page. With `maxBytes`, bounded like `page`.
+   */
+  messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<MessageRow[]>;
   /** The `thread_seq` of a message of this thread, or undefined. */
   seqOf(userId: string, threadId: string, messageId: string): Promise<number | undefined>;
 }

@@ -136,3 +136,42 @@ for (const executor of ['inprocess', 'subprocess'] as const) {
     }
   });
 }
+
+test('history/get pages by bytes too: a page ends before limits.max_result_bytes; a larger stored message comes cut, without UI', { timeout: 120_000 }, async () => {
+  const config = join(tempDir(), 'small-history.json');
+  writeFileSync(config, JSON.stringify({
+    agents: { default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] } },
+    limits: { max_result_bytes: 10_000 },
+  }));
+  const host = await startInProcess({ args: ['--config', config] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    // 3,000 bytes each, and one of 40,000 (appended text is bounded by the message size, not by max_result_bytes).
+    const sizes = [3_000, 3_000, 40_000, 3_000, 3_000, 3_000, 3_000];
+    for (const [i, n] of sizes.entries()) {
+      await host.request('message/append', { session_id: s.session_id, thread_id: 'long', role: 'user', content: `${i}`.padEnd(n, 'x') });
+    }
+    const seen: Array<{ content: string }> = [];
+    let before: string | null = null;
+    let pages = 0;
+    do {
+      const r: { messages: Array<{ content: string }>; next_before: string | null } = await host.request('history/get', {
+        session_id: s.session_id,
+        thread_id: 'long',
+        limit: 50,
+        ...(before ? { before } : {}),
+      });
+      const bytes = r.messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0);
+      assert.ok(bytes <= 10_000 + 2_500 + 200, `a page of ${bytes} bytes`);
+      seen.unshift(...r.messages);
+      before = r.next_before;
+      pages++;
+    } while (before);
+    assert.ok(pages >= 4, `${pages} pages`);
+    assert.equal(seen.length, sizes.length, 'every message once');
+    assert.equal(seen[3]!.content, '3'.padEnd(3_000, 'x'));
+    assert.match(seen[2]!.content, /^2x+\n\[toolgate: this stored message is 40000 bytes, more than limits\.max_result_bytes; only its start is shown\]$/);
+  } finally {
+    await host.stop();
+  }
+});

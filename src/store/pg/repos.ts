@@ -14,6 +14,7 @@
  */
 import { newRowId } from '../ids.js';
 import { nowIso } from '../database.js';
+import { cutChars, cutContent, rowsWithin, type RowSize } from '../byte-budget.js';
 import type {
   CredentialKeysRepo,
   RecordedKey,
@@ -146,6 +147,10 @@ const SERVER_NOW = `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"
 
 const MESSAGE_COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, metadata::text AS metadata, tool_call_id, status, created_at';
 const MESSAGE_COLUMNS_NO_METADATA = `id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at`;
+/** A row too large for its page's budget: the start of its content, no metadata, and its full size. */
+const MESSAGE_COLUMNS_CUT = `id, user_id, thread_id, thread_seq, role, substr(content, 1, $4) AS content, '{}' AS metadata, tool_call_id, status,
+  created_at, octet_length(content)::int8 AS bytes`;
+const MESSAGE_SIZE = 'thread_seq, (octet_length(content) + octet_length(metadata::text))::int8 AS bytes';
 
 export class PgMessages implements MessagesRepo {
   /** `inserted`: told of each message this repository inserts (the store sends it to listeners once the unit commits). */
@@ -203,21 +208,57 @@ export class PgMessages implements MessagesRepo {
     )[0];
   }
 
-  async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
+  async page(
+    userId: string,
+    threadId: string,
+    before: string | undefined,
+    limit: number,
+    opts: { withMetadata?: boolean; maxBytes?: number } = {},
+  ): Promise<MessagePage> {
     let beforeSeq = Number.MAX_SAFE_INTEGER;
     if (before !== undefined) {
       const seq = await this.seqOf(userId, threadId, before);
       if (seq === undefined) return { rows: [], nextBefore: null };
       beforeSeq = seq;
     }
-    const rows = await this.q<MessageRow>(
-      `SELECT ${opts.withMetadata === false ? MESSAGE_COLUMNS_NO_METADATA : MESSAGE_COLUMNS} FROM messages
-        WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
+    const columns = opts.withMetadata === false ? MESSAGE_COLUMNS_NO_METADATA : MESSAGE_COLUMNS;
+    if (opts.maxBytes === undefined) {
+      const rows = await this.q<MessageRow>(
+        `SELECT ${columns} FROM messages
+          WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
+        [userId, threadId, beforeSeq, limit + 1],
+      );
+      const hasMore = rows.length > limit;
+      const page = rows.slice(0, limit).reverse();
+      return { rows: page, nextBefore: hasMore && page.length > 0 ? page[0]!.id : null };
+    }
+    const sizes = await this.q<RowSize>(
+      `SELECT ${MESSAGE_SIZE} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
       [userId, threadId, beforeSeq, limit + 1],
     );
-    const hasMore = rows.length > limit;
-    const page = rows.slice(0, limit).reverse();
+    const fit = rowsWithin(sizes.slice(0, limit), opts.maxBytes);
+    const hasMore = sizes.length > fit.count;
+    const rows =
+      fit.count === 0
+        ? []
+        : fit.cut
+          ? [await this.readCut(userId, threadId, sizes[0]!.thread_seq, opts.maxBytes)]
+          : await this.q<MessageRow>(
+              `SELECT ${columns} FROM messages
+                WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 AND thread_seq >= $4 ORDER BY thread_seq DESC`,
+              [userId, threadId, beforeSeq, sizes[fit.count - 1]!.thread_seq],
+            );
+    const page = rows.reverse();
     return { rows: page, nextBefore: hasMore && page.length > 0 ? page[0]!.id : null };
+  }
+
+  private async readCut(userId: string, threadId: string, seq: number, maxBytes: number): Promise<MessageRow> {
+    const [r] = await this.q<MessageRow & { bytes: number }>(
+      `SELECT ${MESSAGE_COLUMNS_CUT} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq = $3`,
+      [userId, threadId, seq, cutChars(maxBytes)],
+    );
+    const { bytes, ...row } = r!;
+    return { ...row, content: cutContent(row.content, Number(bytes)), cut: true };
   }
 
   async metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -228,11 +269,25 @@ export class PgMessages implements MessagesRepo {
     return new Map(rows.map((r) => [r.id, r.metadata]));
   }
 
-  async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]> {
-    return this.q<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3
-        ORDER BY thread_seq LIMIT $4`,
+  async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<MessageRow[]> {
+    if (maxBytes === undefined) {
+      return this.q<MessageRow>(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3
+          ORDER BY thread_seq LIMIT $4`,
+        [userId, threadId, afterSeq, limit],
+      );
+    }
+    const sizes = await this.q<RowSize>(
+      `SELECT ${MESSAGE_SIZE} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3 ORDER BY thread_seq LIMIT $4`,
       [userId, threadId, afterSeq, limit],
+    );
+    const fit = rowsWithin(sizes, maxBytes);
+    if (fit.count === 0) return [];
+    if (fit.cut) return [await this.readCut(userId, threadId, sizes[0]!.thread_seq, maxBytes)];
+    return this.q<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3 AND thread_seq <= $4
+        ORDER BY thread_seq`,
+      [userId, threadId, afterSeq, sizes[fit.count - 1]!.thread_seq],
     );
   }
 
