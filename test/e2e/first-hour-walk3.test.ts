@@ -1,0 +1,87 @@
+/**
+ * The first hour, third walk (issue #42): what a newcomer met that was silent
+ * or unclear, each as a person would meet it. Tracing says where spans go,
+ * shows them without a collector (`OTEL_TRACES_EXPORTER=console`, on stderr),
+ * and says once when the collector cannot be reached; a database path that
+ * cannot be written names the path and the cause; a config mistake names
+ * what to fix.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startHost, openSession } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
+import type { ToolResponse } from '../../src/protocol/index.js';
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const logLines = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+test('OTEL_TRACES_EXPORTER=console: each span is one JSON line on stderr, stdout stays the protocol', { timeout: 60_000 }, async () => {
+  const host = await startHost({ env: { OTEL_TRACES_EXPORTER: 'console' } });
+  try {
+    const s = await openSession(host, await mintBearer('spans'));
+    const r = await host.request<ToolResponse>('tool/invoke', {
+      session_id: s.session_id, thread_id: 't', tool_call_id: 'c1', args: { module: 'memory', method: 'read', input: {} },
+    });
+    assert.equal(r.status, 'success');
+    const span = await waitFor(() => logLines(host.stderr()).find((l) => l.span === 'execute_tool project_cli'), () => host.stderr());
+    assert.match(String(span.trace_id), /^[0-9a-f]{32}$/);
+    assert.equal((span.attributes as Record<string, unknown>)['toolgate.action'], 'memory.read');
+    assert.equal(typeof span.duration_ms, 'number');
+    const on = logLines(host.stderr()).find((l) => l.msg === 'tracing on');
+    assert.ok(on, host.stderr());
+    assert.equal(on.exporter, 'console');
+    assert.match(String(on.to), /stderr/);
+  } finally {
+    await host.stop();
+  }
+});
+
+test('OTEL_TRACES_EXPORTER=otlp: "tracing on" names the endpoint, and an unreachable collector is one warning line, while running', { timeout: 90_000 }, async () => {
+  const port = await closedPort();
+  const host = await startHost({
+    transport: 'ws',
+    env: {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:pw@127.0.0.1:${port}/`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+    },
+  });
+  const warnings = () => logLines(host.stderr()).filter((l) => /export/i.test(String(l.msg)) && /fail/i.test(String(l.msg)));
+  try {
+    const on = logLines(host.stderr()).find((l) => l.msg === 'tracing on');
+    assert.ok(on, host.stderr());
+    assert.equal(on.to, `http://127.0.0.1:${port}/v1/traces`, 'the endpoint, without its credentials');
+    const s = await openSession(host, await mintBearer('trace-down'));
+    for (const id of ['c1', 'c2', 'c3']) {
+      const r = await host.request<ToolResponse>('tool/invoke', {
+        session_id: s.session_id, thread_id: 't', tool_call_id: id, args: { module: 'memory', method: 'read', input: {} },
+      });
+      assert.equal(r.status, 'success');
+    }
+    // Said while the daemon runs, not only at shutdown.
+    const [w] = await waitFor(() => (warnings().length > 0 ? warnings() : null), () => `a warning line in:\n${host.stderr()}`, 60_000);
+    assert.equal(w!.level, 'warn');
+    assert.equal(w!.endpoint, `http://127.0.0.1:${port}/v1/traces`);
+    assert.doesNotMatch(String(w!.err), /\n|\s+at\s+\S+\s+\(/, 'no stack');
+  } finally {
+    await host.stop();
+  }
+  assert.equal(warnings().length, 1, `one line for the whole outage:\n${host.stderr()}`);
+  assert.doesNotMatch(host.stderr(), /pw@/, 'the URL\'s password is never logged');
+});
