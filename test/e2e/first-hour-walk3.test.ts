@@ -9,6 +9,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import type { AddressInfo } from 'node:net';
 import { startHost, openSession } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
@@ -84,4 +88,53 @@ test('OTEL_TRACES_EXPORTER=otlp: "tracing on" names the endpoint, and an unreach
   }
   assert.equal(warnings().length, 1, `one line for the whole outage:\n${host.stderr()}`);
   assert.doesNotMatch(host.stderr(), /pw@/, 'the URL\'s password is never logged');
+});
+
+/** `toolgate serve --stdio --dev --db <db>` as a person runs it (as `uid` when given), stdin at its end. */
+function serveDev(db: string, home: string, uid?: number): { code: number | null; stderr: string } {
+  const env = { PATH: process.env.PATH ?? '', HOME: home, TOOLGATE_HOME: home };
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--dev', '--db', db], {
+    env, input: '', encoding: 'utf8', timeout: 60_000, ...(uid === undefined ? {} : { uid, gid: uid }),
+  });
+  return { code: r.status, stderr: r.stderr };
+}
+
+const ROOT = process.getuid?.() === 0;
+const NOBODY = 65534;
+
+test('--db in a read-only folder: one line naming the folder and "permission denied", not "unable to open database file"', () => {
+  // root writes anywhere: the daemon then runs as nobody, as a person without rights to the folder would.
+  const base = tempDir();
+  chmodSync(base, 0o755);
+  const ro = join(base, 'ro');
+  mkdirSync(ro, { mode: 0o555 });
+  chmodSync(ro, 0o555);
+  const home = join(base, 'home');
+  mkdirSync(home, { mode: 0o700 });
+  if (ROOT) chownSync(home, NOBODY, NOBODY);
+  const r = serveDev(join(ro, 't.db'), home, ROOT ? NOBODY : undefined);
+  assert.equal(r.code, 2, r.stderr);
+  const lines = r.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, new RegExp(`^toolgate: cannot open database ${join(ro, 't.db')}: its folder ${ro} is not writable \\(permission denied\\)`));
+  assert.doesNotMatch(r.stderr, /unable to open database file/);
+});
+
+test('--db on a read-only file system: one line naming the path and "a read-only file system", for an existing and a new folder', (t) => {
+  const mnt = tempDir();
+  const mounted = ROOT && spawnSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', mnt]).status === 0;
+  if (!mounted) return t.skip('needs root and mount to make a read-only file system');
+  try {
+    const home = tempDir();
+    const existing = serveDev(join(mnt, 't.db'), home);
+    assert.equal(existing.code, 2, existing.stderr);
+    assert.match(existing.stderr, new RegExp(`^toolgate: cannot open database ${join(mnt, 't.db')}: its folder ${mnt} is not writable \\(a read-only file system\\)`));
+    const fresh = serveDev(join(mnt, 'new', 't.db'), home);
+    assert.equal(fresh.code, 2, fresh.stderr);
+    assert.match(fresh.stderr, new RegExp(`^toolgate: --db: cannot create the folder ${join(mnt, 'new')} \\(a read-only file system\\)`));
+    assert.doesNotMatch(existing.stderr + fresh.stderr, /ENOENT|unable to open/);
+  } finally {
+    spawnSync('umount', [mnt]);
+    if (existsSync(mnt)) rmSync(mnt, { recursive: true, force: true });
+  }
 });
