@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import type { AddressInfo } from 'node:net';
@@ -136,5 +136,29 @@ test('--db on a read-only file system: one line naming the path and "a read-only
   } finally {
     spawnSync('umount', [mnt]);
     if (existsSync(mnt)) rmSync(mnt, { recursive: true, force: true });
+  }
+});
+
+test('config mistakes say what to fix in one line: no agents, a near-miss key, a JSON syntax error with line and column', () => {
+  const dir = tempDir();
+  const home = tempDir();
+  const cases: Array<[name: string, text: string, message: RegExp]> = [
+    ['no-agents.json', '{"limits": {"call_timeout_ms": 5000}}', /: no "agents": a config needs at least one agent profile, e\.g\. \{"agents": /],
+    ['near-miss.json', '{"agents": {"a": {"enabled_skills": [], "allowed_actions": []}}, "limits": {"call_timeout": 5000}}', /: unknown key limits\.call_timeout \(did you mean limits\.call_timeout_ms\?\)$/],
+    ['typo.json', '{"agnets": {}}', /: unknown key agnets \(did you mean agents\?\)$/],
+    ['syntax.json', '{\n  "agents": {\n    "a": {,}\n  }\n}\n', /: not valid JSON \(line 3, column 11\): /],
+  ];
+  for (const [name, text, message] of cases) {
+    const file = join(dir, name);
+    writeFileSync(file, text);
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--dev', '--config', file, '--db', join(dir, 'x', 't.db')], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, TOOLGATE_HOME: home }, input: '', encoding: 'utf8', timeout: 60_000,
+    });
+    assert.equal(r.status, 2, `${name}: ${r.stderr}`);
+    const lines = r.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, `${name}: ${r.stderr}`);
+    assert.match(lines[0]!, new RegExp(`^toolgate: config ${file}`), name);
+    assert.match(lines[0]!, message, name);
+    assert.doesNotMatch(r.stderr, /expected record, received undefined|at position/, name);
   }
 });

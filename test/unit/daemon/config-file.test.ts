@@ -71,7 +71,7 @@ test('a .yml file is YAML too, and the same as its JSON', () => {
 
 test('an unknown key is an error naming the file and the key, in JSON and YAML alike', () => {
   const j = file('bad.json', JSON.stringify({ agents: { a: { enabled_skills: [], allowed_actions: ['calendar.read'] } }, limits: { call_timeout: 5 } }));
-  assert.equal(configError(j), `config ${j}: unknown key limits.call_timeout`);
+  assert.equal(configError(j), `config ${j}: unknown key limits.call_timeout (did you mean limits.call_timeout_ms?)`);
   const y = file('bad.yaml', 'agents:\n  a: {enabled_skills: [], allowed_actions: [calendar.read]}\nlogging: verbose\n');
   assert.equal(configError(y), `config ${y}: unknown key logging`);
 });
@@ -94,7 +94,7 @@ test('serve with a bad YAML config: one line, exit 2', () => {
     input: '',
   });
   assert.equal(r.status, 2, r.stderr);
-  assert.equal(r.stderr.trimEnd(), `toolgate: config ${y}: unknown key limit`);
+  assert.equal(r.stderr.trimEnd(), `toolgate: config ${y}: unknown key limit (did you mean limits?)`);
 });
 
 const AGENT = { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] };
