@@ -10,9 +10,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import type { AddressInfo } from 'node:net';
 import { startHost, openSession } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
@@ -160,5 +160,38 @@ test('config mistakes say what to fix in one line: no agents, a near-miss key, a
     assert.match(lines[0]!, new RegExp(`^toolgate: config ${file}`), name);
     assert.match(lines[0]!, message, name);
     assert.doesNotMatch(r.stderr, /expected record, received undefined|at position/, name);
+  }
+});
+
+test('npm run inspector on a busy port says how to pass a port through npm (-- --port N)', { timeout: 60_000 }, async () => {
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = busy.address() as AddressInfo;
+    const home = tempDir();
+    const r = spawnSync(process.execPath, [join(REPO_ROOT, 'scripts', 'inspector.mjs'), '--port', String(port), '--db', join(home, 't.db')], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, TOOLGATE_HOME: home }, input: '', encoding: 'utf8', timeout: 60_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /already in use .*npm run inspector -- --port N/);
+  } finally {
+    await new Promise<void>((resolve) => busy.close(() => resolve()));
+  }
+});
+
+test('operations.md backup commands make a 0600 copy (sqlite3 alone makes 0644)', (t) => {
+  if (spawnSync('sqlite3', ['-version']).status !== 0) return t.skip('sqlite3 is not installed');
+  const page = readFileSync(join(REPO_ROOT, 'docs', 'operations.md'), 'utf8');
+  const commands = page.split('\n').filter((l) => l.includes('sqlite3 /var/lib/toolgate/toolgate.db'));
+  assert.equal(commands.length, 2, 'the two backup commands');
+  const dir = tempDir();
+  const db = join(dir, 'toolgate.db');
+  assert.equal(spawnSync('sqlite3', [db, 'CREATE TABLE t(x); INSERT INTO t VALUES (1);']).status, 0);
+  for (const [i, command] of commands.entries()) {
+    const copy = join(dir, `copy-${i}.db`);
+    const line = command.replaceAll('/var/lib/toolgate/toolgate.db', db).replace(/\/backup\/toolgate-\$\(date \+%F\)\.db/, copy);
+    const r = spawnSync('sh', ['-c', line], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    assert.equal(r.status, 0, `${line}\n${r.stderr}`);
+    assert.equal(statSync(copy).mode & 0o777, 0o600, line);
   }
 });
