@@ -22,7 +22,7 @@ import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { recoverToolCalls } from '../daemon/recovery.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
-import { httpGuard } from '../rpc/http-guard.js';
+import { httpGuard, loggedGuard } from '../rpc/http-guard.js';
 import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
@@ -264,7 +264,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     track,
     writes: new PendingWrites(),
     // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
-    guard: httpGuard(daemon.config.http),
+    guard: loggedGuard(httpGuard(daemon.config.http), (msg, fields) => log.log('warn', msg, fields)),
   };
 
   const signalled = new Promise<number>((resolve) => {

@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -194,4 +194,27 @@ test('operations.md backup commands make a 0600 copy (sqlite3 alone makes 0644)'
     assert.equal(r.status, 0, `${line}\n${r.stderr}`);
     assert.equal(statSync(copy).mode & 0o777, 0o600, line);
   }
+});
+
+test('a request refused for its Host (a daemon reached by its LAN name) is one warn line naming http.allowed_hosts, once', { timeout: 60_000 }, async () => {
+  const host = await startHost({ transport: 'ws' });
+  const get = (hostHeader: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: host.port, path: '/', headers: { host: hostHeader } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject).end();
+    });
+  const refusals = () => logLines(host.stderr()).filter((l) => l.msg === 'http request refused (403)');
+  try {
+    assert.equal(await get(`toolgate.lan:${host.port}`), 403);
+    assert.equal(await get(`toolgate.lan:${host.port}`), 403);
+    const [line] = await waitFor(() => (refusals().length > 0 ? refusals() : null), () => host.stderr());
+    assert.equal(line!.level, 'warn');
+    assert.match(String(line!.fix), /add "toolgate\.lan" to http\.allowed_hosts/);
+  } finally {
+    await host.stop();
+  }
+  assert.equal(refusals().length, 1, 'the same refusal is logged once');
 });
