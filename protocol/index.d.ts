@@ -14,7 +14,8 @@ export type ToolErrorCode =
   | "INTERNAL"
   | "DUPLICATE_TOOL_CALL_ID"
   | "CANCELLED"
-  | "RATE_LIMITED";
+  | "RATE_LIMITED"
+  | "RESULT_TOO_LARGE";
 /**
  * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
  */
@@ -339,9 +340,13 @@ export interface HistoryGetResult {
   messages: HistoryMessage[];
   next_before: string | null;
 }
+/**
+ * cursor: the next_cursor of the page before; omit it for the first page.
+ */
 export interface ThreadListParams {
   session_id: string;
   limit?: number;
+  cursor?: string;
 }
 export interface ThreadSummary {
   thread_id: string;
@@ -349,8 +354,12 @@ export interface ThreadSummary {
   updated_at: string;
   message_count: number;
 }
+/**
+ * One page, most recently updated first; next_cursor (null on the last page) asks for the next one.
+ */
 export interface ThreadListResult {
   threads: ThreadSummary[];
+  next_cursor: string | null;
 }
 export interface ThreadSubscribeParams {
   session_id: string;
@@ -442,9 +451,13 @@ export interface Memory {
   content: string;
   updated_at: string;
 }
+/**
+ * One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.
+ */
 export interface CalendarReadData {
   items: Event[];
   count: number;
+  next_cursor: string | null;
 }
 /**
  * calendar.create (one event) and calendar.update.
@@ -504,9 +517,13 @@ export interface MemoryForgetData {
   key: string;
   forgotten: true;
 }
+/**
+ * One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.
+ */
 export interface MemoryReadData {
   items: Memory[];
   count: number;
+  next_cursor: string | null;
 }
 export interface CliSuccess {
   ok: true;
@@ -561,6 +578,7 @@ export interface LimitsConfig {
   max_sessions_per_connection?: number;
   max_connections_per_user?: number;
   max_subscriptions_per_connection?: number;
+  max_result_bytes?: number;
 }
 export interface StoreConfig {
   synchronous?: "FULL" | "NORMAL";

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 
 export const PROTOCOL_VERSION = "1";
 export const TOOL_NAME = "project_cli";
-export const TOOL_ERROR_CODES = Object.freeze(["INVALID_ACTION_INPUT","UNKNOWN_ACTION","ACTION_NOT_ALLOWED","NOT_FOUND","FORBIDDEN","CONFLICT","UNAUTHENTICATED","TIMEOUT","INTERNAL","DUPLICATE_TOOL_CALL_ID","CANCELLED","RATE_LIMITED"]);
+export const TOOL_ERROR_CODES = Object.freeze(["INVALID_ACTION_INPUT","UNKNOWN_ACTION","ACTION_NOT_ALLOWED","NOT_FOUND","FORBIDDEN","CONFLICT","UNAUTHENTICATED","TIMEOUT","INTERNAL","DUPLICATE_TOOL_CALL_ID","CANCELLED","RATE_LIMITED","RESULT_TOO_LARGE"]);
 export const RpcErrorCode = Object.freeze({"ParseError":-32700,"InvalidRequest":-32600,"MethodNotFound":-32601,"InvalidParams":-32602,"InternalError":-32603,"Unauthorized":-32001,"NotInitialized":-32002,"Overloaded":-32003,"ShuttingDown":-32004,"RequestCancelled":-32800});
 export const BATCH_MAX_ITEMS = 50;
 export const METHODS = Object.freeze({

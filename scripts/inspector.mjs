@@ -52,6 +52,10 @@ child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 // Pass the daemon's log lines through; the one that says where it listens triggers the link.
 let linked = false;
 createInterface({ input: child.stderr }).on('line', (line) => {
+  // Through npm, a flag reaches this script only after `--`: say so where the daemon says "--port".
+  if (line.startsWith('toolgate serve: cannot listen on ') && line.includes('choose another --port')) {
+    line = line.replace('choose another --port (0 picks a free one) or --host', 'choose another port: npm run inspector -- --port N (0 picks a free one)');
+  }
   process.stderr.write(`${line}\n`);
   if (linked) return;
   let listening;

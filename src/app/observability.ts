@@ -7,7 +7,7 @@ import type { Daemon } from '../daemon/daemon.js';
 import type { Logger } from '../daemon/logger.js';
 import { ConfigError } from '../daemon/bearer-auth.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
-import { startTracing, type Tracing } from '../telemetry/tracing.js';
+import { otlpTracesEndpoint, startTracing, type Tracing } from '../telemetry/tracing.js';
 import { storeAnswers } from '../telemetry/health.js';
 import { opsRoutes } from '../http/ops-routes.js';
 import { SubprocessExecutor } from '../daemon/executor.js';
@@ -21,9 +21,14 @@ export function metricsEnabled(configured: boolean | undefined, host: string): b
 
 /** Starts tracing when `OTEL_TRACES_EXPORTER` asks for it (before the daemon is built, so its first call is traced). */
 export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log: Logger): Promise<Tracing | null> {
-  return startTracing(env, version).then(
+  const endpoint = otlpTracesEndpoint(env);
+  const warn = (err: string) => log.log('warn', 'trace export failed: spans are dropped until the collector answers', { endpoint, err });
+  return startTracing(env, version, warn).then(
     (tracing) => {
-      if (tracing) log.log('info', 'tracing on', { exporter: env.OTEL_TRACES_EXPORTER });
+      if (tracing) {
+        const where = tracing.exporters.map((e) => (e === 'otlp' ? endpoint : 'stderr (one JSON line per span)'));
+        log.log('info', 'tracing on', { exporter: tracing.exporters.join(','), to: where.join(', ') });
+      }
       return tracing;
     },
     // An exporter name it does not know is a configuration mistake: one line, exit 2.

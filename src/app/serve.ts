@@ -22,7 +22,7 @@ import { PACKAGE_ROOT } from '../daemon/package-root.js';
 import { recoverToolCalls } from '../daemon/recovery.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
-import { httpGuard } from '../rpc/http-guard.js';
+import { httpGuard, loggedGuard } from '../rpc/http-guard.js';
 import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
 import { ThreadEventBus } from '../daemon/thread-events.js';
 import { storeEventSource } from '../daemon/thread-event-source.js';
@@ -36,7 +36,7 @@ import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
 import { listenWs } from './ws-listener.js';
-import { MAX_TIMER_MS } from '../protocol/limits.js';
+import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { RunningCalls } from '../calls/running-calls.js';
 import { CallStopped } from '../calls/call-stopped.js';
 import type { LiveLimits } from '../daemon/config-reload.js';
@@ -74,6 +74,8 @@ export interface Limits extends TransportLimits {
   maxConnectionsPerUser: number;
   /** Subscriptions one connection may hold (-32003 past it). */
   maxSubscriptionsPerConnection: number;
+  /** Largest result projection (bytes); a larger one is the failure RESULT_TOO_LARGE. */
+  maxResultBytes: number;
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -86,6 +88,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxSessionsPerConnection: DEFAULT_MAX_SESSIONS_PER_CONNECTION,
   maxConnectionsPerUser: DEFAULT_MAX_CONNECTIONS_PER_USER,
   maxSubscriptionsPerConnection: DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
 };
 
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -167,6 +170,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       timeoutMs: (action) => limits.actionTimeoutMs[action] ?? limits.callTimeoutMs,
       cancelGraceMs: limits.cancelGraceMs,
       calls: new RunningCalls(),
+      maxResultBytes: limits.maxResultBytes,
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
@@ -266,7 +270,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     track,
     writes: new PendingWrites(),
     // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
-    guard: httpGuard(daemon.config.http),
+    guard: loggedGuard(httpGuard(daemon.config.http), (msg, fields) => log.log('warn', msg, fields)),
   };
 
   const signalled = new Promise<number>((resolve) => {

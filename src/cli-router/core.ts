@@ -21,7 +21,9 @@ import { StoreConflictError, StoreUnavailableError } from '../store/store.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { offersCredential, redact, scrubCredentials } from '../codec/redact.js';
 import { maskSecrets } from '../codec/secret-scan.js';
+import { findMalformedString, malformedMessage } from '../codec/well-formed.js';
 import { ActionError, EXIT_OK, exitCodeFor, type ToolErrorCode } from './errors.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../protocol/limits.js';
 import { inputJsonSchema, lookupAction } from './registry.js';
 import type { ActionDefinition } from './action.js';
 import { verifyCredential, type CredentialClaims } from './credential.js';
@@ -108,6 +110,9 @@ export function admitInput(call: CoreCall): CoreOutcome | null {
   if (offersCredentialInInput(input)) {
     return failure(module, method, 'UNAUTHENTICATED', `the credential is accepted only from the ${CREDENTIAL_ENV} environment variable`);
   }
+  // Before anything is recorded: a NUL or a lone surrogate cannot be stored as it is on every engine.
+  const malformed = malformedInput(input, module, method);
+  if (malformed) return render(malformed);
   if (claims.call && claims.call.args_sha256 !== (call.argsSha256 ?? argsSha256({ module, method, input }))) {
     return failure(module, method, 'UNAUTHENTICATED', 'the credential was issued for another call');
   }
@@ -143,6 +148,9 @@ export function admitCall(
     const message = 'the tool input carries a bearer token or credential; it is accepted only by the daemon, never in the input';
     return { admitted: false, kept: false, args: masked, doc: refusal(masked.module, masked.method, 'UNAUTHENTICATED', message) };
   }
+  // Checked once, here, for both executors and both engines: refused, never stored (nor rewritten).
+  const malformed = malformedArgs(args);
+  if (malformed) return { admitted: false, kept: false, args, doc: malformed };
   const action = lookupAction(module, method);
   // Both answers name what this session may call, so the model can correct itself in one step.
   const allowed = { allowed_actions: allowedActions };
@@ -151,6 +159,26 @@ export function admitCall(
     return { admitted: false, kept: true, args, doc: refusal(module, method, 'ACTION_NOT_ALLOWED', `${module}.${method} is not allowed for this session: it may call only error.allowed_actions`, allowed) };
   }
   return { admitted: true, action };
+}
+
+/**
+ * The refusal of args holding a string no engine stores as it is (U+0000, an
+ * unpaired surrogate), naming the field; null when every string is well-formed.
+ */
+function malformedArgs(args: ToolCallArgs): CliDocument | null {
+  const found = findMalformedString(args.module, 'module') ?? findMalformedString(args.method, 'method');
+  if (found) return invalidStrings(null, null, found);
+  return malformedInput(args.input, args.module, args.method);
+}
+
+function malformedInput(input: Record<string, unknown>, module: string | null = null, method: string | null = null): CliDocument | null {
+  const found = findMalformedString(input, 'input');
+  return found ? invalidStrings(module, method, found) : null;
+}
+
+function invalidStrings(module: string | null, method: string | null, found: { path: string; reason: string }): CliDocument {
+  const message = `invalid input: ${malformedMessage(found)}`;
+  return { ok: false, module, method, error: { code: 'INVALID_ACTION_INPUT', message, module, method, issues: [{ path: found.path, message: found.reason }] } };
 }
 
 /** A failure decided before anything ran (its text is the daemon's own: nothing to mask). */
@@ -220,7 +248,7 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
       await t.users.ensure(claims.sub);
       return action.run({ tx: t, userId: claims.sub, jobId: claims.job_id ?? null }, parsed.data);
     });
-    return render({ ok: true, module, method, data });
+    return boundedResult(module, method, data, claims.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES);
   } catch (err) {
     if (err instanceof ActionError) {
       const extra = err.code === 'INVALID_ACTION_INPUT' ? { input_schema: inputJsonSchema(action) } : {};
@@ -231,4 +259,26 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
     process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
     return failure(module, method, 'INTERNAL', 'internal error');
   }
+}
+
+/**
+ * The projection the daemon makes of a success document is the same JSON with
+ * `"status":"success"` (or `"partial"`) where the document has `"ok":true`:
+ * exactly this many bytes longer (src/codec/tool-output.ts `projectionOf`).
+ */
+export const PROJECTION_OVERHEAD_BYTES = '"status":"success"'.length - '"ok":true'.length;
+
+/**
+ * A success, unless its projection would exceed `maxBytes`: then the failure
+ * RESULT_TOO_LARGE, decided before anything is recorded — the result is
+ * never cut, the model narrows the request or pages it.
+ */
+function boundedResult(module: string, method: string, data: unknown, maxBytes: number): CoreOutcome {
+  const outcome = render({ ok: true, module, method, data });
+  const bytes = Buffer.byteLength(outcome.stdout, 'utf8') + PROJECTION_OVERHEAD_BYTES;
+  if (bytes <= maxBytes) return outcome;
+  return failure(module, method, 'RESULT_TOO_LARGE', `the result is ${bytes} bytes, more than the ${maxBytes} a result may have: narrow the request (a key, a shorter range) or page it with a smaller limit and next_cursor`, {
+    result_bytes: bytes,
+    max_result_bytes: maxBytes,
+  });
 }

@@ -37,6 +37,8 @@ export const CredentialClaims = z.object({
   call: z
     .object({ thread_id: z.string().min(1), tool_call_id: z.string().min(1), args_sha256: z.string().regex(/^[0-9a-f]{64}$/) })
     .optional(),
+  /** The largest result projection the call may answer with (`limits.max_result_bytes`); absent → the default. */
+  max_result_bytes: z.number().int().positive().optional(),
 });
 export type CredentialClaims = z.infer<typeof CredentialClaims>;
 

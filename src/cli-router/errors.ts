@@ -21,6 +21,7 @@ const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
   NOT_FOUND: 5,
   CONFLICT: 6,
   DUPLICATE_TOOL_CALL_ID: 6,
+  RESULT_TOO_LARGE: 1,
   TIMEOUT: 1,
   INTERNAL: 1,
   CANCELLED: 1,

@@ -17,6 +17,8 @@ export interface Call {
   toolCallId: string;
   args: ToolCallArgs;
   argsSha256: string;
+  /** `limits.max_result_bytes` when the call was admitted (its credential carries it). */
+  maxResultBytes?: number | undefined;
 }
 
 /** A call the daemon admitted (core `admitCall`): its action exists and the session may run it. */
@@ -40,6 +42,7 @@ export function issueFor(session: Session, call: Call) {
     source: session.source,
     jobId: session.jobId,
     call: { thread_id: call.threadId, tool_call_id: call.toolCallId, args_sha256: call.argsSha256 },
+    maxResultBytes: call.maxResultBytes,
   });
 }
 

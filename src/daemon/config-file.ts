@@ -10,6 +10,8 @@ import { parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './bearer-auth.js';
 import { BoundedFileError, MAX_FILE_BYTES, readBoundedFile } from '../cli-router/bounded-file.js';
+import { closestName } from '../codec/closest-name.js';
+import { ConfigFile as ConfigSchema } from '../protocol/config.js';
 
 /** A configuration file larger than this is refused before it is parsed. */
 export const MAX_CONFIG_BYTES = MAX_FILE_BYTES;
@@ -42,7 +44,7 @@ export function parseConfigText(file: string, text: string): unknown {
     try {
       return JSON.parse(text);
     } catch (err) {
-      throw new ConfigError(`config ${file}: not valid JSON (${(err as Error).message})`);
+      throw new ConfigError(`config ${file}: not valid JSON${jsonErrorAt(text, (err as Error).message)}`);
     }
   }
   // YAML 1.2 core schema: `yes`/`on` stay strings, duplicate keys are an error. A tag the
@@ -64,6 +66,20 @@ export function parseConfigText(file: string, text: string): unknown {
   return value === null || value === undefined ? {} : value;
 }
 
+/**
+ * ` (line L, column C): reason` from JSON.parse's message, whose only
+ * place is a character offset on Node 20 ("… in JSON at position 42").
+ */
+function jsonErrorAt(text: string, message: string): string {
+  const reason = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/\s+in JSON at position \d+/, '').replace(/^JSON\.parse: /, '');
+  const position = /at position (\d+)/.exec(message);
+  if (!position) return ` (${reason})`;
+  const before = text.slice(0, Number(position[1]));
+  const line = before.split('\n').length;
+  const column = before.length - before.lastIndexOf('\n');
+  return ` (line ${line}, column ${column}): ${reason}`;
+}
+
 function yamlError(file: string, err: YAMLError): ConfigError {
   const at = err.linePos?.[0];
   const reason = err.message.split(' at line ')[0]!.split('\n')[0]!;
@@ -83,8 +99,35 @@ export function describeConfigIssues(issues: readonly z.core.$ZodIssue[]): strin
     .filter((i) => i.code === 'invalid_type' && i.path.length === unknown.path.length + 1 && i.path.slice(0, -1).map(String).join('.') === parent)
     .filter((i) => i.message.endsWith('received undefined'))
     .map((i) => String(i.path.at(-1)));
-  const hint = missing.length > 0 ? ` (did you mean ${missing.map((k) => (parent ? `${parent}.${k}` : k)).join(', ')}?)` : '';
+  let hint = missing.length > 0 ? ` (did you mean ${missing.map((k) => (parent ? `${parent}.${k}` : k)).join(', ')}?)` : '';
+  if (!hint) {
+    const known = knownKeysAt(unknown.path);
+    const meant = unknown.keys.map((k) => closestName(k, known.filter((n) => !unknown.keys.includes(n)))).filter((k) => k !== undefined);
+    if (meant.length > 0) hint = ` (did you mean ${meant.map((k) => (parent ? `${parent}.${k}` : k)).join(', ')}?)`;
+  }
   return describeConfigIssue(unknown) + hint;
+}
+
+/** The keys the config schema knows at `path` (an object's), for "did you mean". */
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  let node: unknown = ConfigSchema;
+  const unwrap = (n: unknown): unknown => {
+    for (let i = 0; i < 8; i++) {
+      const def = (n as { _zod?: { def?: { type?: string; innerType?: unknown } } })._zod?.def;
+      if (def && (def.type === 'optional' || def.type === 'nullable' || def.type === 'default' || def.type === 'pipe') && def.innerType) n = def.innerType;
+      else break;
+    }
+    return n;
+  };
+  for (const seg of path) {
+    node = unwrap(node);
+    const def = (node as { _zod?: { def?: { type?: string; shape?: Record<string, unknown>; valueType?: unknown } } })._zod?.def;
+    if (def?.type === 'object' && def.shape) node = def.shape[String(seg)];
+    else if (def?.type === 'record') node = def.valueType;
+    else return [];
+  }
+  const def = (unwrap(node) as { _zod?: { def?: { type?: string; shape?: Record<string, unknown> } } })._zod?.def;
+  return def?.type === 'object' && def.shape ? Object.keys(def.shape) : [];
 }
 
 /** `limits.call_timeout_ms: …`, and an unknown key named by its full path. */
@@ -93,6 +136,12 @@ export function describeConfigIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => (where ? `${where}.${k}` : k));
     return `unknown key${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`;
+  }
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
+    if (where === 'agents') {
+      return 'no "agents": a config needs at least one agent profile, e.g. {"agents": {"default": {"enabled_skills": ["calendar"], "allowed_actions": ["calendar.*"]}}} (see toolgate.config.example.json)';
+    }
+    return `${where || '(root)'} is missing (it is required here)`;
   }
   return `${where || '(root)'}: ${issue.message}`;
 }

@@ -31,6 +31,7 @@ export interface DaemonConfig {
     maxSessionsPerConnection: number;
     maxConnectionsPerUser: number;
     maxSubscriptionsPerConnection: number;
+    maxResultBytes: number;
   }>;
   store: {
     /** `FULL` (default): an acknowledged call survives a power loss. `NORMAL` is the documented opt-in. */
@@ -124,6 +125,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
   if (l.max_sessions_per_connection) limits.maxSessionsPerConnection = l.max_sessions_per_connection;
   if (l.max_connections_per_user) limits.maxConnectionsPerUser = l.max_connections_per_user;
   if (l.max_subscriptions_per_connection) limits.maxSubscriptionsPerConnection = l.max_subscriptions_per_connection;
+  if (l.max_result_bytes) limits.maxResultBytes = l.max_result_bytes;
   const d = parsed.data;
   if (d.mcp?.agent !== undefined && !agents.has(d.mcp.agent)) {
     throw new ConfigError(`config ${where}: mcp.agent: no agent profile "${d.mcp.agent}"`);

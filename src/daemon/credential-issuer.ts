@@ -60,6 +60,8 @@ export interface CredentialRequest {
   source: 'session' | 'automation';
   jobId: string | null;
   call: { thread_id: string; tool_call_id: string; args_sha256: string } | null;
+  /** `limits.max_result_bytes`, carried to project-cli (which reads no config) as a signed claim. */
+  maxResultBytes?: number | undefined;
 }
 
 /** A credential issued for one call: its exact claims, and the audit row (never the token). */
@@ -90,6 +92,7 @@ export function issueClaims(req: CredentialRequest): Issued {
   };
   if (req.jobId) claims.job_id = req.jobId;
   if (req.call) claims.call = req.call;
+  if (req.maxResultBytes) claims.max_result_bytes = req.maxResultBytes;
   return {
     claims,
     audit: {

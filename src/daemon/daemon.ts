@@ -48,6 +48,8 @@ export interface Daemon {
   cancelGraceMs: number;
   /** The calls running in this daemon now, each stoppable (contract section 16). */
   calls: RunningCalls;
+  /** `limits.max_result_bytes`: a call whose result projection is larger fails RESULT_TOO_LARGE (bound into each credential). */
+  maxResultBytes: number;
   version: string;
   /** The Prometheus registry when `metrics.enabled` (src/telemetry/metrics.ts); tool calls count into it. */
   metrics?: ToolgateMetrics;

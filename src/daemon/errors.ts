@@ -4,7 +4,7 @@
  * its code to the wire in one table (src/rpc/errors.ts), so no JSON-RPC
  * error code is known below src/rpc.
  *
- * The six "not found / not enabled" codes are the names the wire carries as
+ * The seven -32602 codes ("not found", "not enabled", a made-up cursor) are the names the wire carries as
  * `data.code` (src/protocol/errors.ts); the others name a condition that the
  * wire tells by its error code alone.
  */

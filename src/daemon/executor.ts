@@ -24,7 +24,7 @@ export { InProcessExecutor, SubprocessExecutor };
 export type { ExecOutcome, ExecRequest } from './subprocess-executor.js';
 
 /** What an executor needs of the daemon. */
-export type ExecDeps = Pick<Daemon, 'store' | 'signingKey' | 'dbPath' | 'timeoutMs' | 'cancelGraceMs'>;
+export type ExecDeps = Pick<Daemon, 'store' | 'signingKey' | 'dbPath' | 'timeoutMs' | 'cancelGraceMs' | 'maxResultBytes'>;
 
 export interface Executor {
   readonly kind: 'subprocess' | 'inprocess';

@@ -1,7 +1,8 @@
 import type { z } from 'zod';
-import type { MessageRow, ThreadSummary } from '../store/store.js';
+import type { MessageRow, ThreadPosition, ThreadSummary } from '../store/store.js';
+import { decodeCursor, pageOf } from '../codec/cursor.js';
 import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../protocol/methods.js';
-import { threadNotFound } from './errors.js';
+import { DaemonError, threadNotFound } from './errors.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
 import { compileStoredUi } from './ui.js';
 import type { UiExtras } from './ui-cache.js';
@@ -17,16 +18,20 @@ export type { HistoryMessage };
  * metadata is not even read). The `ui` view adds the tool UI — the same
  * `ui_schema` the live notification carried, compiled once per message and
  * cached (ui-cache.ts) — and an assistant's worker output. A thread this
- * user does not have is THREAD_NOT_FOUND, whatever other users have.
+ * user does not have is THREAD_NOT_FOUND, whatever other users have. A page
+ * holds at most `limit` messages and about `limits.max_result_bytes` of
+ * them: it ends early (`next_before` goes on from there), and a message
+ * larger than that alone comes cut, without its UI (byte-budget.ts).
  */
 export async function getHistory(daemon: Daemon, session: Session, p: z.infer<typeof HistoryGetParams>) {
   const view = p.view ?? 'ui';
   const userId = session.userId;
   const { page, metadata } = await daemon.store.read(async (tx) => {
     if (!(await tx.threads.exists(userId, p.thread_id))) throw threadNotFound();
-    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false });
-    // Only messages whose extras were never computed need their metadata read.
-    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !daemon.uiCache.get(r.id)).map((r) => r.id) : [];
+    // A page ends early rather than exceed `limits.max_result_bytes` (a message too large alone comes cut).
+    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false, maxBytes: daemon.maxResultBytes });
+    // Only messages whose extras were never computed need their metadata read (a cut one's is never read).
+    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !r.cut && !daemon.uiCache.get(r.id)).map((r) => r.id) : [];
     const metadata = missing.length > 0 ? await tx.messages.metadataOf(userId, p.thread_id, missing) : new Map<string, string>();
     return { page, metadata };
   });
@@ -40,7 +45,7 @@ function toWire(daemon: Daemon, row: MessageRow, view: 'ui' | 'context', metadat
     if (row.tool_call_id !== null) m.tool_call_id = row.tool_call_id;
     if (row.status !== null) m.status = row.status as HistoryMessage['status'];
   }
-  if (view === 'ui' && row.role !== 'user') {
+  if (view === 'ui' && row.role !== 'user' && !row.cut) {
     const extras = extrasOf(daemon, row, metadata);
     if (extras.ui_schema !== undefined) m.ui_schema = extras.ui_schema as HistoryMessage['ui_schema'];
     if (extras.worker_output !== undefined) m.worker_output = extras.worker_output as HistoryMessage['worker_output'];
@@ -83,6 +88,28 @@ export async function appendMessage(daemon: Daemon, session: Session, p: z.infer
   return { id: row.id };
 }
 
-export async function threadList(daemon: Daemon, session: Session, p: z.infer<typeof ThreadListParams>): Promise<{ threads: ThreadSummary[] }> {
-  return { threads: await daemon.store.read((tx) => tx.threads.list(session.userId, p.limit ?? 50)) };
+/**
+ * `thread/list`: a page of the user's threads, most recently updated first.
+ * The cursor is a position in that order (the last thread's `updated_at`
+ * and id), not a snapshot: a thread updated meanwhile moves to the front.
+ */
+export async function threadList(
+  daemon: Daemon,
+  session: Session,
+  p: z.infer<typeof ThreadListParams>,
+): Promise<{ threads: ThreadSummary[]; next_cursor: string | null }> {
+  const limit = p.limit ?? 50;
+  let after: ThreadPosition | null = null;
+  if (p.cursor !== undefined) {
+    const position = decodeCursor(p.cursor, isThreadPosition);
+    if (!position) throw new DaemonError('INVALID_CURSOR', 'cursor is not a next_cursor thread/list returned: omit it for the first page');
+    after = { updatedAt: position[0], threadId: position[1] };
+  }
+  // One more than the page: whether a next page exists, without counting.
+  const rows = await daemon.store.read((tx) => tx.threads.list(session.userId, after, limit + 1));
+  const { items, next_cursor } = pageOf(rows, limit, (t) => [t.updated_at, t.thread_id]);
+  return { threads: items, next_cursor };
 }
+
+const isThreadPosition = (p: unknown): p is [string, string] =>
+  Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && p[0].length <= 40 && typeof p[1] === 'string' && p[1].length > 0 && p[1].length <= 200;

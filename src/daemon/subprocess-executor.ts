@@ -22,7 +22,7 @@ import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { Semaphore } from './semaphore.js';
 import type { Session } from './sessions.js';
-import { MAX_TIMER_MS } from '../protocol/limits.js';
+import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 
 /** One call across the process boundary. */
 export interface ExecRequest {
@@ -39,6 +39,13 @@ export interface ExecRequest {
    */
   signal?: AbortSignal | undefined;
   graceMs?: number | undefined;
+  /**
+   * `limits.max_result_bytes` of the call: the child's stdout is read up to
+   * `stdoutCapOf` it, then the child is killed and the call fails INTERNAL.
+   * project-cli itself refuses a larger result (RESULT_TOO_LARGE), so only
+   * a misbehaving child meets this; absent → the default bound.
+   */
+  maxResultBytes?: number | undefined;
 }
 
 export interface ExecOutcome {
@@ -93,7 +100,7 @@ export class SubprocessExecutor implements Executor {
     };
     const { module, method, input } = call.args;
     const timeoutMs = Math.min(deps.timeoutMs(`${module}.${method}`) + deps.cancelGraceMs, MAX_TIMER_MS);
-    let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs }, log);
+    let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs, maxResultBytes: deps.maxResultBytes }, log);
     if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL' || doc.error.code === 'CANCELLED')) {
       // A killed child's server session may still hold a statement waiting for a lock: end it first, so
       // what the record says now is final.
@@ -149,7 +156,15 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
   return { run, exited: async () => void (await Promise.allSettled([...running])) };
 }
 
-const MAX_STDOUT_BYTES = 16 * 1024 * 1024;
+/**
+ * The most of a child's stdout read: its document is at most the result
+ * bound (a success's projection is checked by project-cli) plus room for a
+ * failure's details (`issues`, `input_schema`). Contract section 21: no
+ * call grows the daemon by more than a small multiple of that bound.
+ */
+export function stdoutCapOf(maxResultBytes: number = DEFAULT_MAX_RESULT_BYTES): number {
+  return maxResultBytes + 64 * 1024;
+}
 
 function failure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL' | 'CANCELLED', message: string): ExecOutcome {
   const { module, method } = req;
@@ -198,6 +213,7 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   }
   const out: Buffer[] = [];
   let outBytes = 0;
+  const maxStdoutBytes = stdoutCapOf(req.maxResultBytes);
   let err = '';
   let timedOut = false;
   let tooLarge = false;
@@ -242,8 +258,10 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   };
   child.stdout.on('data', (chunk: Buffer) => {
     outBytes += chunk.length;
-    if (outBytes > MAX_STDOUT_BYTES) {
+    if (outBytes > maxStdoutBytes) {
+      if (!tooLarge) log.log('warn', 'project-cli wrote more than its result bound; killed', { max_bytes: maxStdoutBytes });
       tooLarge = true;
+      out.length = 0;
       child.kill('SIGKILL');
     } else out.push(chunk);
   });

@@ -77,6 +77,7 @@ export async function answerToolCall(
     toolCallId: params.tool_call_id,
     args,
     argsSha256: argsSha256(args),
+    maxResultBytes: daemon.maxResultBytes,
   };
   const action = `${args.module}.${args.method}`;
   // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action

@@ -19,6 +19,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
+import { malformedReason } from '../codec/well-formed.js';
 import type { MessageRow } from '../store/store.js';
 import { AuthError, authenticate } from '../daemon/auth.js';
 import { DaemonError } from '../daemon/errors.js';
@@ -176,7 +177,7 @@ async function stream(
     // commit: one more read has it (the bus hands over only committed messages).
     for (let emptyReads = 0; emptyReads < 2 && !res.destroyed; ) {
       const after = lastSeq;
-      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE));
+      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE, daemon.maxResultBytes));
       if (res.destroyed || res.writableEnded) break;
       if (rows.length === 0) {
         if (lastSeq >= heardUpTo) break;
@@ -238,7 +239,8 @@ function decodeThreadId(raw: string): string | null {
   } catch {
     return null;
   }
-  return id.length > 0 && id.length <= MAX_THREAD_ID ? id : null;
+  // `%00` decodes to U+0000, which no thread id holds (no engine stores it as it is).
+  return id.length > 0 && id.length <= MAX_THREAD_ID && malformedReason(id) === null ? id : null;
 }
 
 function header(v: string | string[] | undefined): string | undefined {

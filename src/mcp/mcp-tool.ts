@@ -21,6 +21,7 @@ import type { ToolError, ToolResultNotification } from '../codec/tool-output.js'
 import type { ToolResponse } from '../protocol/tool.js';
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
+import { malformedReason } from '../codec/well-formed.js';
 import type { Daemon } from '../daemon/daemon.js';
 import type { Connection } from '../rpc/connection.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
@@ -123,6 +124,9 @@ export function callIdentity(
     if (value !== undefined && findSecretIn(value, secrets) !== null) {
       throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
     }
+    // U+0000 or a lone surrogate: no engine stores it as it is (the args are admitted by answerToolCall).
+    const malformed = typeof value === 'string' ? malformedReason(value) : null;
+    if (malformed) throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] ${malformed}, which no id may hold; nothing was stored`);
   }
   return {
     threadId: (namedThread as string | undefined) ?? (sessionId ? `mcp-${sessionId}` : principal.fallbackThread),

@@ -7,7 +7,7 @@
  * Schema instead.
  */
 import { z } from 'zod';
-import { BATCH_MAX_ITEMS } from './limits.js';
+import { BATCH_MAX_ITEMS, PAGE_DEFAULT_LIMIT, PAGE_MAX_LIMIT } from './limits.js';
 import { once } from './once.js';
 
 /** An IANA time zone name the runtime knows (e.g. `Asia/Shanghai`). */
@@ -68,3 +68,15 @@ export type CalendarEventInput = z.output<ReturnType<typeof calendarFields>['Eve
 
 /** A memory's key. */
 export const memoryKey = once(() => z.string().trim().min(1).max(200));
+
+/** A read's page: how many items (`limit`), from where (`cursor`, the `next_cursor` of the page before). */
+export const pageFields = once(() => ({
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(PAGE_MAX_LIMIT)
+    .optional()
+    .describe(`items on this page: 1–${PAGE_MAX_LIMIT}, default ${PAGE_DEFAULT_LIMIT}`),
+  cursor: z.string().min(1).max(1000).optional().describe('the next_cursor of the previous page; omit for the first page'),
+}));

@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { Id } from './json.js';
 import { BATCH_MAX_ITEMS } from './limits.js';
 import { once } from './once.js';
-import { calendarFields, memoryKey, type CalendarEventInput } from './action-fields.js';
+import { calendarFields, memoryKey, pageFields, type CalendarEventInput } from './action-fields.js';
 import type * as DataShapes from './actions.js';
 
 /** The MCP tool annotations one action justifies (MCP `ToolAnnotations`). */
@@ -82,9 +82,10 @@ const READ: ActionAnnotations = { readOnlyHint: true, destructiveHint: false, id
 
 const CalendarReadInput = once(() => {
   const { CalendarDate, Instant, TimeZone, endAfterStart, END_AFTER_START } = calendarFields();
+  const { limit, cursor } = pageFields();
   return z.discriminatedUnion('mode', [
-    z.strictObject({ mode: z.literal('day'), date: CalendarDate, timezone: TimeZone.optional() }),
-    z.strictObject({ mode: z.literal('range'), start_at: Instant, end_at: Instant }).refine(endAfterStart, END_AFTER_START),
+    z.strictObject({ mode: z.literal('day'), date: CalendarDate, timezone: TimeZone.optional(), limit, cursor }),
+    z.strictObject({ mode: z.literal('range'), start_at: Instant, end_at: Instant, limit, cursor }).refine(endAfterStart, END_AFTER_START),
     z.strictObject({ mode: z.literal('event'), event_id: Id }),
   ]);
 });
@@ -137,7 +138,7 @@ const InviteIdInput = once(() => z.strictObject({ invite_id: Id }));
 
 export const ACTIONS = {
   'calendar.read': {
-    description: 'list your visible events of a day or a range, or get one event',
+    description: 'list your visible events of a day or a range (a page at a time), or get one event',
     input: CalendarReadInput,
     data: 'CalendarReadData',
     annotations: READ,
@@ -226,8 +227,8 @@ export const ACTIONS = {
     example: { key: 'standup' },
   },
   'memory.read': {
-    description: 'list your memories, or the one under a key',
-    input: once(() => z.strictObject({ key: memoryKey().optional() })),
+    description: 'list your memories (a page at a time), or the one under a key',
+    input: once(() => z.strictObject({ key: memoryKey().optional(), ...pageFields() })),
     data: 'MemoryReadData',
     annotations: READ,
     ui: null,

@@ -14,6 +14,8 @@ const a = <T extends z.ZodType>(id: string, schema: T, description?: string): T 
 export { BATCH_MAX_ITEMS } from './limits.js';
 
 const Count = z.number().int().nonnegative();
+/** Where the next page starts (pass it back as `cursor`); null on the last page. */
+const NextCursor = z.string().nullable();
 
 export const Event = a(
   'Event',
@@ -35,7 +37,11 @@ export const InviteStatus = a('InviteStatus', z.enum(['pending', 'accepted', 're
 export const Contact = a('Contact', z.strictObject({ user_id: z.string(), name: z.string().nullable(), phone: z.string().nullable() }));
 export const Memory = a('Memory', z.strictObject({ key: z.string(), content: z.string(), updated_at: z.string() }));
 
-export const CalendarReadData = a('CalendarReadData', z.strictObject({ items: z.array(Event), count: Count }));
+export const CalendarReadData = a(
+  'CalendarReadData',
+  z.strictObject({ items: z.array(Event), count: Count, next_cursor: NextCursor }),
+  'One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.',
+);
 export const CalendarEventData = a('CalendarEventData', z.strictObject({ event: Event }), 'calendar.create (one event) and calendar.update.');
 export const CalendarBatchItem = a(
   'CalendarBatchItem',
@@ -68,7 +74,11 @@ export const CalendarInviteData = a(
 export const ContactsReadData = a('ContactsReadData', z.strictObject({ items: z.array(Contact), count: Count }));
 export const MemoryUpdateData = a('MemoryUpdateData', z.strictObject({ memory: Memory }));
 export const MemoryForgetData = a('MemoryForgetData', z.strictObject({ key: z.string(), forgotten: z.literal(true) }));
-export const MemoryReadData = a('MemoryReadData', z.strictObject({ items: z.array(Memory), count: Count }));
+export const MemoryReadData = a(
+  'MemoryReadData',
+  z.strictObject({ items: z.array(Memory), count: Count, next_cursor: NextCursor }),
+  'One page: count is the number of items on it; next_cursor (null on the last page) asks for the next one.',
+);
 
 /** The zod schema of each data shape the action table names (a missing one fails to compile). */
 export const ACTION_DATA_SHAPES: Readonly<Record<ActionDataId, z.ZodType>> = {

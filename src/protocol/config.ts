@@ -71,6 +71,7 @@ export const LimitsConfig = named(
     max_sessions_per_connection: Positive.optional(),
     max_connections_per_user: Positive.optional(),
     max_subscriptions_per_connection: Positive.optional(),
+    max_result_bytes: Positive.optional(),
   }),
 );
 

@@ -17,5 +17,16 @@ export const BATCH_MAX_ITEMS = 50;
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** A page of `memory.read` / `calendar.read` (`day`, `range`): `limit` defaults to this many items… */
+export const PAGE_DEFAULT_LIMIT = 100;
+/** …and may be at most this many. */
+export const PAGE_MAX_LIMIT = 500;
+
+/**
+ * `limits.max_result_bytes` unless configured (1 MiB): a result whose
+ * projection is larger is refused as `RESULT_TOO_LARGE`, never cut.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 1_048_576;
+
 /** Longest bearer token accepted (session/open, MCP over HTTP, the AG-UI stream); longer is refused unread. */
 export const MAX_BEARER_TOKEN_LENGTH = 16384;

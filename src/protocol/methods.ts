@@ -167,14 +167,22 @@ export const HistoryGetResult = p(
 // ---------------------------------------------------------------------------------------------
 // thread/list, thread/subscribe, thread/unsubscribe
 
-export const ThreadListParams = p('ThreadListParams', z.strictObject({ session_id: Id, limit: z.number().int().min(1).max(500).optional() }));
+export const ThreadListParams = p(
+  'ThreadListParams',
+  z.strictObject({ session_id: Id, limit: z.number().int().min(1).max(500).optional(), cursor: z.string().min(1).max(1000).optional() }),
+  'cursor: the next_cursor of the page before; omit it for the first page.',
+);
 
 export const ThreadSummary = p(
   'ThreadSummary',
   z.strictObject({ thread_id: z.string(), created_at: z.string(), updated_at: z.string(), message_count: z.number().int().nonnegative() }),
 );
 
-export const ThreadListResult = p('ThreadListResult', z.strictObject({ threads: z.array(ThreadSummary) }));
+export const ThreadListResult = p(
+  'ThreadListResult',
+  z.strictObject({ threads: z.array(ThreadSummary), next_cursor: z.string().nullable() }),
+  'One page, most recently updated first; next_cursor (null on the last page) asks for the next one.',
+);
 
 export const ThreadSubscribeParams = p('ThreadSubscribeParams', z.strictObject({ session_id: Id, thread_id: Id }));
 export const ThreadUnsubscribeParams = ThreadSubscribeParams;

@@ -32,6 +32,7 @@ export const TOOL_ERROR_CODES = [
   'CANCELLED',
   /** A quota of the session's profile or job is used up for now: `retry_after_ms` says when its window ends. */
   'RATE_LIMITED',
+  'RESULT_TOO_LARGE',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 

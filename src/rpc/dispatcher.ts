@@ -22,6 +22,7 @@ import { initializeResult } from '../daemon/initialize.js';
 import { constantTimeEqual } from '../daemon/constant-time.js';
 import type { Logger } from '../daemon/logger.js';
 import { refuseSecretsInParams } from './secret-guard.js';
+import { refuseMalformedStrings } from './string-guard.js';
 import { echoName, scrubError } from '../codec/redact.js';
 
 export interface ConnectionState {
@@ -135,6 +136,7 @@ async function dispatchRequest(
       issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
   }
+  refuseMalformedStrings(name, parsed.data);
   refuseSecretsInParams(name, parsed.data, daemon.secrets);
   const params = parsed.data as { session_id?: string };
   // Unknown here, or past its token's exp: -32001 either way, the message says which.

@@ -69,3 +69,35 @@ function hostnameIn(url: string): string | null {
     return null;
   }
 }
+
+/** Distinct refusals logged at most: a client that cycles Host values cannot fill the log. */
+const MAX_LOGGED_REFUSALS = 32;
+
+/**
+ * The guard, saying why it refuses in the daemon's log: the first request
+ * refused for each reason and Host says so in one warn line naming the
+ * setting to change (a daemon started with `--host 0.0.0.0` and reached by
+ * its LAN address otherwise answered 403 with nothing logged). Later
+ * refusals of the same kind are not logged again; the Host is shown
+ * cut to 100 printable characters, the Origin never.
+ */
+export function loggedGuard(guard: HttpGuard, warn: (msg: string, fields: Record<string, unknown>) => void): HttpGuard {
+  const seen = new Set<string>();
+  return (req) => {
+    const refused = guard(req);
+    if (refused && seen.size < MAX_LOGGED_REFUSALS) {
+      const host = String(req.headers.host ?? '').replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
+      const key = `${refused}\u0000${host}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        const fix = refused.includes('allowed_hosts')
+          ? `add ${JSON.stringify(hostnameIn(`http://${host}`) ?? host)} to http.allowed_hosts in the config to accept it`
+          : refused.includes('allowed_origins')
+            ? 'add the page\'s origin to http.allowed_origins in the config to accept it'
+            : 'the client must send a Host header (and a URL as Origin)';
+        warn('http request refused (403)', { reason: refused, host, fix });
+      }
+    }
+    return refused;
+  };
+}

@@ -2,10 +2,11 @@
  * The one JSON-RPC 2.0 envelope check, for every transport the daemon reads
  * itself (stdio, WebSocket, `serve --mcp` stdio; `/mcp` over HTTP is the MCP
  * SDK's, which answers a bad body itself). A message the daemon acts on is a
- * request or notification (`method` a string, `id` absent, a string, a
- * finite number or null) or a response. Anything else that parsed as JSON —
- * a batch array, `[]`, `null`, an object or boolean id, a numeric method —
- * is answered -32600 (contract section 13).
+ * request or notification (`method` a string, `id` absent, a string or a
+ * finite number) or a response (`id` a string, a number or null). Anything
+ * else that parsed as JSON — a batch array, `[]`, `null`, an object or
+ * boolean id, a request with `id: null`, a numeric method — is answered
+ * -32600 (contract sections 13 and 21).
  */
 import {
   AbstractMessageReader,
@@ -40,6 +41,8 @@ export function envelopeProblem(m: unknown): EnvelopeProblem | null {
   const problem = (reason: string): EnvelopeProblem => ({ reason: `invalid JSON-RPC 2.0 message: ${reason}`, id, response });
   if (o.jsonrpc !== '2.0') return problem('jsonrpc must be "2.0"');
   if ('id' in o && !isValidId(o.id)) return problem('id must be a string, a number or null');
+  // A request with `id: null` could never be told from the refusals answered `id: null`: it is one of them.
+  if (typeof o.method === 'string' && o.id === null) return problem('a request id must be a string or a number, not null');
   if (typeof o.method === 'string') return null;
   if (response && 'id' in o) return null;
   return problem('method must be a string');

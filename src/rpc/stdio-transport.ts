@@ -7,7 +7,7 @@ import { StdioFrameGuard } from './stdio-frame-guard.js';
 import { ShapeCheckingReader } from './message-shape.js';
 import { RpcErrorCode } from './errors.js';
 import { Backpressure } from './backpressure.js';
-import { FlowControlledReader } from './stdio-flow.js';
+import { FlowControlledReader } from './flow-controlled-reader.js';
 
 export interface StdioHandle {
   /** Resolves with the exit code once the peer sent `exit` or closed stdin. */
@@ -56,9 +56,10 @@ export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, outp
     end: () => tracked.end(),
     dispose: () => tracked.dispose(),
   };
-  // Contract section 13: what the connection would only log is answered here, `id: null`.
+  // Contract section 13: what the connection would only log is answered here, `id: null` — past the
+  // request window's accounting (flow-controlled-reader.ts): it took no slot, so it frees none.
   const reply = (code: number, message: string) =>
-    void writer.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});
+    void tracked.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});
   const guard = new StdioFrameGuard({
     maxMessageBytes: opts.maxMessageBytes,
     onTooLarge: (declared) => {

@@ -17,6 +17,7 @@ import type WebSocket from 'ws';
 import { RpcErrorCode } from './errors.js';
 import { messageText } from './message-text.js';
 import { envelopeProblem, type RawId } from './message-shape.js';
+import { FlowControlledReader } from './flow-controlled-reader.js';
 
 export interface ReaderLimits {
   /** A frame larger than this is answered with -32600 and dropped; the connection stays. */
@@ -43,17 +44,22 @@ function guessId(text: string): RawId {
   }
 }
 
-export class WebSocketMessageReader extends AbstractMessageReader implements MessageReader {
+/**
+ * The frames of one socket as messages: a frame too large, not UTF-8, not
+ * JSON or not a JSON-RPC message is answered here (`onRejected`, then the
+ * refusal) and never reaches the connection; every other message is handed
+ * on at once — holding them is the flow-controlled reader's job.
+ */
+class WebSocketFrameReader extends AbstractMessageReader implements MessageReader {
   private callback: DataCallback | undefined;
-  private readonly pending: Message[] = [];
+  /** Messages read before `listen`. */
+  private readonly early: Message[] = [];
 
   constructor(
     private readonly socket: WebSocket,
-    private readonly limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER, maxUnanswered: Number.MAX_SAFE_INTEGER },
-    /** Invalid frames never reach the connection: they are answered here. */
-    private readonly onRejected: (reason: 'parse' | 'invalid' | 'too_large' | 'binary') => void = () => {},
-    /** Called after each refusal the reader sends itself, with the socket's unsent bytes (the writer's backpressure). */
-    private readonly onReplied: (bufferedAmount: number) => void = () => {},
+    private readonly maxMessageBytes: number,
+    private readonly onRejected: (reason: 'parse' | 'invalid' | 'too_large' | 'binary') => void,
+    private readonly onReplied: (bufferedAmount: number) => void,
   ) {
     super();
     socket.on('message', (data: WebSocket.RawData, isBinary: boolean) => this.receive(data, isBinary));
@@ -63,60 +69,16 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
 
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
-    this.deliver();
+    for (const m of this.early.splice(0)) callback(m);
     return { dispose: () => (this.callback = undefined) };
-  }
-
-  /** Why delivery (and the socket's reading) is stopped: the peer's unsent answers, or too many unanswered requests. */
-  private readonly holds = new Set<'backpressure' | 'window'>();
-  /** Requests handed on whose response has not been written yet. */
-  private unanswered = 0;
-
-  /**
-   * Backpressure: while held, the socket is not read and messages already
-   * read from it are kept here (parsed, a few hundred bytes each) instead of
-   * becoming requests whose answers could not be sent; `hold(false)` hands
-   * them on in order.
-   */
-  hold(held: boolean): void {
-    this.setHold('backpressure', held);
-  }
-
-  /** A response left for the peer (the writer says so): one more request may be handed on. */
-  answered(): void {
-    if (this.unanswered > 0) this.unanswered--;
-    if (this.unanswered < this.limits.maxUnanswered) this.setHold('window', false);
-  }
-
-  private setHold(reason: 'backpressure' | 'window', on: boolean): void {
-    const before = this.holds.size;
-    if (on) this.holds.add(reason);
-    else this.holds.delete(reason);
-    if (before === 0 && this.holds.size > 0) this.socket.pause();
-    if (before > 0 && this.holds.size === 0) {
-      this.deliver();
-      if (this.holds.size === 0) this.socket.resume();
-    }
-  }
-
-  private deliver(): void {
-    while (this.callback && this.holds.size === 0 && this.pending.length > 0) this.handOn(this.pending.shift()!);
-  }
-
-  private handOn(m: Message): void {
-    if (typeof (m as { method?: unknown }).method === 'string' && 'id' in m) {
-      // A request: at most `maxUnanswered` wait for their responses; the next ones stay parsed here.
-      if (++this.unanswered >= this.limits.maxUnanswered) this.setHold('window', true);
-    }
-    this.callback!(m);
   }
 
   private receive(data: WebSocket.RawData, isBinary: boolean): void {
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    if (buffer.length > this.limits.maxMessageBytes) {
+    if (buffer.length > this.maxMessageBytes) {
       this.onRejected('too_large');
       return this.replyError(guessId(buffer.subarray(0, 4096).toString('utf8')), RpcErrorCode.InvalidRequest,
-        `message too large: ${buffer.length} bytes, limit ${this.limits.maxMessageBytes}`);
+        `message too large: ${buffer.length} bytes, limit ${this.maxMessageBytes}`);
     }
     // A binary frame holding UTF-8 JSON (pygls' start_ws sends those) is read like a text frame;
     // `ws` has already checked a text frame's UTF-8, a binary frame's is checked here.
@@ -139,17 +101,35 @@ export class WebSocketMessageReader extends AbstractMessageReader implements Mes
       this.onRejected('invalid');
       return this.replyError(problem.id, RpcErrorCode.InvalidRequest, problem.reason);
     }
-    const m = message as Message;
-    if (this.callback && this.holds.size === 0 && this.pending.length === 0) this.handOn(m);
-    else this.pending.push(m);
+    if (this.callback) this.callback(message as Message);
+    else this.early.push(message as Message);
   }
 
   private replyError(id: RawId, code: number, message: string): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
     // Refusals are answers too: a peer that sends bad frames and never reads is paused or dropped like any
     // other (reported after the send and when it completes, as the writer does, so a pause also ends).
+    // They take no slot of the window and free none (flow-controlled-reader.ts).
     this.socket.send(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }), () => this.onReplied(this.socket.bufferedAmount));
     this.onReplied(this.socket.bufferedAmount);
+  }
+}
+
+/**
+ * The daemon's reader of one WebSocket: its frames (WebSocketFrameReader)
+ * through the flow-controlled reader stdio uses too — `hold` (backpressure)
+ * and `answered` (the request window) pause and resume the socket.
+ */
+export class WebSocketMessageReader extends FlowControlledReader {
+  constructor(
+    socket: WebSocket,
+    limits: ReaderLimits = { maxMessageBytes: Number.MAX_SAFE_INTEGER, maxUnanswered: Number.MAX_SAFE_INTEGER },
+    /** Invalid frames never reach the connection: they are answered here. */
+    onRejected: (reason: 'parse' | 'invalid' | 'too_large' | 'binary') => void = () => {},
+    /** Called after each refusal the reader sends itself, with the socket's unsent bytes (the writer's backpressure). */
+    onReplied: (bufferedAmount: number) => void = () => {},
+  ) {
+    super(new WebSocketFrameReader(socket, limits.maxMessageBytes, onRejected, onReplied), socket, limits.maxUnanswered);
   }
 }
 

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 import { RowReport, type StoredRowCheck } from './row-check.js';
@@ -19,6 +19,10 @@ export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMA
   try {
     // History and the credential audit live here: owner-only, like the keys beside it.
     if (fresh) mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    if (file !== ':memory:') {
+      const problem = unwritable(file, fresh);
+      if (problem) throw new DatabaseOpenError(`cannot open database ${file}: ${problem}`);
+    }
     db = new Database(file);
     if (fresh) chmodSync(file, 0o600);
     db.pragma('busy_timeout = 5000');
@@ -34,8 +38,34 @@ export function openDatabase(file: string, opts: { synchronous?: 'FULL' | 'NORMA
     return db;
   } catch (err) {
     db?.close();
+    if (err instanceof DatabaseOpenError) throw err;
     throw new DatabaseOpenError(`cannot open database ${file}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Why SQLite could not write `file`, in words, before it says only "unable to
+ * open database file": WAL mode writes the `-wal` and `-shm` files beside the
+ * database, so its folder must be writable as well as the file.
+ */
+function unwritable(file: string, fresh: boolean): string | null {
+  const why = (err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EROFS' ? 'a read-only file system' : (code ?? (err as Error).message);
+  };
+  const dir = dirname(file);
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    return `its folder ${dir} is not writable (${why(err)}); SQLite writes the database and its -wal and -shm files there — choose another --db (or TOOLGATE_DB) or make the folder writable`;
+  }
+  if (fresh) return null;
+  try {
+    accessSync(file, constants.R_OK | constants.W_OK);
+  } catch (err) {
+    return `the file is not writable (${why(err)}) — choose another --db (or TOOLGATE_DB) or make the file writable`;
+  }
+  return null;
 }
 
 /** The database file could not be opened or migrated (wrong path, not SQLite, newer schema…). */

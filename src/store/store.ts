@@ -272,12 +272,21 @@ export interface UsersRepo {
 /** The wire shape of `thread/list`, declared once in src/protocol. */
 export type { ThreadSummary };
 
+/** Where a page of threads ended: the last thread's `updated_at` and id. */
+export interface ThreadPosition {
+  updatedAt: string;
+  threadId: string;
+}
+
 export interface ThreadsRepo {
   /** Creates the user's thread if it does not exist yet (idempotent). */
   claim(userId: string, threadId: string): Promise<void>;
   exists(userId: string, threadId: string): Promise<boolean>;
-  /** The user's threads, most recently updated first. */
-  list(userId: string, limit: number): Promise<ThreadSummary[]>;
+  /**
+   * The user's threads, most recently updated first (then by id, descending):
+   * at most `limit`, those after `after` (the last thread of the page before) when given.
+   */
+  list(userId: string, after: ThreadPosition | null, limit: number): Promise<ThreadSummary[]>;
 }
 
 // ---------------------------------------------------------------- messages
@@ -303,6 +312,11 @@ export interface MessageRow {
   tool_call_id: string | null;
   status: string | null;
   created_at: string;
+  /**
+   * Set on a row read under a byte budget that it alone exceeds: `content`
+   * is its start and a note (byte-budget.ts), `metadata` is `'{}'`.
+   */
+  cut?: true;
 }
 
 export interface NewMessage {
@@ -347,12 +361,17 @@ export interface MessagesRepo {
    * Newest-first paging, returned oldest-first within the page. `before` is a
    * message id of the same thread; an id from elsewhere yields an empty page.
    * `withMetadata: false` skips reading `metadata` (returned as `'{}'`).
+   * `maxBytes`: the page also ends before the rows' content and metadata
+   * would exceed that many bytes (at least one row; one too large is cut).
    */
-  page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean }): Promise<MessagePage>;
+  page(userId: string, threadId: string, before: string | undefined, limit: number, opts?: { withMetadata?: boolean; maxBytes?: number }): Promise<MessagePage>;
   /** Metadata JSON text of these messages of the thread, by id (for rows paged without it). */
   metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>>;
-  /** The thread's messages (every role) with `thread_seq > afterSeq`, oldest first: AG-UI replays page by page. */
-  messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]>;
+  /**
+   * The thread's messages (every role) with `thread_seq > afterSeq`, oldest
+   * first: AG-UI replays page by page. With `maxBytes`, bounded like `page`.
+   */
+  messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<MessageRow[]>;
   /** The `thread_seq` of a message of this thread, or undefined. */
   seqOf(userId: string, threadId: string, messageId: string): Promise<number | undefined>;
 }
@@ -509,13 +528,22 @@ export interface EventFields {
   description?: string | null | undefined;
 }
 
+/** Where a page of events ended: the last event's start (ms) and id. */
+export interface EventPosition {
+  startMs: number;
+  id: string;
+}
+
 /** Every read is scoped: a user sees the events they own and those whose invite they accepted. */
 export interface EventsRepo {
   create(ownerId: string, f: EventFields): Promise<Event>;
   getVisible(userId: string, eventId: string): Promise<Event | undefined>;
   getOwned(ownerId: string, eventId: string): Promise<Event | undefined>;
-  /** Events visible to the user that overlap [fromMs, toMs), by start then id. */
-  listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]>;
+  /**
+   * Events visible to the user that overlap [fromMs, toMs), by start then id:
+   * at most `limit`, those after `after` (the last event of the page before) when given.
+   */
+  listVisible(userId: string, fromMs: number, toMs: number, after: EventPosition | null, limit: number): Promise<Event[]>;
   /**
    * Updates an event the user owns; undefined when it is not theirs.
    * `seen`: the row as this unit just read it (an owned event). An engine may
@@ -549,8 +577,10 @@ export interface InvitesRepo {
 export interface MemoriesRepo {
   upsert(userId: string, key: string, content: string): Promise<Memory>;
   forget(userId: string, key: string): Promise<boolean>;
-  /** One key, or all of the user's memories by key. */
-  read(userId: string, key?: string): Promise<Memory[]>;
+  /** The memory under one key (none or one). */
+  read(userId: string, key: string): Promise<Memory[]>;
+  /** The user's memories by key (byte order): at most `limit`, those after the key `after` when given. */
+  page(userId: string, after: string | null, limit: number): Promise<Memory[]>;
 }
 
 export interface ContactsRepo {

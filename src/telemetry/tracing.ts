@@ -15,32 +15,83 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
-/**
- * Exporters this build knows; `none` (or unset) turns tracing off. No `console`: it writes to stdout, which
- * is the protocol stream of `--stdio` and `--mcp`.
- */
-const EXPORTERS = new Set(['otlp']);
+/** Exporters this build knows; `none` (or unset) turns tracing off. */
+const EXPORTERS = ['otlp', 'console'] as const;
+export type TraceExporterName = (typeof EXPORTERS)[number];
 
 /** Whether `OTEL_TRACES_EXPORTER` asks for spans at all (`none` or unset: no). */
 export function tracingRequested(env: NodeJS.ProcessEnv): boolean {
-  const names = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
-  return names.length > 0;
+  return exporterNames(env).length > 0;
+}
+
+function exporterNames(env: NodeJS.ProcessEnv): string[] {
+  return (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
 }
 
 /**
- * Registers a tracer provider with the exporter `OTEL_TRACES_EXPORTER` names
- * (`otlp`: OTLP over HTTP, JSON body), or returns null
- * when tracing is off. An exporter name it does not know is an error naming it.
+ * Where the OTLP exporter sends spans, as the SDK decides it from the
+ * standard variables, for the `tracing on` line: the traces endpoint as
+ * given, else the base endpoint + `/v1/traces`, else the SDK's default.
+ * Credentials in the URL are not shown.
  */
-export async function startTracing(env: NodeJS.ProcessEnv, version: string): Promise<Tracing | null> {
+export function otlpTracesEndpoint(env: NodeJS.ProcessEnv): string {
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const url = traces || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : 'http://localhost:4318/v1/traces');
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, '//');
+  }
+}
+
+/**
+ * Failed exports, said once per outage: the first failure is one warning
+ * line naming the endpoint and the cause (never a stack); further failures
+ * are quiet until an export succeeds again.
+ */
+export class ExportFailures {
+  private failing = false;
+  private warned = false;
+
+  constructor(private readonly warn: (err: string) => void) {}
+
+  failed(err: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.warned = true;
+    this.warn(exportErrorText(err));
+  }
+
+  succeeded(): void {
+    this.failing = false;
+  }
+
+  /** Whether a failure was said already (the shutdown's flush then says nothing more). */
+  reported(): boolean {
+    return this.warned;
+  }
+}
+
+/**
+ * Registers a tracer provider with the exporters `OTEL_TRACES_EXPORTER`
+ * names (`otlp`: OTLP over HTTP; `console`: one JSON line per span on
+ * stderr), or returns null when tracing is off. An exporter name it does
+ * not know is an error naming it. `warn` says an unreachable collector.
+ */
+export async function startTracing(env: NodeJS.ProcessEnv, version: string, warn: (err: string) => void = () => {}): Promise<(Tracing & { exporters: TraceExporterName[] }) | null> {
   if (!tracingRequested(env)) return null;
-  const names = env.OTEL_TRACES_EXPORTER!.split(',').map((s) => s.trim()).filter((s) => s && s !== 'none');
-  const unknown = names.find((n) => !EXPORTERS.has(n));
-  if (unknown !== undefined) throw new Error(`OTEL_TRACES_EXPORTER: unknown exporter "${unknown}" (use otlp or none)`);
+  const names = exporterNames(env);
+  const unknown = names.find((n) => !(EXPORTERS as readonly string[]).includes(n));
+  if (unknown !== undefined) throw new Error(`OTEL_TRACES_EXPORTER: unknown exporter "${unknown}" (use otlp, console or none)`);
+  const exporters = [...new Set(names)] as TraceExporterName[];
   // A module of its own, imported here, so that the SDK is loaded only now; its imports are static,
   // which a bundler turns into the same named exports Node gives (the daemon's bundle, dist/daemon).
   const { registerTracerProvider } = await import('./otel-sdk.js');
-  return registerTracerProvider(version);
+  return { ...registerTracerProvider(version, exporters, new ExportFailures(warn)), exporters };
 }
 
 /**

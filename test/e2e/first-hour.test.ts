@@ -205,7 +205,7 @@ test('project-cli by hand on dev data: dev-credential for one user and one actio
   const cli = (args: string[]) => run(PROJECT_CLI_BIN, args, { ...env, TOOLGATE_DB: db, PROJECT_CLI_CREDENTIAL: minted.stdout.trim() });
   const read = cli(['calendar', 'read', '--mode', 'day', '--date', '2026-04-21']);
   assert.equal(read.code, 0, read.stdout + read.stderr);
-  assert.deepEqual(JSON.parse(read.stdout), { ok: true, module: 'calendar', method: 'read', data: { items: [], count: 0 } });
+  assert.deepEqual(JSON.parse(read.stdout), { ok: true, module: 'calendar', method: 'read', data: { items: [], count: 0, next_cursor: null } });
   const create = cli(['calendar', 'create', '--title', 'x']);
   assert.equal(create.code, 4, create.stdout);
   assert.equal((JSON.parse(create.stdout) as { error: { code: string } }).error.code, 'ACTION_NOT_ALLOWED');

@@ -426,7 +426,7 @@ function attachFakeRpc(server: Server) {
           ...created,
           { thread_id: 't1', created_at: '2026-04-20T09:00:00.000Z', updated_at: '2026-04-20T09:01:00.000Z', message_count: 4 },
           { thread_id: 't2', created_at: '2026-04-19T09:00:00.000Z', updated_at: '2026-04-19T09:00:00.000Z', message_count: 1 },
-        ] };
+        ], next_cursor: null };
       case 'history/get': {
         const messages = history[params.thread_id];
         if (!messages) throw { code: -32602, message: 'Invalid params', data: { code: 'THREAD_NOT_FOUND' } };

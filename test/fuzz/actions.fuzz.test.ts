@@ -3,24 +3,31 @@
  * executor so hundreds of calls stay quick). Inputs are built from the
  * action's own field names with plausible and hostile values — real ids from
  * earlier calls, dates of every year, bad zones, batches past the limit,
- * secrets pasted anywhere. Invariants: every answer is a structured
- * ToolResponse (never INTERNAL) preceded by a final `tool/result`; a pasted
- * secret is always UNAUTHENTICATED; the daemon answers the next call; no
- * secret in any wire message, stderr or database file (`-wal`/`-shm` too).
+ * secrets pasted anywhere, NUL and lone surrogates in any string, page
+ * limits and cursors (real, altered, made up).
+ * Invariants: every answer is a structured ToolResponse (never INTERNAL)
+ * preceded by a final `tool/result`; a pasted secret is always
+ * UNAUTHENTICATED; a NUL or lone surrogate is always INVALID_ACTION_INPUT
+ * and nothing holding one (nor its U+FFFD rewrite) is stored; no success
+ * is over 1 MiB or 500 items; the daemon
+ * answers the next call; no secret in any wire message, stderr or database
+ * file (`-wal`/`-shm` too).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ACTION_NAMES } from '../../src/cli-router/registry.js';
 import { startHost, openSession } from '../helpers/host.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
-import { Rng, SEED, randomJson, randomString, withSeed } from './prng.js';
+import { Rng, SEED, randomJson, randomString, taint, withSeed } from './prng.js';
+import { findMalformedString } from '../../src/codec/well-formed.js';
+import { storedText } from '../helpers/db.js';
 import { assertCleanStderr, assertNoSecret, assertNoSecretInDbFiles, assertToolResponse } from './invariants.js';
 import { slowSuite } from '../helpers/quick.js';
 
 const PER_ACTION = 30;
 
 const FIELDS: Record<string, string[]> = {
-  'calendar.read': ['mode', 'date', 'timezone', 'start_at', 'end_at', 'event_id'],
+  'calendar.read': ['mode', 'date', 'timezone', 'start_at', 'end_at', 'event_id', 'limit', 'cursor'],
   'calendar.create': ['title', 'start_at', 'end_at', 'location', 'description', 'items'],
   'calendar.update': ['event_id', 'title', 'start_at', 'end_at', 'location', 'description'],
   'calendar.delete': ['event_id'],
@@ -30,7 +37,7 @@ const FIELDS: Record<string, string[]> = {
   'contacts.read': ['query', 'phone', 'limit'],
   'memory.update': ['key', 'content'],
   'memory.forget': ['key'],
-  'memory.read': ['key'],
+  'memory.read': ['key', 'limit', 'cursor'],
 };
 
 test(`every action's input, ${PER_ACTION} random inputs each: structured, never INTERNAL, no secret stored (seed ${SEED})`, slowSuite({ timeout: 150_000 }), () =>
@@ -43,6 +50,7 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
     const host = await startHost({ args: ['--executor', 'inprocess'] });
     const eventIds: string[] = ['evt_missing'];
     const inviteIds: string[] = ['inv_missing'];
+    const cursors: string[] = [];
     try {
       const s = await openSession(host, token);
       await openSession(host, other);
@@ -62,7 +70,9 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
           case 'invite_id': return r.pick(inviteIds);
           case 'user_ids': return r.pick([['fuzz-bob'], ['fuzz-bob', 'fuzz-alice'], ['nobody'], [], Array(60).fill('fuzz-bob')]);
           case 'items': return Array.from({ length: r.pick([0, 1, 3, 50, 51]) }, () => ({ title: randomString(r, 20), start_at: instant(r), end_at: instant(r) }));
-          case 'limit': return r.pick([1, 0, -1, 500, 501, 1.5, '10']);
+          case 'limit': return r.pick([1, 0, -1, 2, 100, 500, 501, 1.5, '10']);
+          // Real cursors of earlier pages, and made-up or altered ones (never a database error).
+          case 'cursor': return r.pick([...cursors, 'x', '%%', Buffer.from('["a\\u0000"]').toString('base64url'), Buffer.from('[1e400,"e"]').toString('base64url'), randomString(r)]);
           case 'phone': return r.pick(['+15550002', '+15550001', randomString(r)]);
           default: return randomString(r, 60);
         }
@@ -77,13 +87,17 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
           for (const f of FIELDS[action]!) if (r.bool(0.7)) input[f] = value(r, f);
           if (r.bool(0.1)) input[randomString(r, 10) || 'extra'] = randomJson(r);
           const pasted = r.bool(0.1);
+          if (r.bool(0.08)) input[r.pick(FIELDS[action]!)] = taint(r, randomString(r, 20));
           if (pasted) input[r.pick(FIELDS[action]!)] = secret();
+          const malformed = findMalformedString(input) !== null;
           const before = host.wire.length;
           const result = await host.request('tool/invoke', {
             session_id: s.session_id, thread_id: `fz-${r.int(3)}`, tool_call_id: `c${n}`, args: { module, method, input },
           });
           const { status, text } = assertToolResponse(result, `${action} ${JSON.stringify(input).slice(0, 300)}`);
           if (pasted) assert.equal(text.error?.code, 'UNAUTHENTICATED', `a pasted secret is refused (${action})`);
+          // A credential field (`token`, `auth`…) in random JSON is refused first, as UNAUTHENTICATED.
+          else if (malformed) assert.ok(['INVALID_ACTION_INPUT', 'UNAUTHENTICATED'].includes(text.error?.code), `a NUL or lone surrogate is refused (${action})`);
           const finals = host.wire.slice(before).filter((e) => e.method === 'tool/result' && (e.payload as { final?: boolean }).final);
           assert.equal(finals.length, 1, 'one final tool/result per call');
           if (status !== 'failure') {
@@ -91,6 +105,11 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
             if (data.event?.id) eventIds.push(data.event.id);
             for (const it of data.items ?? []) if (it.event?.id) eventIds.push(it.event.id);
             for (const inv of data.invites ?? []) inviteIds.push(inv.invite_id);
+            const next = (text.data as { next_cursor?: unknown }).next_cursor;
+            if (typeof next === 'string') cursors.push(next);
+            // Result sizes: a success is never over the bound (1 MiB here), and a page never over 500 items.
+            assert.ok(Buffer.byteLength(JSON.stringify(text)) <= 1_048_576, 'a result within limits.max_result_bytes');
+            assert.ok((data.items?.length ?? 0) <= 500, 'a page holds at most 500 items');
           }
         }
       }
@@ -101,6 +120,10 @@ test(`every action's input, ${PER_ACTION} random inputs each: structured, never 
       assert.equal(assertToolResponse(last, 'final call').status, 'success');
       assertNoSecret(JSON.stringify(host.wire), marks, 'the wire');
       assertNoSecretInDbFiles(host.dataDir, marks);
+      // Nothing malformed was stored, nor rewritten: no U+FFFD (as UTF-8 bytes read as latin1 on SQLite, as text on PostgreSQL).
+      for (const text of await storedText(host.dbPath, host.dataDir)) {
+        assert.ok(!text.includes('\u00ef\u00bf\u00bd') && !text.includes('\ufffd'), 'no U+FFFD stored');
+      }
     } finally {
       await host.stop();
     }

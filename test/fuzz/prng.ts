@@ -45,9 +45,26 @@ const ODD_STRINGS = [
   '', ' ', '\u0000', '\n', '\r\n\r\n', '"', '\\', '\\u0000', '{', '}', '[]', 'null', '-1', '1e309', 'NaN', '💥', '\ud800', '\u202e',
   '$(touch /tmp/x)', '`id`', "'; DROP TABLE messages; --", '../../etc/passwd', '%00', 'Content-Length: 5', 'eyJ', 'a.b.c', '2026-02-30',
   '0000-01-01', '9999-12-31', '2026-04-21T10:00:00+08:00', '2026-04-21T10:00:00', 'Asia/Shanghai', 'Mars/Olympus', 'calendar.*',
+  // What no engine stores as it is (contract section 21): NUL and unpaired surrogates, alone and inside text.
+  'a\u0000b', '\udc00', 'a\udc00b', 'tail\ud83d', '\udfff\ud800', 'k\ud800', 'k\udc00',
 ];
 
+/** Characters no string of a call may hold: U+0000, a lone high surrogate, a lone low one. */
+export const MALFORMED_CHARS = ['\u0000', '\ud800', '\udbff', '\udc00', '\udfff'] as const;
+
+/** `s` with one malformed character spliced in at a random place. */
+export function taint(rng: Rng, s: string): string {
+  const at = rng.int(s.length + 1);
+  return `${s.slice(0, at)}${rng.pick(MALFORMED_CHARS)}${s.slice(at)}`;
+}
+
 export function randomString(rng: Rng, max = 40): string {
+  const s = plainRandomString(rng, max);
+  // Any string may carry a NUL or a lone surrogate, wherever it goes (ids, keys, content, envelopes).
+  return rng.bool(0.05) ? taint(rng, s) : s;
+}
+
+function plainRandomString(rng: Rng, max: number): string {
   switch (rng.int(4)) {
     case 0:
       return rng.pick(ODD_STRINGS);

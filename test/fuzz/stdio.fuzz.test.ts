@@ -2,7 +2,8 @@
  * Fuzz: JSON-RPC envelopes and LSP framing on stdio. Random bodies, random
  * envelopes (methods real and not, ids of every type, params of any shape,
  * secrets pasted in), invalid JSON and oversized frames, with a probe request
- * every few frames. The daemon must answer every probe, every answer must be
+ * every few frames, bursts of `id: null` requests past the read window's
+ * size. The daemon must answer every probe, every answer must be
  * structured and never -32603, and no secret may reach stdout, stderr or a
  * database file. A second part breaks the header on purpose, in fresh
  * daemons: each must exit non-zero with a log line, never hang.
@@ -42,7 +43,10 @@ test(`stdio: ${FRAMES} random frames, every probe answered, nothing internal, no
         const kind = r.int(10);
         if (kind === 0) d.send(frameOf(JSON.stringify(randomJson(r))));
         else if (kind === 1) d.send(frameOf(randomString(r, 200)));
-        else if (kind === 2) {
+        else if (kind === 3 && r.bool(0.3)) {
+          // A burst of `id: null` requests: each answered -32600, none holds a slot of the read window.
+          for (let j = 0; j < 60; j++) d.frame({ jsonrpc: '2.0', id: null, method: r.pick(methods), params: { session_id: sessionId } });
+        } else if (kind === 2) {
           // Declared over the cap: discarded as it streams; nothing inside it runs.
           const n = MAX_BYTES + 1 + r.int(3 * MAX_BYTES);
           const body = Buffer.alloc(n, 0x20);

@@ -1,7 +1,8 @@
 /**
  * Fuzz: WebSocket frames on /rpc and HTTP request targets on the same
  * server. Random text frames (JSON values, envelopes, invalid JSON), binary
- * frames and frames over the cap, with a probe every few frames; random
+ * frames, frames over the cap and bursts of `id: null` requests past the
+ * read window, with a probe every few frames; random
  * request targets and methods over raw TCP. Invariants: every WebSocket
  * answer structured and never -32603, every probe answered, every HTTP
  * status below 500, the server still serving, no secret anywhere.
@@ -83,7 +84,10 @@ test(`ws frames and http targets: structured answers, no 5xx, no secret out (see
         else if (kind === 2) ws.send(Buffer.from(randomString(r, 50)), { binary: true });
         else if (kind === 3) ws.send(`{"jsonrpc":"2.0","id":"big-${i}","method":"thread/list","params":{"session_id":"${sessionId}","x":"${'a'.repeat(MAX_BYTES)}"}}`);
         else if (kind === 4) ws.send(Buffer.from([0xff, 0xfe, 0x7b, 0x22]));
-        else {
+        else if (kind === 5 && r.bool(0.3)) {
+          // A burst of `id: null` requests: each answered -32600, none holds a slot of the read window.
+          for (let j = 0; j < 100; j++) ws.send(JSON.stringify({ jsonrpc: '2.0', id: null, method: r.pick(methods), params: { session_id: sessionId } }));
+        } else {
           const params = r.bool(0.3) ? randomJson(r) : { ...(randomJson(r) as object), session_id: r.bool(0.8) ? sessionId : randomString(r) };
           if (r.bool(0.15) && params && typeof params === 'object') (params as Record<string, unknown>).content = secretText();
           const envelope: Record<string, unknown> = { jsonrpc: '2.0', method: r.bool(0.9) ? r.pick(methods) : r.pick([randomString(r), 7, secretText()]), params };

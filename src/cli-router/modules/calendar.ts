@@ -10,23 +10,29 @@ import type { Event, EventFields, InviteRow } from '../../store/store.js';
 import type { CalendarBatchItem } from '../../protocol/actions.js';
 import { calendarFields } from '../../protocol/action-fields.js';
 import { describeIssues } from '../validation.js';
+import { pageOf, positionOf } from '../cursor.js';
+import { PAGE_DEFAULT_LIMIT } from '../../protocol/limits.js';
 
 const notFound = (what: string) => new ActionError('NOT_FOUND', `${what} not found`);
 
 const read: ActionHandler<'calendar.read'> = async (ctx, input) => {
-  let items: Event[];
   if (input.mode === 'event') {
     const event = await ctx.tx.events.getVisible(ctx.userId, input.event_id);
     if (!event) throw notFound('event');
-    items = [event];
-  } else if (input.mode === 'day') {
-    const { startMs, endMs } = dayBounds(input.date, input.timezone ?? 'UTC');
-    items = await ctx.tx.events.listVisible(ctx.userId, startMs, endMs);
-  } else {
-    items = await ctx.tx.events.listVisible(ctx.userId, Date.parse(input.start_at), Date.parse(input.end_at));
+    return { items: [event], count: 1, next_cursor: null };
   }
-  return { items, count: items.length };
+  const { startMs, endMs } = input.mode === 'day' ? dayBounds(input.date, input.timezone ?? 'UTC') : { startMs: Date.parse(input.start_at), endMs: Date.parse(input.end_at) };
+  const limit = input.limit ?? PAGE_DEFAULT_LIMIT;
+  const after = input.cursor === undefined ? null : positionOf(input.cursor, isEventPosition);
+  // One more than the page: whether a next page exists, without counting.
+  const rows = await ctx.tx.events.listVisible(ctx.userId, startMs, endMs, after && { startMs: after[0], id: after[1] }, limit + 1);
+  const { items, next_cursor } = pageOf(rows, limit, (e) => [Date.parse(e.start_at), e.id]);
+  return { items, count: items.length, next_cursor };
 };
+
+/** A page of events ends at its last event: its start (ms, as stored) and id. */
+const isEventPosition = (p: unknown): p is [number, string] =>
+  Array.isArray(p) && p.length === 2 && Number.isSafeInteger(p[0]) && typeof p[1] === 'string' && p[1].length > 0 && p[1].length <= 200;
 
 const create: ActionHandler<'calendar.create'> = async (ctx, input) => {
   if (!('items' in input)) return { event: await ctx.tx.events.create(ctx.userId, input) };

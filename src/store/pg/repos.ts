@@ -14,6 +14,7 @@
  */
 import { newRowId } from '../ids.js';
 import { nowIso } from '../database.js';
+import { cutChars, cutContent, rowsWithin, type RowSize } from '../byte-budget.js';
 import type {
   CredentialKeysRepo,
   RecordedKey,
@@ -24,6 +25,8 @@ import type {
   CredentialAuditRepo,
   Event,
   EventFields,
+  EventPosition,
+  ThreadPosition,
   EventsRepo,
   InviteRow,
   InvitesRepo,
@@ -122,12 +125,20 @@ export class PgThreads implements ThreadsRepo {
     return (await this.q('SELECT 1 FROM threads WHERE user_id = $1 AND id = $2', [userId, threadId])).length > 0;
   }
 
-  async list(userId: string, limit: number): Promise<ThreadSummary[]> {
+  async list(userId: string, after: ThreadPosition | null, limit: number): Promise<ThreadSummary[]> {
     // last_seq is the message count: messages are never deleted.
+    if (after === null) {
+      return this.q<ThreadSummary>(
+        `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
+          ORDER BY updated_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $2`,
+        [userId, limit],
+      );
+    }
     return this.q<ThreadSummary>(
       `SELECT id AS thread_id, created_at, updated_at, last_seq AS message_count FROM threads WHERE user_id = $1
-        ORDER BY updated_at DESC, created_at DESC, id COLLATE "C" DESC LIMIT $2`,
-      [userId, limit],
+          AND (updated_at COLLATE "C" < $3 OR (updated_at = $3 AND id COLLATE "C" < $4))
+        ORDER BY updated_at COLLATE "C" DESC, id COLLATE "C" DESC LIMIT $2`,
+      [userId, limit, after.updatedAt, after.threadId],
     );
   }
 }
@@ -137,6 +148,10 @@ const SERVER_NOW = `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"
 
 const MESSAGE_COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, metadata::text AS metadata, tool_call_id, status, created_at';
 const MESSAGE_COLUMNS_NO_METADATA = `id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at`;
+/** A row too large for its page's budget: the start of its content, no metadata, and its full size. */
+const MESSAGE_COLUMNS_CUT = `id, user_id, thread_id, thread_seq, role, substr(content, 1, $4) AS content, '{}' AS metadata, tool_call_id, status,
+  created_at, octet_length(content)::int8 AS bytes`;
+const MESSAGE_SIZE = 'thread_seq, (octet_length(content) + octet_length(metadata::text))::int8 AS bytes';
 
 export class PgMessages implements MessagesRepo {
   /** `inserted`: told of each message this repository inserts (the store sends it to listeners once the unit commits). */
@@ -208,21 +223,57 @@ export class PgMessages implements MessagesRepo {
     );
   }
 
-  async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
+  async page(
+    userId: string,
+    threadId: string,
+    before: string | undefined,
+    limit: number,
+    opts: { withMetadata?: boolean; maxBytes?: number } = {},
+  ): Promise<MessagePage> {
     let beforeSeq = Number.MAX_SAFE_INTEGER;
     if (before !== undefined) {
       const seq = await this.seqOf(userId, threadId, before);
       if (seq === undefined) return { rows: [], nextBefore: null };
       beforeSeq = seq;
     }
-    const rows = await this.q<MessageRow>(
-      `SELECT ${opts.withMetadata === false ? MESSAGE_COLUMNS_NO_METADATA : MESSAGE_COLUMNS} FROM messages
-        WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
+    const columns = opts.withMetadata === false ? MESSAGE_COLUMNS_NO_METADATA : MESSAGE_COLUMNS;
+    if (opts.maxBytes === undefined) {
+      const rows = await this.q<MessageRow>(
+        `SELECT ${columns} FROM messages
+          WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
+        [userId, threadId, beforeSeq, limit + 1],
+      );
+      const hasMore = rows.length > limit;
+      const page = rows.slice(0, limit).reverse();
+      return { rows: page, nextBefore: hasMore && page.length > 0 ? page[0]!.id : null };
+    }
+    const sizes = await this.q<RowSize>(
+      `SELECT ${MESSAGE_SIZE} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 ORDER BY thread_seq DESC LIMIT $4`,
       [userId, threadId, beforeSeq, limit + 1],
     );
-    const hasMore = rows.length > limit;
-    const page = rows.slice(0, limit).reverse();
+    const fit = rowsWithin(sizes.slice(0, limit), opts.maxBytes);
+    const hasMore = sizes.length > fit.count;
+    const rows =
+      fit.count === 0
+        ? []
+        : fit.cut
+          ? [await this.readCut(userId, threadId, sizes[0]!.thread_seq, opts.maxBytes)]
+          : await this.q<MessageRow>(
+              `SELECT ${columns} FROM messages
+                WHERE user_id = $1 AND thread_id = $2 AND thread_seq < $3 AND thread_seq >= $4 ORDER BY thread_seq DESC`,
+              [userId, threadId, beforeSeq, sizes[fit.count - 1]!.thread_seq],
+            );
+    const page = rows.reverse();
     return { rows: page, nextBefore: hasMore && page.length > 0 ? page[0]!.id : null };
+  }
+
+  private async readCut(userId: string, threadId: string, seq: number, maxBytes: number): Promise<MessageRow> {
+    const [r] = await this.q<MessageRow & { bytes: number }>(
+      `SELECT ${MESSAGE_COLUMNS_CUT} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq = $3`,
+      [userId, threadId, seq, cutChars(maxBytes)],
+    );
+    const { bytes, ...row } = r!;
+    return { ...row, content: cutContent(row.content, Number(bytes)), cut: true };
   }
 
   async metadataOf(userId: string, threadId: string, ids: readonly string[]): Promise<Map<string, string>> {
@@ -233,11 +284,25 @@ export class PgMessages implements MessagesRepo {
     return new Map(rows.map((r) => [r.id, r.metadata]));
   }
 
-  async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number): Promise<MessageRow[]> {
-    return this.q<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3
-        ORDER BY thread_seq LIMIT $4`,
+  async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<MessageRow[]> {
+    if (maxBytes === undefined) {
+      return this.q<MessageRow>(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3
+          ORDER BY thread_seq LIMIT $4`,
+        [userId, threadId, afterSeq, limit],
+      );
+    }
+    const sizes = await this.q<RowSize>(
+      `SELECT ${MESSAGE_SIZE} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3 ORDER BY thread_seq LIMIT $4`,
       [userId, threadId, afterSeq, limit],
+    );
+    const fit = rowsWithin(sizes, maxBytes);
+    if (fit.count === 0) return [];
+    if (fit.cut) return [await this.readCut(userId, threadId, sizes[0]!.thread_seq, maxBytes)];
+    return this.q<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE user_id = $1 AND thread_id = $2 AND thread_seq > $3 AND thread_seq <= $4
+        ORDER BY thread_seq`,
+      [userId, threadId, afterSeq, sizes[fit.count - 1]!.thread_seq],
     );
   }
 
@@ -486,11 +551,20 @@ export class PgEvents implements EventsRepo {
     return (await this.q<Event>(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.id = $1 AND e.owner_id = $2`, [eventId, ownerId], EVENT_READS))[0];
   }
 
-  async listVisible(userId: string, fromMs: number, toMs: number): Promise<Event[]> {
+  async listVisible(userId: string, fromMs: number, toMs: number, after: EventPosition | null, limit: number): Promise<Event[]> {
+    if (after === null) {
+      return this.q<Event>(
+        `SELECT ${EVENT_COLUMNS} FROM events e WHERE e.start_ms < $3 AND e.end_ms > $2 AND ${VISIBLE_TO}
+          ORDER BY e.start_ms, e.id COLLATE "C" LIMIT $4`,
+        [userId, fromMs, toMs, limit],
+        EVENT_READS,
+      );
+    }
     return this.q<Event>(
       `SELECT ${EVENT_COLUMNS} FROM events e WHERE e.start_ms < $3 AND e.end_ms > $2 AND ${VISIBLE_TO}
-        ORDER BY e.start_ms, e.id COLLATE "C"`,
-      [userId, fromMs, toMs],
+          AND (e.start_ms > $5 OR (e.start_ms = $5 AND e.id COLLATE "C" > $6))
+        ORDER BY e.start_ms, e.id COLLATE "C" LIMIT $4`,
+      [userId, fromMs, toMs, limit, after.startMs, after.id],
       EVENT_READS,
     );
   }
@@ -580,9 +654,17 @@ export class PgMemories implements MemoriesRepo {
     return (await this.q('DELETE FROM memories WHERE user_id = $1 AND key = $2 RETURNING 1', [userId, key])).length === 1;
   }
 
-  async read(userId: string, key?: string): Promise<Memory[]> {
-    if (key !== undefined) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key], ['memories']);
-    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C"', [userId], ['memories']);
+  async read(userId: string, key: string): Promise<Memory[]> {
+    return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key = $2', [userId, key], ['memories']);
+  }
+
+  async page(userId: string, after: string | null, limit: number): Promise<Memory[]> {
+    if (after === null) return this.q<Memory>('SELECT key, content, updated_at FROM memories WHERE user_id = $1 ORDER BY key COLLATE "C" LIMIT $2', [userId, limit], ['memories']);
+    return this.q<Memory>(
+      'SELECT key, content, updated_at FROM memories WHERE user_id = $1 AND key COLLATE "C" > $2 ORDER BY key COLLATE "C" LIMIT $3',
+      [userId, after, limit],
+      ['memories'],
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import { newRowId } from '../ids.js';
-import type { Event, EventFields, EventsRepo } from '../store.js';
+import type { Event, EventFields, EventPosition, EventsRepo } from '../store.js';
 import { nowIso, type Statements } from './statements.js';
 
 const FIELDS = ['id', 'owner_id', 'title', 'start_at', 'end_at', 'location', 'description', 'created_at', 'updated_at'];
@@ -34,14 +34,24 @@ export function sqliteEvents(st: Statements): EventsRepo {
     async getOwned(ownerId: string, eventId: string) {
       return getOwned(ownerId, eventId);
     },
-    async listVisible(userId: string, fromMs: number, toMs: number) {
+    async listVisible(userId: string, fromMs: number, toMs: number, after: EventPosition | null, limit: number) {
+      if (after === null) {
+        return st
+          .get(
+            `SELECT ${COLUMNS} FROM events e
+              WHERE e.start_ms < @to AND e.end_ms > @from AND ${VISIBLE_TO}
+              ORDER BY e.start_ms, e.id LIMIT @limit`,
+          )
+          .all({ user: userId, from: fromMs, to: toMs, limit }) as Event[];
+      }
       return st
         .get(
           `SELECT ${COLUMNS} FROM events e
             WHERE e.start_ms < @to AND e.end_ms > @from AND ${VISIBLE_TO}
-            ORDER BY e.start_ms, e.id`,
+              AND (e.start_ms > @after_ms OR (e.start_ms = @after_ms AND e.id > @after_id))
+            ORDER BY e.start_ms, e.id LIMIT @limit`,
         )
-        .all({ user: userId, from: fromMs, to: toMs }) as Event[];
+        .all({ user: userId, from: fromMs, to: toMs, limit, after_ms: after.startMs, after_id: after.id }) as Event[];
     },
     async updateOwned(ownerId: string, eventId: string, f: EventFields) {
       return st

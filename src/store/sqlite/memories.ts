@@ -14,11 +14,13 @@ export function sqliteMemories(st: Statements): MemoriesRepo {
     async forget(userId: string, key: string) {
       return st.get('DELETE FROM memories WHERE user_id = ? AND key = ?').run(userId, key).changes === 1;
     },
-    async read(userId: string, key?: string) {
-      if (key !== undefined) {
-        return st.get('SELECT key, content, updated_at FROM memories WHERE user_id = ? AND key = ?').all(userId, key) as Memory[];
-      }
-      return st.get('SELECT key, content, updated_at FROM memories WHERE user_id = ? ORDER BY key').all(userId) as Memory[];
+    async read(userId: string, key: string) {
+      return st.get('SELECT key, content, updated_at FROM memories WHERE user_id = ? AND key = ?').all(userId, key) as Memory[];
+    },
+    async page(userId: string, after: string | null, limit: number) {
+      // BINARY collation: code point order, as PostgreSQL's COLLATE "C".
+      if (after === null) return st.get('SELECT key, content, updated_at FROM memories WHERE user_id = ? ORDER BY key LIMIT ?').all(userId, limit) as Memory[];
+      return st.get('SELECT key, content, updated_at FROM memories WHERE user_id = ? AND key > ? ORDER BY key LIMIT ?').all(userId, after, limit) as Memory[];
     },
   };
 }

@@ -1,15 +1,26 @@
 import { newRowId } from '../ids.js';
 import type { MessagePage, MessageRow, MessagesRepo, NewMessage } from '../store.js';
 import { nowIso, uniquely, type Statements } from './statements.js';
+import { cutChars, cutContent, rowsWithin, type RowSize } from '../byte-budget.js';
 
 const COLUMNS = 'id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at';
 const COLUMNS_NO_METADATA = "id, user_id, thread_id, thread_seq, role, content, '{}' AS metadata, tool_call_id, status, created_at";
+/** A row too large for its page's budget: the start of its content, no metadata, and its full size. */
+const COLUMNS_CUT =
+  "id, user_id, thread_id, thread_seq, role, substr(content, 1, ?) AS content, '{}' AS metadata, tool_call_id, status, created_at, octet_length(content) AS bytes";
+const SIZE = 'thread_seq, octet_length(content) + octet_length(metadata) AS bytes';
 
 export function sqliteMessages(st: Statements): MessagesRepo {
   const seqOf = (userId: string, threadId: string, messageId: string) =>
     (st.get('SELECT thread_seq FROM messages WHERE id = ? AND user_id = ? AND thread_id = ?').get(messageId, userId, threadId) as
       | { thread_seq: number }
       | undefined)?.thread_seq;
+  const readCut = (userId: string, threadId: string, seq: number, maxBytes: number): MessageRow => {
+    const { bytes, ...row } = st
+      .get(`SELECT ${COLUMNS_CUT} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq = ?`)
+      .get(cutChars(maxBytes), userId, threadId, seq) as MessageRow & { bytes: number };
+    return { ...row, content: cutContent(row.content, bytes), cut: true };
+  };
   return {
     async insert(m: NewMessage): Promise<MessageRow> {
       const id = newRowId('msg_');
@@ -57,7 +68,13 @@ export function sqliteMessages(st: Statements): MessagesRepo {
         )
         .all(userId, at, at, id, limit) as MessageRow[];
     },
-    async page(userId: string, threadId: string, before: string | undefined, limit: number, opts: { withMetadata?: boolean } = {}): Promise<MessagePage> {
+    async page(
+      userId: string,
+      threadId: string,
+      before: string | undefined,
+      limit: number,
+      opts: { withMetadata?: boolean; maxBytes?: number } = {},
+    ): Promise<MessagePage> {
       let beforeSeq = Number.MAX_SAFE_INTEGER;
       if (before !== undefined) {
         const seq = seqOf(userId, threadId, before);
@@ -65,11 +82,31 @@ export function sqliteMessages(st: Statements): MessagesRepo {
         beforeSeq = seq;
       }
       const columns = opts.withMetadata === false ? COLUMNS_NO_METADATA : COLUMNS;
-      const rows = st
-        .get(`SELECT ${columns} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq < ? ORDER BY thread_seq DESC LIMIT ?`)
-        .all(userId, threadId, beforeSeq, limit + 1) as MessageRow[];
-      const hasMore = rows.length > limit;
-      if (hasMore) rows.length = limit;
+      let rows: MessageRow[];
+      let hasMore: boolean;
+      if (opts.maxBytes === undefined) {
+        rows = st
+          .get(`SELECT ${columns} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq < ? ORDER BY thread_seq DESC LIMIT ?`)
+          .all(userId, threadId, beforeSeq, limit + 1) as MessageRow[];
+        hasMore = rows.length > limit;
+        if (hasMore) rows.length = limit;
+      } else {
+        const sizes = st
+          .get(`SELECT ${SIZE} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq < ? ORDER BY thread_seq DESC LIMIT ?`)
+          .all(userId, threadId, beforeSeq, limit + 1) as RowSize[];
+        const fit = rowsWithin(sizes.slice(0, limit), opts.maxBytes);
+        hasMore = sizes.length > fit.count;
+        rows =
+          fit.count === 0
+            ? []
+            : fit.cut
+              ? [readCut(userId, threadId, sizes[0]!.thread_seq, opts.maxBytes)]
+              : (st
+                  .get(
+                    `SELECT ${columns} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq < ? AND thread_seq >= ? ORDER BY thread_seq DESC`,
+                  )
+                  .all(userId, threadId, beforeSeq, sizes[fit.count - 1]!.thread_seq) as MessageRow[]);
+      }
       rows.reverse();
       return { rows, nextBefore: hasMore && rows.length > 0 ? rows[0]!.id : null };
     },
@@ -82,10 +119,21 @@ export function sqliteMessages(st: Statements): MessagesRepo {
       }
       return out;
     },
-    async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number) {
+    async messagesAfter(userId: string, threadId: string, afterSeq: number, limit: number, maxBytes?: number) {
+      if (maxBytes === undefined) {
+        return st
+          .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq > ? ORDER BY thread_seq LIMIT ?`)
+          .all(userId, threadId, afterSeq, limit) as MessageRow[];
+      }
+      const sizes = st
+        .get(`SELECT ${SIZE} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq > ? ORDER BY thread_seq LIMIT ?`)
+        .all(userId, threadId, afterSeq, limit) as RowSize[];
+      const fit = rowsWithin(sizes, maxBytes);
+      if (fit.count === 0) return [];
+      if (fit.cut) return [readCut(userId, threadId, sizes[0]!.thread_seq, maxBytes)];
       return st
-        .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq > ? ORDER BY thread_seq LIMIT ?`)
-        .all(userId, threadId, afterSeq, limit) as MessageRow[];
+        .get(`SELECT ${COLUMNS} FROM messages WHERE user_id = ? AND thread_id = ? AND thread_seq > ? AND thread_seq <= ? ORDER BY thread_seq`)
+        .all(userId, threadId, afterSeq, sizes[fit.count - 1]!.thread_seq) as MessageRow[];
     },
     async seqOf(userId: string, threadId: string, messageId: string) {
       return seqOf(userId, threadId, messageId);

@@ -49,13 +49,13 @@ describe('runCli in-process', () => {
 
     const read = await run({ argv: ['calendar', 'read'], env, stdin: JSON.stringify({ mode: 'day', date: '2026-05-01', timezone: 'Europe/Berlin' }) });
     assert.equal(read.exitCode, 0);
-    assert.deepEqual(read.doc.data, { items: [created.doc.data.event], count: 1 });
+    assert.deepEqual(read.doc.data, { items: [created.doc.data.event], count: 1, next_cursor: null });
   });
 
   test('no stdin (a terminal) is an empty input, not an error', async () => {
     const result = await run({ argv: ['memory', 'read'], env: await envFor('unit-carol'), stdin: null });
     assert.equal(result.exitCode, 0, result.stdout);
-    assert.deepEqual(result.doc.data, { items: [], count: 0 });
+    assert.deepEqual(result.doc.data, { items: [], count: 0, next_cursor: null });
   });
 
   test('the verify key file is read through the injected reader', async () => {

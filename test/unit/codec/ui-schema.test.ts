@@ -47,9 +47,9 @@ interface Case {
 
 const CASES: Case[] = [
   { template: 'event_list', name: 'calendar.read two events', module: 'calendar', method: 'read', status: 'success',
-    data: { items: [EVENT_A, EVENT_B], count: 2 } },
+    data: { items: [EVENT_A, EVENT_B], count: 2, next_cursor: null } },
   { template: 'event_list', name: 'calendar.read empty', module: 'calendar', method: 'read', status: 'success',
-    data: { items: [], count: 0 } },
+    data: { items: [], count: 0, next_cursor: null } },
   { template: 'event', name: 'calendar.create single', module: 'calendar', method: 'create', status: 'success',
     data: { event: EVENT_A } },
   { template: 'event', name: 'calendar.update', module: 'calendar', method: 'update', status: 'success',
@@ -145,7 +145,7 @@ test('compiling is deterministic, also for hints that went through JSON storage'
 });
 
 test('hints keep only the fields the template shows', () => {
-  const hints = deriveUiHints('calendar', 'read', { items: [EVENT_A], count: 1 }, 'success');
+  const hints = deriveUiHints('calendar', 'read', { items: [EVENT_A], count: 1, next_cursor: null }, 'success');
   assert.deepEqual(hints, {
     template: 'event_list',
     count: 1,
@@ -179,7 +179,7 @@ test('hints come only from data of the protocol’s shape (src/protocol/actions.
 });
 
 test('actions without a stable UI, unknown actions and failures give no hints', () => {
-  const memory = { items: [{ key: 'k', content: 'c', updated_at: '2026-04-21T02:00:00.000Z' }], count: 1 };
+  const memory = { items: [{ key: 'k', content: 'c', updated_at: '2026-04-21T02:00:00.000Z' }], count: 1, next_cursor: null };
   assert.equal(deriveUiHints('memory', 'read', memory, 'success'), null);
   assert.equal(deriveUiHints('memory', 'forget', { key: 'k', forgotten: true }, 'success'), null);
   assert.equal(deriveUiHints('calendar', 'export', { items: [], count: 0 }, 'success'), null);

@@ -30,7 +30,7 @@ const event = {
 
 /** Template name → the call whose data it is compiled from. */
 const EXAMPLES: Array<[name: string, module: string, method: string, status: ToolStatus, data: unknown]> = [
-  ['event_list', 'calendar', 'read', 'success', { items: [event], count: 1 }],
+  ['event_list', 'calendar', 'read', 'success', { items: [event], count: 1, next_cursor: null }],
   ['event (created)', 'calendar', 'create', 'success', { event }],
   ['event (updated)', 'calendar', 'update', 'success', { event: { ...event, title: 'Design review (moved)', updated_at: '2031-04-02T09:00:00.000Z' } }],
   ['event_batch_item', 'calendar', 'create', 'partial', { index: 1, ok: false, error: { code: 'INVALID_ACTION_INPUT', message: 'end_at must be after start_at' } }],

@@ -21,7 +21,7 @@ const EXAMPLE_YAML = join(REPO_ROOT, 'toolgate.config.example.yaml');
 const KEYS = [
   'agents', 'store.synchronous', 'store.pool_size', 'store.listen_url', 'limits.max_message_bytes', 'limits.max_in_flight', 'limits.call_timeout_ms',
   'limits.max_sessions_per_connection', 'limits.max_subscriptions_per_connection', 'limits.shutdown_grace_ms', 'limits.ping_interval_ms',
-  'limits.max_processes', 'limits.ws_high_water_bytes', 'limits.ws_max_buffered_bytes', 'auth.max_token_lifetime_s',
+  'limits.max_processes', 'limits.ws_high_water_bytes', 'limits.ws_max_buffered_bytes', 'limits.max_result_bytes', 'auth.max_token_lifetime_s',
   'http.allowed_origins', 'http.allowed_hosts', 'mcp.agent',
 ];
 
@@ -57,6 +57,14 @@ test('the example config names every key, and the JSON and YAML examples load to
   ]);
   assert.equal(fromJson.store.synchronous, 'FULL');
   assert.equal(fromJson.limits.callTimeoutMs, 30000);
+  assert.equal(fromJson.limits.maxResultBytes, 1048576);
+});
+
+test('limits.max_result_bytes is validated like every limit: a positive integer, else its key is named', () => {
+  for (const bad of ['0', '-1', '1.5', '"1MiB"']) {
+    const f = file('result-bytes.json', `{"agents": {"a": {"enabled_skills": [], "allowed_actions": ["memory.read"]}}, "limits": {"max_result_bytes": ${bad}}}`);
+    assert.match(configError(f), /limits\.max_result_bytes: /, bad);
+  }
 });
 
 test('quotas: a pattern that matches no action, no window, or a count out of range is an error naming the key', () => {
@@ -76,7 +84,7 @@ test('a .yml file is YAML too, and the same as its JSON', () => {
 
 test('an unknown key is an error naming the file and the key, in JSON and YAML alike', () => {
   const j = file('bad.json', JSON.stringify({ agents: { a: { enabled_skills: [], allowed_actions: ['calendar.read'] } }, limits: { call_timeout: 5 } }));
-  assert.equal(configError(j), `config ${j}: unknown key limits.call_timeout`);
+  assert.equal(configError(j), `config ${j}: unknown key limits.call_timeout (did you mean limits.call_timeout_ms?)`);
   const y = file('bad.yaml', 'agents:\n  a: {enabled_skills: [], allowed_actions: [calendar.read]}\nlogging: verbose\n');
   assert.equal(configError(y), `config ${y}: unknown key logging`);
 });
@@ -99,7 +107,7 @@ test('serve with a bad YAML config: one line, exit 2', () => {
     input: '',
   });
   assert.equal(r.status, 2, r.stderr);
-  assert.equal(r.stderr.trimEnd(), `toolgate: config ${y}: unknown key limit`);
+  assert.equal(r.stderr.trimEnd(), `toolgate: config ${y}: unknown key limit (did you mean limits?)`);
 });
 
 const AGENT = { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] };

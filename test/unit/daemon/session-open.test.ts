@@ -45,7 +45,7 @@ describe('session/open', () => {
     assert.deepEqual(s.enabled_skills, AGENTS.default.enabled_skills);
     assert.deepEqual(s.allowed_actions, AGENTS.default.allowed_actions);
     // The session works: the user's (empty) thread list.
-    assert.deepEqual(await host.request('thread/list', { session_id: s.session_id }), { threads: [] });
+    assert.deepEqual(await host.request('thread/list', { session_id: s.session_id }), { threads: [], next_cursor: null });
   });
 
   test('a named profile gives its own skills and whitelist; enabled_skills narrows them', async () => {

@@ -121,3 +121,19 @@ test('a spawn that node refuses at once fails the call as INTERNAL, and frees th
   await cli.exited();
   assert.ok(lines.some((l) => l.includes('project-cli could not start')), lines.join('\n'));
 });
+
+test('a child that writes more than max_result_bytes (plus room for a failure) is killed and the call fails INTERNAL', { timeout: 30_000 }, async () => {
+  const dir = tempDir();
+  // A well-formed document of about 200 kB: whole under the default bound, too large under a 10,000-byte one.
+  const script = join(dir, 'big-cli.cjs');
+  writeFileSync(script, `process.stdout.write(JSON.stringify({ ok: true, module: 'memory', method: 'read', data: { s: 'x'.repeat(200000) } }));\n`);
+  const cli = spawnCliWithin(1, launcherOf(script));
+  const log = createLogger(() => {}, 'error');
+  const small = await cli.run({ ...request(60_000), maxResultBytes: 10_000 }, log);
+  assert.equal(small.doc.ok, false);
+  assert.equal(!small.doc.ok && small.doc.error.code, 'INTERNAL');
+  assert.match(!small.doc.ok ? small.doc.error.message : '', /too much output/);
+  const big = await cli.run(request(60_000), log);
+  assert.equal(big.doc.ok, true, 'under the default bound the same document is read whole');
+  await cli.exited();
+});

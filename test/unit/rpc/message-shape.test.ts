@@ -12,7 +12,6 @@ test('requests, notifications and responses pass', () => {
   for (const m of [
     { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} },
     { jsonrpc: '2.0', id: 'a', method: 'x' },
-    { jsonrpc: '2.0', id: null, method: 'x' },
     { jsonrpc: '2.0', method: 'exit' },
     { jsonrpc: '2.0', id: 3, result: null },
     { jsonrpc: '2.0', id: null, error: { code: -1, message: 'm' } },
@@ -28,6 +27,7 @@ test('anything else is refused, with its id when it has a valid one', () => {
     [{ id: 8, method: 'x' }, /jsonrpc must be "2.0"/, 8, false],
     [{ jsonrpc: '2.0', id: {}, method: 'x' }, /id must be/, null, false],
     [{ jsonrpc: '2.0', id: true, method: 'x' }, /id must be/, null, false],
+    [{ jsonrpc: '2.0', id: null, method: 'x' }, /not null/, null, false],
     [{ jsonrpc: '2.0', id: 7, method: 5 }, /method must be a string/, 7, false],
     [{ jsonrpc: '2.0', result: 1 }, /method must be a string/, null, true],
     [{ jsonrpc: '1.0', id: 2, result: 1 }, /jsonrpc/, 2, true],

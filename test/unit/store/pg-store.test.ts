@@ -171,7 +171,7 @@ describe('PostgreSQL engine', needsPg, () => {
       assert.deepEqual(seqs, [1, 1, 2]);
       const alice = await store.read((tx) => tx.messages.page('alice', 't1', undefined, 50));
       assert.deepEqual(alice.rows.map((r) => r.content), ['hi from alice', 'hi from alice']);
-      const threads = await store.read((tx) => tx.threads.list('bob', 10));
+      const threads = await store.read((tx) => tx.threads.list('bob', null, 10));
       assert.deepEqual(threads.map((t) => [t.thread_id, t.message_count]), [['t1', 1]]);
       assert.equal(await store.read((tx) => tx.threads.exists('carol', 't1')), false);
     } finally {
@@ -240,7 +240,7 @@ describe('PostgreSQL engine', needsPg, () => {
           /item failed/,
         );
       });
-      const keys = (await store.read((tx) => tx.memories.read('alice'))).map((m) => m.key);
+      const keys = (await store.read((tx) => tx.memories.page('alice', null, 100))).map((m) => m.key);
       assert.deepEqual(keys, ['kept']);
     } finally {
       await store.close();
@@ -261,7 +261,7 @@ describe('PostgreSQL engine', needsPg, () => {
           /item failed/,
         );
         await tx.savepoint((inner) => inner.events.create('bob', fields('kept')));
-        const visible = await tx.events.listVisible('bob', Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-10-02T00:00:00Z'));
+        const visible = await tx.events.listVisible('bob', Date.parse('2026-10-01T00:00:00Z'), Date.parse('2026-10-02T00:00:00Z'), null, 100);
         await tx.events.create('bob', fields('after the read'));
         await tx.messages.insert(toolMessage('bob', 't', 'c'), { last: true });
         return visible.map((e) => e.title);

@@ -215,7 +215,7 @@ test('a unit that throws is undone alone; the rest of its group commits', async 
     ]);
     assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
     assert.equal(counter.commits, 1);
-    const keys = await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key));
+    const keys = await store.read(async (tx) => (await tx.memories.page('u', null, 100)).map((m) => m.key));
     assert.deepEqual(keys, ['a', 'c'], 'nothing of the failed unit, savepoint included, survives');
   } finally {
     await store.close();
@@ -244,7 +244,7 @@ test('the first unit of a group fails alone too, and the group keeps its one tra
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'rejected', 'fulfilled']);
     // With units queued behind it the first runs in a savepoint too: its failure does not begin the group again.
     assert.deepEqual(counter, { commits: 1, begins: 1 }, 'one transaction for the group');
-    assert.deepEqual(await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key)), ['fourth', 'second']);
+    assert.deepEqual(await store.read(async (tx) => (await tx.memories.page('u', null, 100)).map((m) => m.key)), ['fourth', 'second']);
   } finally {
     await store.close();
   }
@@ -261,7 +261,7 @@ test('a savepoint that throws undoes only its own writes (a batch item fails alo
         throw new Error('item failed');
       }).catch(() => {});
     });
-    assert.deepEqual(await store.read(async (tx) => (await tx.memories.read('u')).map((m) => m.key)), ['kept']);
+    assert.deepEqual(await store.read(async (tx) => (await tx.memories.page('u', null, 100)).map((m) => m.key)), ['kept']);
   } finally {
     await store.close();
   }
@@ -292,7 +292,7 @@ test('migration 3 turns first-come threads into per-user ones and numbers each t
     assert.deepEqual(page.rows.map((r) => [r.id, r.user_id, r.thread_seq]), [['m1', 'alice', 1], ['m3', 'alice', 2]]);
     assert.equal((await store.read((tx) => tx.toolCalls.get('alice', 't1', 'c1')))?.action, 'memory.read');
     assert.equal(await store.read((tx) => tx.threads.exists('bob', 't1')), false);
-    const list = await store.read((tx) => tx.threads.list('alice', 10));
+    const list = await store.read((tx) => tx.threads.list('alice', null, 10));
     assert.deepEqual(list.map((t) => [t.thread_id, t.message_count]), [['t1', 2]]);
     // New messages continue each thread's sequence; bob's t1 is a new thread of his own.
     const next = await store.transaction((tx) => tx.messages.insert({ userId: 'alice', threadId: 't1', role: 'user', content: 'again', metadataJson: '{}' }));

@@ -11,7 +11,7 @@ import type { Store } from '../../../src/store/store.js';
 import { storeAnswers } from '../../../src/telemetry/health.js';
 import { ToolgateMetrics } from '../../../src/telemetry/metrics.js';
 import { actionLabel } from '../../../src/telemetry/labels.js';
-import { startTracing, tracingRequested } from '../../../src/telemetry/tracing.js';
+import { otlpTracesEndpoint, startTracing, tracingRequested } from '../../../src/telemetry/tracing.js';
 import { opsRoutes } from '../../../src/http/ops-routes.js';
 import { metricsEnabled } from '../../../src/app/observability.js';
 
@@ -45,7 +45,12 @@ test('tracing is off without OTEL_TRACES_EXPORTER (or with none) and an unknown 
   assert.equal(tracingRequested({ OTEL_TRACES_EXPORTER: 'none' }), false);
   assert.equal(await startTracing({}, '0'), null);
   await assert.rejects(startTracing({ OTEL_TRACES_EXPORTER: 'zipkin' }, '0'), /unknown exporter "zipkin"/);
-  await assert.rejects(startTracing({ OTEL_TRACES_EXPORTER: 'console' }, '0'), /unknown exporter "console"/, 'console would write to the protocol stream');
+});
+
+test('the OTLP traces endpoint is named as the SDK derives it, without credentials', () => {
+  assert.equal(otlpTracesEndpoint({}), 'http://localhost:4318/v1/traces');
+  assert.equal(otlpTracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' }), 'http://c:4318/v1/traces');
+  assert.equal(otlpTracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://u:p@t/x' }), 'https://t/x');
 });
 
 test('/readyz says why it is not ready; /metrics is 404 when metrics are off', async () => {

@@ -1,14 +1,27 @@
 /**
- * Flow control for the daemon's stdin (contract section 13): messages the
- * reader has parsed are handed on only while the host reads its answers and
- * only a bounded number of requests wait unanswered; otherwise they stay
- * here, parsed, and the stream under the reader is paused so the pipe pushes
- * back on the host. The stdio counterpart of the WebSocket reader's holds
- * (ws-message-stream.ts).
+ * Flow control for one connection's incoming messages, on every transport
+ * the daemon reads itself (stdio, WebSocket; contract section 13): messages
+ * the inner reader has parsed are handed on only while the peer reads its
+ * answers and only a bounded number of requests wait unanswered; otherwise
+ * they stay here, parsed, and the source under the reader is paused so the
+ * pipe or socket pushes back on the peer.
+ *
+ * The window's accounting, one rule for every transport: a slot is taken by
+ * each request handed on (a `method` and an `id` — a string or a number: the
+ * envelope check answers an `id: null` request itself, message-shape.ts) and
+ * freed by the response to it (`answered()`). A refusal the transport sends
+ * on its own (bad JSON, a bad envelope, a frame too large) neither takes nor
+ * frees one, so no sequence of messages can hold the window shut.
  */
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message, type MessageReader } from 'vscode-jsonrpc/node';
 
 type Hold = 'backpressure' | 'window';
+
+/** A request the window counts: a method, and an id its response will carry. */
+export function takesSlot(m: Message): boolean {
+  const { method, id } = m as { method?: unknown; id?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
+}
 
 export class FlowControlledReader extends AbstractMessageReader implements MessageReader {
   private callback: DataCallback | undefined;
@@ -19,7 +32,7 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
 
   constructor(
     private readonly inner: MessageReader,
-    /** The stream the inner reader reads: paused while anything holds delivery. */
+    /** The stream or socket the inner reader reads: paused while anything holds delivery. */
     private readonly source: { pause(): unknown; resume(): unknown },
     private readonly maxUnanswered: number,
   ) {
@@ -35,15 +48,20 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
       this.pending.push(m);
       this.deliver();
     });
+    this.deliver();
     return { dispose: () => { this.callback = undefined; sub.dispose(); } };
   }
 
-  /** Backpressure: while held, stdin is not read and messages already parsed wait here. */
+  /** Backpressure: while held, the source is not read and messages already parsed wait here. */
   hold(held: boolean): void {
     this.setHold('backpressure', held);
   }
 
-  /** A response was handed to the writer: one more request may be handed on. */
+  /**
+   * The response to a request handed on was handed to the writer: one more
+   * request may be handed on. Called for those responses only — never for a
+   * refusal the transport sent itself.
+   */
   answered(): void {
     if (this.unanswered > 0) this.unanswered--;
     if (this.unanswered < this.maxUnanswered) this.setHold('window', false);
@@ -63,9 +81,7 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
   private deliver(): void {
     while (this.callback && this.holds.size === 0 && this.pending.length > 0) {
       const m = this.pending.shift()!;
-      if (typeof (m as { method?: unknown }).method === 'string' && 'id' in m) {
-        if (++this.unanswered >= this.maxUnanswered) this.setHold('window', true);
-      }
+      if (takesSlot(m) && ++this.unanswered >= this.maxUnanswered) this.setHold('window', true);
       this.callback(m);
     }
   }
