@@ -199,6 +199,8 @@ export const SCHEMA: Schema = {
         { name: 'enabled_skills', type: 'json', notNull: true },
         { name: 'allowed_actions', type: 'json', notNull: true },
         req('created_at'),
+        // `{ask: [exact module.method], ttl_s}` (contract section 17); null: no action asks (version 6).
+        { name: 'approval', type: 'json' },
       ],
       primaryKey: ['id'],
     },
@@ -216,8 +218,29 @@ export const SCHEMA: Schema = {
         req('state', { oneOf: ['awaiting_approval', 'running'] }),
         req('created_at'),
         req('updated_at'),
+        // Version 6, a call awaiting approval (contract section 17): its args as the model wrote them (what an
+        // approval runs), when it expires, and who runs it (the credential's source and job).
+        { name: 'args', type: 'json_text' },
+        text('expires_at'),
+        text('source'),
+        text('job_id'),
       ],
       primaryKey: ['user_id', 'thread_id', 'tool_call_id'],
+    },
+    {
+      // Every decision on a call awaiting approval (contract section 17), beside the credential audit:
+      // who decided, when, what, from which surface, on which args digest. Never a token or the args.
+      name: 'approval_audit',
+      columns: [
+        { name: 'seq', type: 'serial' },
+        req('user_id'),
+        req('thread_id'),
+        req('tool_call_id'),
+        req('args_sha256'),
+        req('decision', { oneOf: ['approve', 'deny', 'expire', 'cancel'] }),
+        req('surface'),
+        req('decided_at'),
+      ],
     },
   ],
   indexes: [
@@ -231,4 +254,4 @@ export const SCHEMA: Schema = {
 };
 
 /** The version the declaration describes (the number of applied migration steps). */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;

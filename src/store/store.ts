@@ -182,6 +182,8 @@ export interface Tx {
   readonly invites: InvitesRepo;
   readonly memories: MemoriesRepo;
   readonly contacts: ContactsRepo;
+  readonly pendingCalls: PendingCallsRepo;
+  readonly approvalAudit: ApprovalAuditRepo;
   /**
    * Runs `work` inside a savepoint of this transaction: when it throws, its
    * writes are undone and the error propagates; the enclosing unit goes on
@@ -373,6 +375,48 @@ export interface ToolCallsRepo {
   withoutMessage(): Promise<ToolCallRecord[]>;
 }
 
+// ---------------------------------------------------------------- calls awaiting approval
+
+/**
+ * A call to an `ask` action (contract section 17), stored `awaiting_approval`
+ * in `calls` until a person decides; an approved one is `running` there until
+ * its tool message is stored. Every state change is one conditional
+ * statement, so of any number of racing decisions exactly one changes it.
+ */
+export interface PendingCallRow extends CallKeyOf {
+  action: string;
+  argsSha256: string;
+  state: 'awaiting_approval' | 'running';
+  /** `{module, method, input}` as the model wrote them (JSON text): what an approval runs. */
+  args: string;
+  expiresAt: string;
+  /** Who the credential is issued for once approved. */
+  source: 'session' | 'automation';
+  jobId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PendingCallsRepo {
+  /** Stores a call awaiting approval; StoreConflictError when the key holds a row already. */
+  insert(r: Omit<PendingCallRow, 'state' | 'updatedAt'>): Promise<void>;
+  /** The call's row when it awaits approval or runs approved (never a plain running call's). */
+  get(k: CallKeyOf): Promise<PendingCallRow | undefined>;
+  /** `awaiting_approval` → `running` when it still awaits approval with this digest: the row, else undefined. */
+  approve(k: CallKeyOf, argsSha256: string): Promise<PendingCallRow | undefined>;
+  /** Removes it when it still awaits approval (deny, expiry, cancel): the row, else undefined. */
+  take(k: CallKeyOf): Promise<PendingCallRow | undefined>;
+  /** The approved call's outcome is stored: its row goes. */
+  remove(k: CallKeyOf): Promise<void>;
+}
+
+export type ApprovalDecision = 'approve' | 'deny' | 'expire' | 'cancel';
+
+export interface ApprovalAuditRepo {
+  /** Audits one decision: who, when, what, from which surface, on which args digest. */
+  record(d: CallKeyOf & { argsSha256: string; decision: ApprovalDecision; surface: string }): Promise<void>;
+}
+
 // ---------------------------------------------------------------- credential audit
 
 export interface CredentialIssuance {
@@ -422,6 +466,8 @@ export interface AutomationJob {
   ownerId: string;
   enabledSkills: string[];
   allowedActions: string[];
+  /** The job's own approval policy: exact `module.method` names that ask, and the wait in seconds. */
+  approval?: { ask: string[]; ttl_s?: number } | null;
 }
 
 export interface AutomationJobsRepo {

@@ -15,6 +15,7 @@ import { migratePg } from './migrate.js';
 import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
 import { PgCallStates } from './call-states.js';
+import { PgApprovalAudit, PgPendingCalls } from './pending-calls.js';
 import { PgUnit, type Query } from './unit.js';
 import {
   messagesAfter,
@@ -75,6 +76,8 @@ class PgTx implements Tx {
   readonly invites;
   readonly memories;
   readonly contacts;
+  readonly pendingCalls;
+  readonly approvalAudit;
 
   /**
    * `unit`: a transaction's statement scheduler (unit.ts); without one
@@ -99,6 +102,8 @@ class PgTx implements Tx {
     this.invites = new PgInvites(q);
     this.memories = new PgMemories(q);
     this.contacts = new PgContacts(q);
+    this.pendingCalls = new PgPendingCalls(q);
+    this.approvalAudit = new PgApprovalAudit(q);
   }
 
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

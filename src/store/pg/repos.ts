@@ -405,20 +405,20 @@ export class PgAutomationJobs implements AutomationJobsRepo {
   async create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob> {
     const id = newRowId('job_');
     await this.q(
-      'INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)',
-      [id, job.ownerId, JSON.stringify(job.enabledSkills), JSON.stringify(job.allowedActions), nowIso()],
+      'INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at, approval) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6::jsonb)',
+      [id, job.ownerId, JSON.stringify(job.enabledSkills), JSON.stringify(job.allowedActions), nowIso(), job.approval ? JSON.stringify(job.approval) : null],
     );
     return { id, ...job };
   }
 
   async get(id: string): Promise<AutomationJob | undefined> {
     const row = (
-      await this.q<{ id: string; owner_id: string; enabled_skills: string[]; allowed_actions: string[] }>(
-        'SELECT id, owner_id, enabled_skills, allowed_actions FROM automation_jobs WHERE id = $1',
+      await this.q<{ id: string; owner_id: string; enabled_skills: string[]; allowed_actions: string[]; approval: AutomationJob['approval'] }>(
+        'SELECT id, owner_id, enabled_skills, allowed_actions, approval FROM automation_jobs WHERE id = $1',
         [id],
       )
     )[0];
-    return row && { id: row.id, ownerId: row.owner_id, enabledSkills: row.enabled_skills, allowedActions: row.allowed_actions };
+    return row && { id: row.id, ownerId: row.owner_id, enabledSkills: row.enabled_skills, allowedActions: row.allowed_actions, approval: row.approval };
   }
 }
 

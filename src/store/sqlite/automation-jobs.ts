@@ -6,18 +6,19 @@ export function sqliteAutomationJobs(st: Statements): AutomationJobsRepo {
   return {
     async create(job: Omit<AutomationJob, 'id'>) {
       const id = newRowId('job_');
-      st.get('INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at) VALUES (?, ?, ?, ?, ?)').run(
+      st.get('INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at, approval) VALUES (?, ?, ?, ?, ?, ?)').run(
         id,
         job.ownerId,
         JSON.stringify(job.enabledSkills),
         JSON.stringify(job.allowedActions),
         nowIso(),
+        job.approval ? JSON.stringify(job.approval) : null,
       );
       return { id, ...job };
     },
     async get(id: string) {
-      const row = st.get('SELECT id, owner_id, enabled_skills, allowed_actions FROM automation_jobs WHERE id = ?').get(id) as
-        | { id: string; owner_id: string; enabled_skills: string; allowed_actions: string }
+      const row = st.get('SELECT id, owner_id, enabled_skills, allowed_actions, approval FROM automation_jobs WHERE id = ?').get(id) as
+        | { id: string; owner_id: string; enabled_skills: string; allowed_actions: string; approval: string | null }
         | undefined;
       if (!row) return undefined;
       return {
@@ -25,6 +26,7 @@ export function sqliteAutomationJobs(st: Statements): AutomationJobsRepo {
         ownerId: row.owner_id,
         enabledSkills: JSON.parse(row.enabled_skills) as string[],
         allowedActions: JSON.parse(row.allowed_actions) as string[],
+        approval: row.approval === null ? null : (JSON.parse(row.approval) as AutomationJob['approval']),
       };
     },
   };
