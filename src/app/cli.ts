@@ -204,7 +204,16 @@ async function automationCommand(args: string[], io: CliIo): Promise<number> {
   const db = resolveDbPath(values.db, io.env);
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
-  const job = await addAutomationJob({ owner: values.owner, skills: list(values.skills), allow: list(values.allow), db: values.db, env: io.env });
+  const ttl = values['ask-ttl-s'];
+  const job = await addAutomationJob({
+    owner: values.owner,
+    skills: list(values.skills),
+    allow: list(values.allow),
+    ask: list(values.ask),
+    ...(ttl === undefined ? {} : { askTtlS: ttl }),
+    db: values.db,
+    env: io.env,
+  });
   io.stdout.write(`${JSON.stringify(job)}\n`);
   return 0;
 }

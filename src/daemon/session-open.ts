@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { SessionOpenParams } from '../protocol/methods.js';
 import { DaemonError } from './errors.js';
+import { approvalPolicy } from './config.js';
 import { AuthError, authenticate } from './auth.js';
 import type { Daemon } from './daemon.js';
 import type { Peer } from './peer.js';
@@ -32,6 +33,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
       jobId: job.id,
       enabledSkills: skills,
       allowedActions: job.allowedActions,
+      approval: approvalPolicy(job.approval, `job ${job.id} approval`),
       expiresAt: null,
     });
     daemon.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
@@ -53,6 +55,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
       jobId: null,
       enabledSkills: skills,
       allowedActions: profile.allowedActions,
+      approval: profile.approval,
       expiresAt: principal.expiresAt,
     });
   } catch (err) {

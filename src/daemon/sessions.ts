@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DaemonError } from './errors.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
+import type { ApprovalPolicy } from './config.js';
 
 export interface Session {
   id: string;
@@ -10,6 +11,8 @@ export interface Session {
   jobId: string | null;
   enabledSkills: string[];
   allowedActions: string[];
+  /** Which of those actions wait for a person's approval (contract section 17); absent: none. */
+  approval?: ApprovalPolicy | undefined;
   /** When the bearer token it was opened with expires (ms since the epoch); absent or null: no token (automation). */
   expiresAt?: number | null | undefined;
 }

@@ -25,6 +25,7 @@ function mcpSessionFields(daemon: Daemon, principal: Pick<Principal, 'userId' | 
     jobId: null,
     enabledSkills: profile.enabledSkills,
     allowedActions: profile.allowedActions,
+    approval: profile.approval,
     expiresAt: principal.expiresAt,
   };
 }

@@ -50,9 +50,22 @@ test('the example config names every key, and the JSON and YAML examples load to
   }
   const fromJson = loadConfig(EXAMPLE_JSON, SKILLS);
   assert.deepEqual(loadConfig(EXAMPLE_YAML, SKILLS), fromJson);
-  assert.deepEqual(fromJson.agents.get('reader'), { enabledSkills: ['calendar', 'memory'], allowedActions: ['calendar.read'] });
+  assert.deepEqual(fromJson.agents.get('reader'), { enabledSkills: ['calendar', 'memory'], allowedActions: ['calendar.read'], approval: { ask: new Set(), ttlS: 600 } });
+  // The example shows the destructive actions asking (contract section 17).
+  assert.deepEqual(fromJson.agents.get('default')?.approval, { ask: new Set(['calendar.delete', 'calendar.share', 'memory.forget']), ttlS: 600 });
   assert.equal(fromJson.store.synchronous, 'FULL');
   assert.equal(fromJson.limits.callTimeoutMs, 30000);
+});
+
+test('approval: ask takes patterns as allowed_actions does, ttl_s defaults to 600 and is at most 86400, unknown keys refused', () => {
+  const profile = (approval: unknown) => ({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], approval } } });
+  const load = (approval: unknown) => loadConfig(file('a.json', JSON.stringify(profile(approval))), SKILLS).agents.get('default')?.approval;
+  assert.deepEqual(load({ ask: ['memory.*'] }), { ask: new Set(['memory.forget', 'memory.read', 'memory.update']), ttlS: 600 });
+  assert.deepEqual(load({ ask: ['calendar.delete'], ttl_s: 86400 }), { ask: new Set(['calendar.delete']), ttlS: 86400 });
+  assert.match(configError(file('b.json', JSON.stringify(profile({ ask: ['calendar.delete'], ttl_s: 86401 })))), /agents\.default\.approval\.ttl_s.*86400/);
+  assert.match(configError(file('c.json', JSON.stringify(profile({ ask: ['calendar.remove'] })))), /agents\.default\.approval\.ask.*calendar\.remove/);
+  assert.match(configError(file('d.json', JSON.stringify(profile({ ask: [], ttl: 5 })))), /ttl/);
+  assert.match(configError(file('e.json', JSON.stringify(profile({ ttl_s: 5 })))), /ask/);
 });
 
 test('a .yml file is YAML too, and the same as its JSON', () => {
