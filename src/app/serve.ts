@@ -37,6 +37,7 @@ import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
 import { listenWs } from './ws-listener.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
+import { ApprovalWaiters } from '../calls/approval-waiters.js';
 import { RunningCalls } from '../calls/running-calls.js';
 import { CallStopped } from '../calls/call-stopped.js';
 
@@ -165,6 +166,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       timeoutMs: (action) => limits.actionTimeoutMs[action] ?? limits.callTimeoutMs,
       cancelGraceMs: limits.cancelGraceMs,
       calls: new RunningCalls(),
+      approvals: new ApprovalWaiters(),
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };

@@ -24,6 +24,9 @@ const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
   TIMEOUT: 1,
   INTERNAL: 1,
   CANCELLED: 1,
+  // Decided by a person in the daemon, never by project-cli (contract section 17): "not permitted".
+  APPROVAL_DENIED: 4,
+  APPROVAL_EXPIRED: 4,
 };
 
 export function exitCodeFor(code: ToolErrorCode): number {

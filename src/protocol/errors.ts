@@ -34,6 +34,7 @@ export const RPC_ERROR_DATA_CODES = [
   'SKILL_NOT_FOUND',
   'SKILL_FILE_NOT_FOUND',
   'CALL_NOT_FOUND',
+  'ARGS_MISMATCH',
 ] as const;
 
 /** The `error` member of a JSON-RPC error response. */

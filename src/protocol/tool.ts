@@ -30,6 +30,8 @@ export const TOOL_ERROR_CODES = [
   'INTERNAL',
   'DUPLICATE_TOOL_CALL_ID',
   'CANCELLED',
+  'APPROVAL_DENIED',
+  'APPROVAL_EXPIRED',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 
