@@ -182,6 +182,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
       // Another daemon's call/cancel of a call running here (contract section 16).
       daemon.fanout.onCallCancel((key) => daemon.calls.stop(key, CallStopped.cancelled()));
+      // Another daemon's decision on a call awaiting approval (contract section 17): its waiters here look again.
+      daemon.fanout.onCallSettled((key) => daemon.approvals.settled(key));
+      const shared = store.sharedCalls;
+      if (shared) daemon.announceCall = (key) => shared.announce(key);
     }
     return daemon;
   } catch (err) {

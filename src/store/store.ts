@@ -114,6 +114,8 @@ export interface SharedCalls {
   find(k: CallKeyOf): Promise<SharedCallRow | undefined>;
   /** Asks every daemon to stop this call (the one running it does). */
   requestCancel(k: CallKeyOf): Promise<void>;
+  /** Tells every daemon that a call awaiting approval was decided or ended (their waiters look again). */
+  announce(k: CallKeyOf): Promise<void>;
   /** At start: removes the rows of calls whose daemon died; resolves with how many. */
   reap(): Promise<number>;
 }

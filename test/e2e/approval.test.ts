@@ -19,6 +19,7 @@ import { dbCount, dbRows } from '../helpers/db.js';
 import { validateUiSchema } from '../helpers/ui-schema-validator.js';
 import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
+import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 
 type Executor = 'subprocess' | 'inprocess';
 const CASES: Array<{ transport: Transport; executor: Executor }> = [
@@ -234,3 +235,63 @@ test('100 raced approve/deny pairs leave each call decided exactly once (ws, inp
     await host.stop();
   }
 });
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`two daemons on one PostgreSQL database: asked on one, decided on the other (${executor})`, { ...needsPg, timeout: 90_000 }, async () => {
+    const { url } = await freshPgDatabase();
+    const args = ['--executor', executor, '--config', askConfig()];
+    const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+    try {
+      const onA = await openSession(a, await mintBearer('alice'));
+      const onB = await openSession(b, await mintBearer('alice'));
+      const eventId = await createEvent(a, onA.session_id, 'pg-create-1', 'shared delete');
+      const del = { module: 'calendar', method: 'delete', input: { event_id: eventId } };
+
+      // Approved on B: runs once (on B), and A's pending tool/invoke answers with the outcome.
+      const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args: del });
+      const asked = await approvalOf(a, 'pg-del-1');
+      assert.equal((await b.request<CallGetResult>('call/get', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-1' })).state, 'awaiting_approval');
+      assert.equal(await credentialsFor(a, 'pg-del-1'), 0);
+      const wrong = await rpcError(b.request('call/approve', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args_sha256: 'f'.repeat(64) }));
+      assert.deepEqual(wrong.data, { code: 'ARGS_MISMATCH' });
+      const [approved, denied] = await Promise.all([
+        b.request<CallCancelResult>('call/approve', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args_sha256: asked.args_sha256 }),
+        a.request<CallCancelResult>('call/deny', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args_sha256: asked.args_sha256 }),
+      ]);
+      const answer = await pending;
+      const rows = await decisions(a, 'pg-del-1');
+      assert.equal(rows.length, 1, JSON.stringify(rows));
+      if (rows[0]!.decision === 'approve') {
+        assert.equal(answer.status, 'success', answer.content[0]!.text);
+        assert.equal(await eventExists(a, eventId), 0);
+        assert.equal(await credentialsFor(a, 'pg-del-1'), 1);
+      } else {
+        assert.equal(failure(answer)?.code, 'APPROVAL_DENIED');
+        assert.equal(await eventExists(a, eventId), 1);
+        assert.equal(await credentialsFor(a, 'pg-del-1'), 0);
+      }
+      for (const r of [approved, denied]) if (r.state === 'done') assert.deepEqual(r.outcome, answer);
+
+      // Cancelled on B while A waits: CANCELLED, nothing written.
+      const keepId = await createEvent(a, onA.session_id, 'pg-create-2', 'kept');
+      const pendingCancel = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-2', args: { ...del, input: { event_id: keepId } } });
+      await approvalOf(a, 'pg-del-2');
+      const cancelled = await b.request<CallCancelResult>('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-2' });
+      const cancelledAnswer = await pendingCancel;
+      assert.equal(failure(cancelledAnswer)?.code, 'CANCELLED');
+      assert.deepEqual(cancelled, { state: 'done', outcome: cancelledAnswer });
+      assert.equal(await eventExists(a, keepId), 1);
+
+      // Denied on B: A answers APPROVAL_DENIED with the reason.
+      const pendingDeny = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-3', args: { ...del, input: { event_id: keepId } } });
+      const askedDeny = await approvalOf(a, 'pg-del-3');
+      await b.request('call/deny', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-3', args_sha256: askedDeny.args_sha256, reason: 'not that one' });
+      const deniedAnswer = await pendingDeny;
+      assert.deepEqual({ code: failure(deniedAnswer)?.code, reason: failure(deniedAnswer)?.reason }, { code: 'APPROVAL_DENIED', reason: 'not that one' });
+      assert.equal(await eventExists(a, keepId), 1);
+      assert.equal(await credentialsFor(a, 'pg-del-3'), 0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+}
