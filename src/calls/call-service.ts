@@ -85,7 +85,10 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
 export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 'call/cancel'): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands).
-  if (runs.length === 0) await endPending(deps, key, { decision: 'cancel', surface });
+  // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).
+  if (runs.length === 0 && (await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'awaiting_approval') {
+    await endPending(deps, key, { decision: 'cancel', surface });
+  }
   if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));
   let done = await storedCall(deps.store, key);
   if (!done && runs.length === 0 && deps.store.sharedCalls && (await deps.store.sharedCalls.find(key))) {
