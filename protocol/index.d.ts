@@ -411,6 +411,14 @@ export interface CallDenyParams {
   reason?: string;
 }
 /**
+ * The body of POST /threads/{thread_id}/calls/{tool_call_id}/approval: a front end's decision on the call, bound to its digest.
+ */
+export interface CallApprovalBody {
+  decision: "approve" | "deny";
+  args_sha256: string;
+  reason?: string;
+}
+/**
  * A call waits for a person to approve or deny it (call/approve, call/deny with its args_sha256).
  */
 export interface ToolApprovalNotification {

@@ -91,6 +91,7 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "CalendarInviteData": "actions",
   "CalendarReadData": "actions",
   "CalendarShareData": "actions",
+  "CallApprovalBody": "protocol",
   "CallApproveParams": "protocol",
   "CallCancelParams": "protocol",
   "CallCancelResult": "protocol",

@@ -233,6 +233,12 @@ export const CallDenyParams = p(
   'Denies the call whose args have exactly this digest: it ends as the failure APPROVAL_DENIED carrying the reason.',
 );
 
+export const CallApprovalBody = p(
+  'CallApprovalBody',
+  z.strictObject({ decision: z.enum(['approve', 'deny']), args_sha256: ArgsSha256, reason: z.string().max(2000).optional() }),
+  'The body of POST /threads/{thread_id}/calls/{tool_call_id}/approval: a front end\'s decision on the call, bound to its digest.',
+);
+
 export const ToolApprovalNotification = p(
   'ToolApprovalNotification',
   z.strictObject({
@@ -352,6 +358,7 @@ export type CallState = z.infer<typeof CallState>;
 export type CallApproveParams = z.infer<typeof CallApproveParams>;
 export type CallDenyParams = z.infer<typeof CallDenyParams>;
 export type ToolApprovalNotification = z.infer<typeof ToolApprovalNotification>;
+export type CallApprovalBody = z.infer<typeof CallApprovalBody>;
 export type InitializeResult = z.infer<typeof InitializeResult>;
 export type SessionAuth = z.infer<typeof SessionAuth>;
 export type SessionOpenParams = z.infer<typeof SessionOpenParams>;

@@ -295,3 +295,44 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
     }
   });
 }
+
+test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  try {
+    const aliceToken = await mintBearer('alice');
+    const alice = await openSession(host, aliceToken);
+    const base = `http://127.0.0.1:${host.port}/threads/t/calls`;
+    const http = (path: string, token: string | undefined, body?: unknown) =>
+      fetch(`${base}/${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    const asked = await approvalOf(host, 'f');
+
+    const got = await http('f', aliceToken);
+    assert.equal(got.status, 200);
+    const call = (await got.json()) as CallGetResult;
+    assert.equal(call.state, 'awaiting_approval');
+    assert.equal(call.args_sha256, asked.args_sha256);
+    assert.equal((await http('f', undefined)).status, 401);
+    assert.equal((await http('f', await mintBearer('bob'))).status, 404, "another user's call is not found");
+    assert.equal((await http('f/approval', await mintBearer('bob'), { decision: 'approve', args_sha256: asked.args_sha256 })).status, 404);
+    assert.equal((await http('f/approval', aliceToken, { decision: 'approve', args_sha256: 'a'.repeat(64) })).status, 409);
+    assert.equal((await http('f/approval', aliceToken, { decision: 'maybe', args_sha256: asked.args_sha256 })).status, 400);
+    assert.equal(await credentialsFor(host, 'f'), 0);
+
+    const approved = await http('f/approval', aliceToken, { decision: 'approve', args_sha256: asked.args_sha256 });
+    assert.equal(approved.status, 200);
+    const answer = await pending;
+    assert.equal(answer.status, 'success', answer.content[0]!.text);
+    assert.deepEqual(await approved.json(), { state: 'done', outcome: answer });
+    assert.deepEqual(await decisions(host, 'f'), [{ decision: 'approve', surface: 'http', args_sha256: asked.args_sha256 }]);
+    assert.equal(await credentialsFor(host, 'f'), 1);
+    assert.equal((await http('nope', aliceToken)).status, 404);
+  } finally {
+    await host.stop();
+  }
+});
