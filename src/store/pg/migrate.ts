@@ -34,7 +34,7 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
   [
     6,
     [
-      'ALTER TABLE calls ADD COLUMN args text CHECK (args::jsonb IS NOT NULL)',
+      'ALTER TABLE calls ADD COLUMN args text CHECK (args IS NULL OR args::jsonb IS NOT NULL)',
       'ALTER TABLE calls ADD COLUMN expires_at text',
       'ALTER TABLE calls ADD COLUMN source text',
       'ALTER TABLE calls ADD COLUMN job_id text',
