@@ -7,11 +7,33 @@
  * then reads the stored outcome: the wake-up carries no data.
  */
 import type { CallKey } from './running-calls.js';
+import type { ToolApprovalNotification } from '../protocol/methods.js';
 
 const keyOf = (k: CallKey): string => JSON.stringify([k.userId, k.threadId, k.toolCallId]);
 
+/** Hears the calls of one thread that begin to await approval (AG-UI streams): the `tool/approval` params. */
+export type AskedListener = (notification: ToolApprovalNotification) => void;
+
 export class ApprovalWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly askedListeners = new Map<string, Set<AskedListener>>();
+
+  /** Listens for calls of the user's thread asked on this daemon from now on; returns the stop. */
+  listenAsked(userId: string, threadId: string, listener: AskedListener): () => void {
+    const k = JSON.stringify([userId, threadId]);
+    let set = this.askedListeners.get(k);
+    if (!set) this.askedListeners.set(k, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.askedListeners.get(k) === set) this.askedListeners.delete(k);
+    };
+  }
+
+  /** A call of the user's thread now awaits approval. */
+  asked(userId: string, notification: ToolApprovalNotification): void {
+    for (const l of [...(this.askedListeners.get(JSON.stringify([userId, notification.thread_id])) ?? [])]) l(notification);
+  }
 
   /**
    * Resolves at the next `settled` of this call (or once `signal` aborts).

@@ -53,6 +53,7 @@ export async function askApproval(daemon: Daemon, conn: Peer, session: Session, 
   // A re-invocation waits again; only a new pending call is news for the thread.
   if (asked.created) {
     daemon.subscriptions.notifyThread(call.userId, call.threadId, 'tool/approval', notification, conn.id);
+    daemon.approvals.asked(call.userId, notification);
     log.log('info', 'tool call awaiting approval', { expires_at: row.expiresAt });
   }
 

@@ -20,6 +20,7 @@ import { validateUiSchema } from '../helpers/ui-schema-validator.js';
 import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
+import { verifySse } from '../helpers/ag-ui-client.js';
 
 type Executor = 'subprocess' | 'inprocess';
 const CASES: Array<{ transport: Transport; executor: Executor }> = [
@@ -333,6 +334,54 @@ test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 w
     assert.equal(await credentialsFor(host, 'f'), 1);
     assert.equal((await http('nope', aliceToken)).status, 404);
   } finally {
+    await host.stop();
+  }
+});
+
+test('AG-UI: a call awaiting approval is a CUSTOM toolgate.approval event in a run of its own, accepted by the AG-UI verifier', { timeout: 60_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  const abort = new AbortController();
+  try {
+    const token = await mintBearer('alice');
+    const alice = await openSession(host, token);
+    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+    const res = await fetch(`http://127.0.0.1:${host.port}/threads/t/events`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
+    assert.equal(res.status, 200);
+    let body = '';
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const readUntil = async (text: string) => {
+      while (!body.includes(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${text}`);
+        body += decoder.decode(value, { stream: true });
+      }
+    };
+    await readUntil('event: RUN_FINISHED'); // the replay of the stored message: the stream is live from here
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    const asked = await approvalOf(host, 'f');
+    await readUntil('toolgate.approval');
+    await host.request('call/deny', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args_sha256: asked.args_sha256, reason: 'no' });
+    await pending;
+    await readUntil('APPROVAL_DENIED');
+    // Up to the end of the outcome's run, then the official client's verifier reads it all.
+    const finished = () => {
+      const at = body.indexOf('event: RUN_FINISHED', body.indexOf('APPROVAL_DENIED'));
+      return at < 0 ? -1 : body.indexOf('\n\n', at);
+    };
+    while (finished() < 0) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the stream ended inside a run');
+      body += decoder.decode(value, { stream: true });
+    }
+    const events = await verifySse(body.slice(0, finished() + 2));
+    const custom = events.find((e) => e.type === 'CUSTOM') as unknown as { name: string; value: ToolApprovalNotification } | undefined;
+    assert.ok(custom, 'a CUSTOM event');
+    assert.equal(custom.name, 'toolgate.approval');
+    assert.deepEqual(custom.value, asked);
+    assert.ok(events.some((e) => e.type === 'TOOL_CALL_RESULT' && JSON.stringify(e).includes('APPROVAL_DENIED')), 'the outcome as the usual TOOL_CALL_RESULT');
+  } finally {
+    abort.abort();
     await host.stop();
   }
 });
