@@ -15,7 +15,9 @@ export type ToolErrorCode =
   | "DUPLICATE_TOOL_CALL_ID"
   | "CANCELLED"
   | "RATE_LIMITED"
-  | "RESULT_TOO_LARGE";
+  | "RESULT_TOO_LARGE"
+  | "APPROVAL_DENIED"
+  | "APPROVAL_EXPIRED";
 /**
  * The object whose JSON is the text of a call: {status, module, method, data} or {status: "failure", error}.
  */
@@ -393,11 +395,50 @@ export interface CallGetResult {
   outcome?: ToolResponse;
 }
 /**
- * The state after the cancel: done with a CANCELLED outcome, or the real outcome when the call had committed first.
+ * The state after the request (call/cancel, call/approve, call/deny): done with its outcome, or the state a decision found.
  */
 export interface CallCancelResult {
   state: CallState;
   outcome?: ToolResponse;
+}
+/**
+ * Approves the call whose args have exactly this digest: it runs once, and only then is its credential issued.
+ */
+export interface CallApproveParams {
+  session_id: string;
+  thread_id: string;
+  tool_call_id: string;
+  args_sha256: string;
+}
+/**
+ * Denies the call whose args have exactly this digest: it ends as the failure APPROVAL_DENIED carrying the reason.
+ */
+export interface CallDenyParams {
+  session_id: string;
+  thread_id: string;
+  tool_call_id: string;
+  args_sha256: string;
+  reason?: string;
+}
+/**
+ * The body of POST /threads/{thread_id}/calls/{tool_call_id}/approval: a front end's decision on the call, bound to its digest.
+ */
+export interface CallApprovalBody {
+  decision: "approve" | "deny";
+  args_sha256: string;
+  reason?: string;
+}
+/**
+ * A call waits for a person to approve or deny it (call/approve, call/deny with its args_sha256).
+ */
+export interface ToolApprovalNotification {
+  thread_id: string;
+  tool_call_id: string;
+  action: string;
+  tool_call_args: ToolCallArgs;
+  args_sha256: string;
+  expires_at: string;
+  ui_schema?: UiSchema;
 }
 export interface SkillsListParams {
   session_id: string;
@@ -555,12 +596,20 @@ export interface QuotasConfig {
   [k: string]: QuotaLimits;
 }
 /**
- * enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run; quotas how often, per user.
+ * Which actions wait for a person to approve the exact call (args digest) before they run, and for how long.
+ */
+export interface ApprovalConfig {
+  ask: string[];
+  ttl_s?: number;
+}
+/**
+ * enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run; quotas how often, per user; approval.ask which of those wait for a person.
  */
 export interface AgentProfileConfig {
   enabled_skills: string[];
   allowed_actions: string[];
   quotas?: QuotasConfig;
+  approval?: ApprovalConfig;
 }
 export interface LimitsConfig {
   call_timeout_ms?: number;
@@ -639,6 +688,8 @@ export interface Requests {
   "thread/unsubscribe": { params: ThreadSubscribeParams; result: ThreadSubscribeResult };
   "call/get": { params: CallGetParams; result: CallGetResult };
   "call/cancel": { params: CallCancelParams; result: CallCancelResult };
+  "call/approve": { params: CallApproveParams; result: CallCancelResult };
+  "call/deny": { params: CallDenyParams; result: CallCancelResult };
   "skills/list": { params: SkillsListParams; result: SkillsListResult };
   "skills/read": { params: SkillsReadParams; result: SkillsReadResult };
   "shutdown": { params: null | undefined; result: ShutdownResult };
@@ -647,6 +698,7 @@ export interface Requests {
 /** Every notification and its params (`tool/result` from the daemon, `exit` from the client). */
 export interface Notifications {
   "tool/result": { params: ToolResultNotification };
+  "tool/approval": { params: ToolApprovalNotification };
   "exit": { params: undefined };
 }
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 
 export const PROTOCOL_VERSION = "1";
 export const TOOL_NAME = "project_cli";
-export const TOOL_ERROR_CODES = Object.freeze(["INVALID_ACTION_INPUT","UNKNOWN_ACTION","ACTION_NOT_ALLOWED","NOT_FOUND","FORBIDDEN","CONFLICT","UNAUTHENTICATED","TIMEOUT","INTERNAL","DUPLICATE_TOOL_CALL_ID","CANCELLED","RATE_LIMITED","RESULT_TOO_LARGE"]);
+export const TOOL_ERROR_CODES = Object.freeze(["INVALID_ACTION_INPUT","UNKNOWN_ACTION","ACTION_NOT_ALLOWED","NOT_FOUND","FORBIDDEN","CONFLICT","UNAUTHENTICATED","TIMEOUT","INTERNAL","DUPLICATE_TOOL_CALL_ID","CANCELLED","RATE_LIMITED","RESULT_TOO_LARGE","APPROVAL_DENIED","APPROVAL_EXPIRED"]);
 export const RpcErrorCode = Object.freeze({"ParseError":-32700,"InvalidRequest":-32600,"MethodNotFound":-32601,"InvalidParams":-32602,"InternalError":-32603,"Unauthorized":-32001,"NotInitialized":-32002,"Overloaded":-32003,"ShuttingDown":-32004,"RequestCancelled":-32800});
 export const BATCH_MAX_ITEMS = 50;
 export const METHODS = Object.freeze({
@@ -48,6 +48,14 @@ export const METHODS = Object.freeze({
     "params": "CallCancelParams",
     "result": "CallCancelResult"
   },
+  "call/approve": {
+    "params": "CallApproveParams",
+    "result": "CallCancelResult"
+  },
+  "call/deny": {
+    "params": "CallDenyParams",
+    "result": "CallCancelResult"
+  },
   "skills/list": {
     "params": "SkillsListParams",
     "result": "SkillsListResult"
@@ -65,12 +73,16 @@ export const NOTIFICATIONS = Object.freeze({
   "tool/result": {
     "params": "ToolResultNotification"
   },
+  "tool/approval": {
+    "params": "ToolApprovalNotification"
+  },
   "exit": {
     "params": null
   }
 });
 export const SCHEMA_FILE_OF = Object.freeze({
   "AgentProfileConfig": "config",
+  "ApprovalConfig": "config",
   "AuthConfig": "config",
   "CalendarBatchData": "actions",
   "CalendarBatchItem": "actions",
@@ -79,8 +91,11 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "CalendarInviteData": "actions",
   "CalendarReadData": "actions",
   "CalendarShareData": "actions",
+  "CallApprovalBody": "protocol",
+  "CallApproveParams": "protocol",
   "CallCancelParams": "protocol",
   "CallCancelResult": "protocol",
+  "CallDenyParams": "protocol",
   "CallGetParams": "protocol",
   "CallGetResult": "protocol",
   "CallState": "protocol",
@@ -128,6 +143,7 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "ThreadSubscribeResult": "protocol",
   "ThreadSummary": "protocol",
   "ToolAgentOutput": "tool-call",
+  "ToolApprovalNotification": "protocol",
   "ToolCallArgs": "tool-call",
   "ToolDescriptor": "protocol",
   "ToolError": "tool-call",

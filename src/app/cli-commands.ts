@@ -109,7 +109,7 @@ export const DEV_CREDENTIAL = {
 export const AUTOMATION = {
   name: 'automation',
   summary: 'manage automation jobs (subcommand: add)',
-  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--db FILE]'],
+  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--ask m.x] [--ask-ttl-s N] [--db FILE]'],
   description: 'Automation jobs let a trusted backend open sessions that act for the job\'s owner. See toolgate automation add --help.',
   flags: {},
   env: [],
@@ -119,7 +119,7 @@ export const AUTOMATION = {
 export const AUTOMATION_ADD = {
   name: 'automation add',
   summary: 'create an automation job and print {"job_id": …}',
-  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--quota JSON] [--db FILE]'],
+  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--quota JSON] [--ask m.x] [--ask-ttl-s N] [--db FILE]'],
   description:
     'Creates a job that runs as USER_ID with exactly these skills and actions (wildcards such as calendar.* are ' +
     'expanded now, so the job never widens later). A session opened with {"type":"automation","job_id"} over stdio, ' +
@@ -134,12 +134,15 @@ export const AUTOMATION_ADD = {
       description: 'per-user call quotas of the job\'s sessions, as agents.<profile>.quotas in the config: {"calendar.create":{"per_minute":5,"per_day":100}}',
       default: 'none',
     },
+    ask: { type: 'string', value: 'm.x,m.y', description: 'comma-separated actions (or module.*) that wait for a person to approve the exact call', default: 'none' },
+    'ask-ttl-s': { type: 'string', value: 'N', description: 'seconds a call waits for the approval (1-86400)', default: '600' },
     db: DB_FLAG,
   },
   env: ['TOOLGATE_DB', 'TOOLGATE_HOME'],
   examples: [
     'toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create',
     'toolgate automation add --owner alice --skills calendar --allow calendar.read,calendar.create --quota \'{"calendar.create":{"per_hour":20}}\'',
+    'toolgate automation add --owner alice --skills calendar --allow calendar.* --ask calendar.delete,calendar.share',
   ],
 } satisfies CommandSpec;
 

@@ -204,11 +204,14 @@ async function automationCommand(args: string[], io: CliIo): Promise<number> {
   const db = resolveDbPath(values.db, io.env);
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const ttl = values['ask-ttl-s'];
   const job = await addAutomationJob({
     owner: values.owner,
     skills: list(values.skills),
     allow: list(values.allow),
     ...(values.quota === undefined ? {} : { quota: values.quota }),
+    ask: list(values.ask),
+    ...(ttl === undefined ? {} : { askTtlS: ttl }),
     db: values.db,
     env: io.env,
   });

@@ -37,6 +37,7 @@ import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
 import { listenWs } from './ws-listener.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
+import { ApprovalWaiters } from '../calls/approval-waiters.js';
 import { RunningCalls } from '../calls/running-calls.js';
 import { CallStopped } from '../calls/call-stopped.js';
 import type { LiveLimits } from '../daemon/config-reload.js';
@@ -171,6 +172,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       cancelGraceMs: limits.cancelGraceMs,
       calls: new RunningCalls(),
       maxResultBytes: limits.maxResultBytes,
+      approvals: new ApprovalWaiters(),
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
@@ -186,6 +188,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
       // Another daemon's call/cancel of a call running here (contract section 16).
       daemon.fanout.onCallCancel((key) => daemon.calls.stop(key, CallStopped.cancelled()));
+      // Another daemon's decision on a call awaiting approval (contract section 17): its waiters here look again.
+      daemon.fanout.onCallSettled((key) => daemon.approvals.settled(key));
+      const shared = store.sharedCalls;
+      if (shared) daemon.announceCall = (key) => shared.announce(key);
     }
     return daemon;
   } catch (err) {

@@ -11,6 +11,7 @@ import type { ServeContext } from '../rpc/serve-context.js';
 import type { Logger } from '../daemon/logger.js';
 import { createHttpServer } from '../http/http-server.js';
 import { agUiStreamRoute } from '../http/ag-ui-stream.js';
+import { callRoutes } from '../http/call-routes.js';
 import { corsRoute } from '../http/cors.js';
 import { resourceMetadataRoute } from '../http/oauth-metadata.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
@@ -33,7 +34,7 @@ export async function listenWs(ctx: ServeContext, opts: { host?: string; port?: 
   const mcpHttp = lazyMcpHttp(ctx);
   await attachMetrics(daemon, host);
   const cors = corsRoute([LAZY_MCP_PATH, RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH]);
-  const routes = [cors, daemonOpsRoutes(daemon, ctx.accepting), agUiStreamRoute(ctx), resourceMetadataRoute(daemon), mcpHttp.route];
+  const routes = [cors, daemonOpsRoutes(daemon, ctx.accepting), agUiStreamRoute(ctx), callRoutes(ctx), resourceMetadataRoute(daemon), mcpHttp.route];
   const http = createHttpServer(ctx, routes);
   const ws = attachWebSocketRpc(ctx, http);
   await new Promise<void>((resolve, reject) => {

@@ -14,8 +14,9 @@ import { DaemonError } from '../daemon/errors.js';
 import { outputOf } from '../daemon/message-views.js';
 import { CallStopped } from './call-stopped.js';
 import type { CallKey, RunningCalls } from './running-calls.js';
+import { endPending, isExpired, pendingCallView, type PendingDeps } from './pending-calls.js';
 
-export interface CallServiceDeps {
+export interface CallServiceDeps extends PendingDeps {
   store: Store;
   calls: RunningCalls;
   /** How long a stopped child may take to die (SIGTERM, then SIGKILL): a cancel sent to another daemon waits for it. */
@@ -35,6 +36,17 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
   const stored = await storedCall(deps.store, key);
   if (stored) return stored;
   const running = deps.calls.find(key);
+  if (!running) {
+    // Awaiting approval, or approved and running (contract section 17); expired ones end now.
+    const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+    if (pending && isExpired(pending)) {
+      await endPending(deps, key, { decision: 'expire', surface: 'ttl' });
+      const ended = await storedCall(deps.store, key);
+      if (ended) return ended;
+    } else if (pending?.state === 'awaiting_approval') {
+      return pendingCallView(pending);
+    }
+  }
   if (running) {
     return {
       thread_id: key.threadId,
@@ -70,8 +82,13 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
  * is stored — CANCELLED, or its real outcome when its writes had committed
  * first. A call already done is answered as it is: nothing changes.
  */
-export async function cancelCall(deps: CallServiceDeps, key: CallKey): Promise<CallCancelResult> {
+export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 'call/cancel'): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
+  // Awaiting approval: it ends CANCELLED without running (a decision that came first stands).
+  // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).
+  if (runs.length === 0 && (await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'awaiting_approval') {
+    await endPending(deps, key, { decision: 'cancel', surface });
+  }
   if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));
   let done = await storedCall(deps.store, key);
   if (!done && runs.length === 0 && deps.store.sharedCalls && (await deps.store.sharedCalls.find(key))) {
@@ -176,7 +193,7 @@ async function outcomeWithin(store: Store, key: CallKey, ms: number, ask: () => 
 }
 
 /** The stored, `done` call of this key, or undefined when there is none (of this user). */
-async function storedCall(store: Store, key: CallKey): Promise<CallGetResult | undefined> {
+export async function storedCall(store: Store, key: CallKey): Promise<CallGetResult | undefined> {
   const row = await store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
   return row ? doneCall(key, row) : undefined;
 }

@@ -27,6 +27,9 @@ const EXIT_CODE_BY_ERROR: Record<ToolErrorCode, number> = {
   CANCELLED: 1,
   // Answered by the daemon before anything runs; project-cli never prints it.
   RATE_LIMITED: 1,
+  // Decided by a person in the daemon, never by project-cli (contract section 17): "not permitted".
+  APPROVAL_DENIED: 4,
+  APPROVAL_EXPIRED: 4,
 };
 
 export function exitCodeFor(code: ToolErrorCode): number {

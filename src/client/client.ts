@@ -237,6 +237,16 @@ export class ToolgateClient {
     return this.send(P.CallCancelRequest, params);
   }
 
+  /** `call/approve`: runs the call awaiting approval whose args have this digest, once. */
+  approveCall(params: P.CallApproveParams): Promise<P.CallCancelResult> {
+    return this.send(P.CallApproveRequest, params);
+  }
+
+  /** `call/deny`: ends the call awaiting approval whose args have this digest as APPROVAL_DENIED. */
+  denyCall(params: P.CallDenyParams): Promise<P.CallCancelResult> {
+    return this.send(P.CallDenyRequest, params);
+  }
+
   subscribe(params: P.ThreadSubscribeParams): Promise<P.ThreadSubscribeResult> {
     return this.send(P.ThreadSubscribeRequest, params);
   }
@@ -276,7 +286,12 @@ export class ToolgateClient {
     return this.connection.onNotification(P.ToolResultNotificationType, handler);
   }
 
-  /** Every notification, whatever its method (the protocol has only `tool/result` today). */
+  /** Every `tool/approval`: a call of this connection, or of a subscribed thread, waits for a person's decision. */
+  onToolApproval(handler: (note: P.ToolApprovalNotification) => void): Disposable {
+    return this.connection.onNotification(P.ToolApprovalNotificationType, handler);
+  }
+
+  /** Every notification, whatever its method (`tool/result`, `tool/approval`). */
   onAnyNotification(handler: (method: string, params: unknown) => void): Disposable {
     return this.connection.onNotification((method: string, params: unknown) => handler(method, params));
   }
@@ -411,6 +426,16 @@ export class Session {
   /** `call/cancel`: stops the call if it runs; answers its stored outcome. */
   cancel(threadId: string, toolCallId: string): Promise<P.CallCancelResult> {
     return this.client.cancelCall({ session_id: this.id, thread_id: threadId, tool_call_id: toolCallId });
+  }
+
+  /** `call/approve`: the call awaiting approval with exactly these args (`args_sha256` of `tool/approval`) runs once. */
+  approve(threadId: string, toolCallId: string, argsSha256: string): Promise<P.CallCancelResult> {
+    return this.client.approveCall({ session_id: this.id, thread_id: threadId, tool_call_id: toolCallId, args_sha256: argsSha256 });
+  }
+
+  /** `call/deny`: the call ends as the failure APPROVAL_DENIED, carrying `reason` to the model. */
+  deny(threadId: string, toolCallId: string, argsSha256: string, reason?: string): Promise<P.CallCancelResult> {
+    return this.client.denyCall({ session_id: this.id, thread_id: threadId, tool_call_id: toolCallId, args_sha256: argsSha256, ...(reason === undefined ? {} : { reason }) });
   }
 
   subscribe(threadId: string): Promise<P.ThreadSubscribeResult> {

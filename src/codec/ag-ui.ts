@@ -23,6 +23,7 @@
  */
 import {
   EventType,
+  type CustomEvent,
   type RunFinishedEvent,
   type RunStartedEvent,
   type TextMessageContentEvent,
@@ -34,7 +35,7 @@ import {
   type ToolCallStartEvent,
 } from '@ag-ui/core';
 import type { ToolAgentOutput } from './tool-output.js';
-import type { MessageAppendParams } from '../protocol/methods.js';
+import type { MessageAppendParams, ToolApprovalNotification } from '../protocol/methods.js';
 
 /** TOOL_CALL_RESULT plus toolgate's `ui_schema`, top-level and in `metadata` (both absent when the action has no stable UI). */
 export type AgUiToolCallResultEvent = ToolCallResultEvent & { ui_schema?: unknown };
@@ -43,7 +44,7 @@ export type AgUiToolCallEvent = ToolCallStartEvent | ToolCallArgsEvent | ToolCal
 export type AgUiTextMessageEvent = TextMessageStartEvent | TextMessageContentEvent | TextMessageEndEvent;
 
 /** Every event this codec writes. */
-export type AgUiEvent = RunStartedEvent | RunFinishedEvent | AgUiTextMessageEvent | AgUiToolCallEvent;
+export type AgUiEvent = RunStartedEvent | RunFinishedEvent | AgUiTextMessageEvent | AgUiToolCallEvent | CustomEvent;
 
 /** A stored message as the codec needs it; the daemon reads it from the row. */
 export type AgUiMessage =
@@ -118,6 +119,24 @@ export function encodeMessageAsAgUiRun(threadId: string, message: AgUiMessage, t
     { type: EventType.RUN_STARTED, ...at, threadId, runId },
     ...body,
     { type: EventType.RUN_FINISHED, ...at, threadId, runId },
+  ];
+}
+
+/** The CUSTOM event name a call awaiting approval travels under (contract section 17). */
+export const APPROVAL_EVENT_NAME = 'toolgate.approval';
+
+/**
+ * A call awaiting approval as a run of its own: RUN_STARTED, a CUSTOM event
+ * `toolgate.approval` whose value is the `tool/approval` notification,
+ * RUN_FINISHED. It is no stored message, so its frames carry no event id: a
+ * resume restarts at the next stored message.
+ */
+export function encodeApprovalAsAgUiRun(threadId: string, approval: ToolApprovalNotification): AgUiEvent[] {
+  const runId = `run_approval_${approval.tool_call_id}`;
+  return [
+    { type: EventType.RUN_STARTED, threadId, runId },
+    { type: EventType.CUSTOM, name: APPROVAL_EVENT_NAME, value: approval },
+    { type: EventType.RUN_FINISHED, threadId, runId },
   ];
 }
 

@@ -102,8 +102,27 @@ export interface MemorySavedHints {
   memory: Memory;
 }
 
+/**
+ * A call awaiting approval (contract section 17): what approving it would
+ * change, as it stands now — the event about to be deleted or shared, the
+ * memory about to be forgotten — and the call's input, field by field.
+ */
+export interface ApprovalHints {
+  template: 'approval';
+  /** `module.method`. */
+  action: string;
+  event: EventHint | null;
+  memory: Memory | null;
+  /** `calendar.share`: who would be invited. */
+  user_ids: string[] | null;
+  /** The input's top-level fields as text (JSON for anything but a string). */
+  input: Array<{ name: string; value: string }>;
+  expires_at: string;
+}
+
 /** Descriptive UI hints, discriminated by `template`. JSON-native (no `undefined`, no classes). */
 export type UiHints =
+  | ApprovalHints
   | EventListHints
   | EventHints
   | EventBatchHints
@@ -121,7 +140,7 @@ export type UiTemplate = UiHints['template'];
 
 type Deriver = (data: unknown) => UiHints | null;
 
-function eventHint(e: Event): EventHint {
+export function eventHint(e: Event): EventHint {
   return { id: e.id, owner_id: e.owner_id, title: e.title, start_at: e.start_at, end_at: e.end_at, location: e.location, description: e.description };
 }
 

@@ -17,6 +17,8 @@ import type { UiAction, UiCard, UiComponent, UiField, UiSchema, UiStatusBadge, U
 /** Compiles hints to a `ui_schema` that validates against `schemas/ui-schema.json`. */
 export function compileUiSchema(hints: UiHints): UiSchema {
   switch (hints.template) {
+    case 'approval':
+      return root(`Approve ${hints.action}?`, approvalCard(hints));
     case 'event_list':
       return root(plural(hints.count, 'event'), {
         type: 'list',
@@ -105,6 +107,28 @@ export function compileUiSchema(hints: UiHints): UiSchema {
       });
   }
 }
+
+/** What approving the call changes: the thing it acts on as it is now, then the call's input. */
+function approvalCard(hints: Extract<UiHints, { template: 'approval' }>): UiCard {
+  const children: UiComponent[] = [badge('Awaiting approval', 'warning')];
+  if (hints.event) children.push(eventCard(hints.event, [], WILL[hints.action]));
+  if (hints.memory) {
+    children.push({ type: 'card', title: hints.memory.key, subtitle: WILL[hints.action], children: [field('Content', hints.memory.content), field('Updated at', hints.memory.updated_at)] });
+  }
+  if (hints.user_ids) children.push(field('Invitees', hints.user_ids.join(', ')));
+  for (const f of hints.input) children.push(field(f.name, f.value));
+  children.push(field('Expires at', hints.expires_at));
+  return { type: 'card', title: hints.action, subtitle: 'This exact call runs once, only if approved', children };
+}
+
+/** How the card names what the action does to the thing shown. */
+const WILL: Readonly<Record<string, string>> = {
+  'calendar.delete': 'Will be deleted',
+  'calendar.share': 'Will be shared',
+  'calendar.update': 'Will be changed',
+  'memory.forget': 'Will be forgotten',
+  'memory.update': 'Will be overwritten',
+};
 
 function root(title: string, component: UiComponent): UiSchema {
   return { version: '1', title, component };

@@ -7,6 +7,7 @@ import { QuotasConfig } from '../protocol/config.js';
 import type { QuotaLimitsRow } from '../store/store.js';
 import { resolveDbPath } from './data-dir.js';
 import { discoverSkills } from './skills.js';
+import { MAX_APPROVAL_TTL_S } from '../protocol/config.js';
 
 export interface AddJobOptions {
   owner: string;
@@ -14,6 +15,10 @@ export interface AddJobOptions {
   allow: string[];
   /** `--quota`: JSON text of `{"<pattern>": {per_minute?, per_hour?, per_day?}}`, as a profile's `quotas`. */
   quota?: string | undefined;
+  /** Actions that wait for a person's approval (contract section 17). */
+  ask?: string[];
+  /** `--ask-ttl-s`, as typed. */
+  askTtlS?: string;
   db?: string | undefined;
   env: NodeJS.ProcessEnv;
 }
@@ -30,11 +35,18 @@ export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: s
   if (opts.allow.length === 0) throw new ConfigError('--allow needs at least one action');
   const actions = expandActions(opts.allow, '--allow');
   const quotas = opts.quota === undefined ? undefined : parseQuotas(opts.quota);
+  const ask = opts.ask?.length ? expandActions(opts.ask, '--ask') : [];
+  let ttlS: number | undefined;
+  if (opts.askTtlS !== undefined) {
+    ttlS = Number(opts.askTtlS);
+    if (!/^\d+$/.test(opts.askTtlS) || ttlS < 1 || ttlS > MAX_APPROVAL_TTL_S) throw new ConfigError(`--ask-ttl-s: must be a whole number of seconds from 1 to ${MAX_APPROVAL_TTL_S}`);
+  }
+  const approval = ask.length > 0 ? { ask, ...(ttlS ? { ttl_s: ttlS } : {}) } : null;
   const store = await openStore(resolveDbPath(opts.db, opts.env), { checkRows: STORED_ROW_CHECK });
   try {
     const job = await store.transaction(async (tx) => {
       await tx.users.ensure(opts.owner);
-      return tx.automationJobs.create({ ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions, ...(quotas ? { quotas } : {}) });
+      return tx.automationJobs.create({ ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions, ...(quotas ? { quotas } : {}), approval });
     });
     return { job_id: job.id };
   } finally {

@@ -21,6 +21,9 @@ export interface Call {
   maxResultBytes?: number | undefined;
 }
 
+/** Whom a call runs for: its credential's subject, source and job (a session, or a stored call awaiting approval). */
+export type CallPrincipal = Pick<Session, 'userId' | 'source' | 'jobId'>;
+
 /** A call the daemon admitted (core `admitCall`): its action exists and the session may run it. */
 export interface AdmittedCall extends Call {
   action: ActionDefinition;
@@ -35,7 +38,7 @@ export type Outcome =
   | { kind: 'ran'; row: MessageRow; message: ToolMessage };
 
 /** A credential for exactly this call: this action, bound to its key and its args' hash. */
-export function issueFor(session: Session, call: Call) {
+export function issueFor(session: CallPrincipal, call: Call) {
   return issueClaims({
     userId: session.userId,
     actions: [`${call.args.module}.${call.args.method}`],

@@ -4,7 +4,7 @@
  * changes nothing. A valid one replaces, for every call admitted from then
  * on, what can change live:
  *
- * - the agent profiles — skills, allowed actions, quotas (and whatever else
+ * - the agent profiles — skills, allowed actions, quotas, approval lists (and whatever else
  *   a profile carries) — and the open sessions of each profile get its new
  *   lists in place, keeping their user, their profile name and the skills
  *   their host narrowed to; a session whose profile is gone keeps nothing
@@ -75,6 +75,7 @@ function refresh(daemon: Daemon, session: Session): boolean {
     session.enabledSkills = [];
     session.allowedActions = [];
     delete session.quotas;
+    delete session.approval;
     return false;
   }
   const requested = session.requestedSkills;
@@ -83,6 +84,7 @@ function refresh(daemon: Daemon, session: Session): boolean {
   const fields = profileFields(session.agent!, profile, requested);
   if (fields.quotas) session.quotas = fields.quotas;
   else delete session.quotas;
+  session.approval = fields.approval;
   return true;
 }
 

@@ -1,4 +1,4 @@
-import { ConfigFile, type SynchronousMode } from '../protocol/config.js';
+import { ConfigFile, DEFAULT_APPROVAL_TTL_S, type SynchronousMode } from '../protocol/config.js';
 import { ACTION_NAMES } from '../protocol/action-table.js';
 import { ConfigError } from './bearer-auth.js';
 import { describeConfigIssues, parseConfigText, readConfigText } from './config-file.js';
@@ -12,6 +12,23 @@ export interface AgentProfile {
   allowedActions: string[];
   /** `agents.<name>.quotas`, patterns expanded; empty: no quota. */
   quotas: Quota[];
+  /** Actions that wait for a person's approval of the exact call (contract section 17); none when empty. */
+  approval: ApprovalPolicy;
+}
+
+/** `approval`: which actions ask (exact names, wildcards expanded) and how long a call waits for the decision. */
+export interface ApprovalPolicy {
+  ask: ReadonlySet<string>;
+  ttlS: number;
+}
+
+/** No action asks. */
+export const NO_APPROVAL: ApprovalPolicy = { ask: new Set(), ttlS: DEFAULT_APPROVAL_TTL_S };
+
+/** The policy of an `approval` object (config file or automation job); patterns are checked against the action table. */
+export function approvalPolicy(a: { ask: readonly string[]; ttl_s?: number | undefined } | undefined | null, where: string): ApprovalPolicy {
+  if (!a || a.ask.length === 0) return a?.ttl_s ? { ask: new Set(), ttlS: a.ttl_s } : NO_APPROVAL;
+  return { ask: new Set(expandActions(a.ask, `${where}.ask`)), ttlS: a.ttl_s ?? DEFAULT_APPROVAL_TTL_S };
 }
 
 export interface DaemonConfig {
@@ -103,6 +120,7 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
       enabledSkills: [...new Set(p.enabled_skills)],
       allowedActions: expandActions(p.allowed_actions, `config ${where}: agents.${name}.allowed_actions`),
       quotas: compileQuotas(p.quotas, `config ${where}: agents.${name}.quotas`),
+      approval: approvalPolicy(p.approval, `config ${where}: agents.${name}.approval`),
     });
   }
   const l = parsed.data.limits ?? {};

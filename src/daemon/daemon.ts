@@ -1,4 +1,4 @@
-import type { Store } from '../store/store.js';
+import type { CallKeyOf, Store } from '../store/store.js';
 import type { BearerKeySource } from './bearer-auth.js';
 import type { ProtectedResource } from './protected-resource.js';
 import type { DaemonConfig } from './config.js';
@@ -12,6 +12,7 @@ import type { UiCache } from './ui-cache.js';
 import type { PgFanout } from './pg-fanout.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import type { RunningCalls } from '../calls/running-calls.js';
+import type { ApprovalWaiters } from '../calls/approval-waiters.js';
 
 /** The runtime every handler works with; one per process, shared by all connections. */
 export interface Daemon {
@@ -50,6 +51,10 @@ export interface Daemon {
   calls: RunningCalls;
   /** `limits.max_result_bytes`: a call whose result projection is larger fails RESULT_TOO_LARGE (bound into each credential). */
   maxResultBytes: number;
+  /** Requests of this daemon waiting for a decision on a call awaiting approval (contract section 17). */
+  approvals: ApprovalWaiters;
+  /** PostgreSQL: tells every daemon that a call's approval state changed (their waiters look again). */
+  announceCall?: (key: CallKeyOf) => Promise<void>;
   version: string;
   /** The Prometheus registry when `metrics.enabled` (src/telemetry/metrics.ts); tool calls count into it. */
   metrics?: ToolgateMetrics;

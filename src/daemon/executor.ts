@@ -15,7 +15,7 @@
 import type { Daemon } from './daemon.js';
 import type { AdmittedCall, Outcome } from './call.js';
 import type { Logger } from './logger.js';
-import type { Session } from './sessions.js';
+import type { CallPrincipal } from './call.js';
 import { cliLauncher } from './cli-launch.js';
 import { InProcessExecutor } from './inprocess-executor.js';
 import { SubprocessExecutor, spawnCliWithin } from './subprocess-executor.js';
@@ -40,7 +40,7 @@ export interface Executor {
    * failed with that code — unless the work had committed, whose outcome
    * then stands.
    */
-  execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, optimistic?: boolean, signal?: AbortSignal): Promise<Outcome>;
+  execute(deps: ExecDeps, session: CallPrincipal, call: AdmittedCall, log: Logger, optimistic?: boolean, signal?: AbortSignal): Promise<Outcome>;
   /** Settles once whatever the executor started for calls already answered is over (shutdown waits for it). */
   drain?(): Promise<void>;
 }

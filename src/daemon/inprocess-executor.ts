@@ -23,13 +23,13 @@ import { execute } from '../cli-router/core.js';
 import { issueFor, storeOutcome, type AdmittedCall, type Outcome } from './call.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from './logger.js';
-import type { Session } from './sessions.js';
+import type { CallPrincipal } from './call.js';
 import { checkedToolMessage, type CheckedToolMessage } from './tool-message.js';
 
 export class InProcessExecutor implements Executor {
   readonly kind = 'inprocess' as const;
 
-  execute(deps: ExecDeps, session: Session, call: AdmittedCall, _log: Logger, optimistic = false, signal?: AbortSignal): Promise<Outcome> {
+  execute(deps: ExecDeps, session: CallPrincipal, call: AdmittedCall, _log: Logger, optimistic = false, signal?: AbortSignal): Promise<Outcome> {
     // A stop rejects the unit with its CallStopped, after undoing it whole; tool-invoke.ts stores the call as stopped.
     return deps.store.transaction(async (tx): Promise<Outcome> => {
       // A new call (the usual one) skips reading its stored answer: the unique keys catch a stored one.

@@ -53,6 +53,11 @@ export class PgFanout implements ThreadEventSource {
     this.feed.onCallCancel = handler;
   }
 
+  /** Another daemon decided or ended a call awaiting approval (contract §17): this daemon's waiters look again. */
+  onCallSettled(handler: (key: CallKeyOf) => void): void {
+    this.feed.onCallSettled = handler;
+  }
+
   /** Threads whose commits this daemon reads (for tests and diagnostics). */
   watchedThreads(): number {
     return this.feed.watchedThreads();

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { SessionOpenParams } from '../protocol/methods.js';
 import { DaemonError } from './errors.js';
+import { approvalPolicy } from './config.js';
 import { AuthError, authenticate } from './auth.js';
 import type { Daemon } from './daemon.js';
 import type { Peer } from './peer.js';
@@ -34,6 +35,7 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
       jobId: job.id,
       enabledSkills: skills,
       allowedActions: job.allowedActions,
+      approval: approvalPolicy(job.approval, `job ${job.id} approval`),
       expiresAt: null,
       ...(job.quotas ? { quotas: { owner: `job:${job.id}`, quotas: compileQuotas(job.quotas, `job ${job.id}: quotas`) } } : {}),
     });
@@ -70,9 +72,10 @@ export async function openSession(daemon: Daemon, conn: Peer, p: z.infer<typeof 
 }
 
 /** What ties a session to its profile, so a reload gives it the profile's new lists (config-reload.ts). */
-export function profileFields(name: string, profile: AgentProfile, requestedSkills?: readonly string[]): Pick<Session, 'agent' | 'requestedSkills' | 'quotas'> {
+export function profileFields(name: string, profile: AgentProfile, requestedSkills?: readonly string[]): Pick<Session, 'agent' | 'requestedSkills' | 'quotas' | 'approval'> {
   return {
     agent: name,
+    approval: profile.approval,
     ...(requestedSkills ? { requestedSkills: [...requestedSkills] } : {}),
     ...(profile.quotas.length > 0 ? { quotas: { owner: `agent:${name}`, quotas: profile.quotas } } : {}),
   };

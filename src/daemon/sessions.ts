@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DaemonError } from './errors.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import type { QuotaSet } from './quotas.js';
+import type { ApprovalPolicy } from './config.js';
 
 export interface Session {
   id: string;
@@ -19,6 +20,8 @@ export interface Session {
   requestedSkills?: readonly string[] | undefined;
   /** The quotas its calls count against (its profile's, or its job's); absent: none. Live for a profile's. */
   quotas?: QuotaSet | undefined;
+  /** Which of those actions wait for a person's approval (contract section 17); absent: none. */
+  approval?: ApprovalPolicy | undefined;
   /** When the bearer token it was opened with expires (ms since the epoch); absent or null: no token (automation). */
   expiresAt?: number | null | undefined;
 }

@@ -21,7 +21,7 @@ import type { CliLauncher, CliLaunchMode } from './cli-launch.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from './logger.js';
 import { Semaphore } from './semaphore.js';
-import type { Session } from './sessions.js';
+import type { CallPrincipal } from './call.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 
 /** One call across the process boundary. */
@@ -74,7 +74,7 @@ export class SubprocessExecutor implements Executor {
     return this.runCli(req, log);
   }
 
-  async execute(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, _optimistic?: boolean, signal?: AbortSignal): Promise<Outcome> {
+  async execute(deps: ExecDeps, session: CallPrincipal, call: AdmittedCall, log: Logger, _optimistic?: boolean, signal?: AbortSignal): Promise<Outcome> {
     const release = await deps.store.holdCall?.(call.userId, call.threadId, call.toolCallId);
     try {
       return await this.runWhileHeld(deps, session, call, log, signal);
@@ -83,7 +83,7 @@ export class SubprocessExecutor implements Executor {
     }
   }
 
-  private async runWhileHeld(deps: ExecDeps, session: Session, call: AdmittedCall, log: Logger, signal: AbortSignal | undefined): Promise<Outcome> {
+  private async runWhileHeld(deps: ExecDeps, session: CallPrincipal, call: AdmittedCall, log: Logger, signal: AbortSignal | undefined): Promise<Outcome> {
     const stored = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
     if (stored) return { kind: 'stored', row: stored };
 

@@ -25,6 +25,7 @@ export interface OwnCall {
 }
 
 interface Watch {
+  conn: Peer;
   userId: string;
   threadId: string;
   sessions: Set<string>;
@@ -102,7 +103,7 @@ export class SubscriptionRegistry {
     if (!watch) {
       this.cursorsOf(conn.id, key);
       const stop = this.bus.listen(userId, threadId, (event) => this.fromSubscription(conn, event));
-      watches.set(key, (watch = { userId, threadId, sessions: new Set(), stop }));
+      watches.set(key, (watch = { conn, userId, threadId, sessions: new Set(), stop }));
     }
     watch.sessions.add(sessionId);
     this.perConnection.set(conn.id, count + 1);
@@ -222,6 +223,19 @@ export class SubscriptionRegistry {
       if (old === key || watched?.has(old)) continue;
       cursors.delete(old);
       return;
+    }
+  }
+
+  /**
+   * Sends a notification that is no stored message (`tool/approval`) to every
+   * connection of this daemon subscribed to the thread, except `exceptConnId`
+   * (the caller, told directly).
+   */
+  notifyThread(userId: string, threadId: string, method: string, params: unknown, exceptConnId?: string): void {
+    const key = threadKey(userId, threadId);
+    for (const [connId, watches] of this.byConnection) {
+      if (connId === exceptConnId) continue;
+      watches.get(key)?.conn.notify(method, params);
     }
   }
 

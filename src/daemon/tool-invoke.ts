@@ -2,34 +2,28 @@ import type { z } from 'zod';
 import type { CancellationToken } from 'vscode-jsonrpc';
 import { admitCall, type Admission, type CliDocument } from '../cli-router/core.js';
 import { argsSha256 } from '../codec/canonical-json.js';
-import { TOOL_NAME, notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
-import { deriveUiHints } from '../codec/ui-hints.js';
-import { compileStoredUi } from './ui.js';
-import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError, type MessageRow } from '../store/store.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError } from '../store/store.js';
 import type { ToolInvokeParams } from '../protocol/methods.js';
-import type { ToolProjection, ToolResponse } from '../protocol/tool.js';
+import type { ToolResponse } from '../protocol/tool.js';
 import { DaemonError } from './errors.js';
 import type { Session } from './sessions.js';
 import type { Daemon } from './daemon.js';
 import type { Peer } from './peer.js';
 import type { OwnCall } from './subscriptions.js';
 import type { Logger } from './logger.js';
-import { storeOutcome, type Call, type Outcome } from './call.js';
-import { outputOf, seedOutput, toolResultsOf } from './message-views.js';
-import { messageOfOutput, type ToolMessage } from './tool-message.js';
+import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
+import { seedOutput } from './message-views.js';
 import { CallStopped } from '../calls/call-stopped.js';
 import { rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
 import type { QuotaCounter } from '../store/store.js';
+import { answerOf, direct, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
+import { askApproval } from './approval-ask.js';
 
 export type { ToolResponse };
 
 type Params = z.infer<typeof ToolInvokeParams>;
 
-/** A call's answer: the response, and the object its text is the JSON of (MCP's `structuredContent`). */
-export interface ToolCallAnswer {
-  response: ToolResponse;
-  projection: ToolProjection;
-}
+export type { ToolCallAnswer };
 
 /**
  * `tool/invoke`: admit the call (core `admitCall`: no credential in the
@@ -100,6 +94,16 @@ export async function answerToolCall(
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
+  // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
+  // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
+  // its quotas already: asking is no way around them.
+  if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+    try {
+      return await askApproval(daemon, conn, session, call, own, log, token);
+    } finally {
+      daemon.subscriptions.done(own);
+    }
+  }
   // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
   // caller by cancelling this very request, and its time limit stops it (contract section 16).
   const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
@@ -210,7 +214,7 @@ async function runAndAnswer(
  * it has recorded the action but not stored its message yet, run again,
  * reading the store first this time — the core answers from that record.
  */
-async function settle(daemon: Daemon, session: Session, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
+export async function settle(daemon: Daemon, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
   const storeDoc = (doc: CliDocument) =>
     daemon.store.transaction(async (tx): Promise<Outcome> => {
       const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
@@ -262,48 +266,3 @@ async function giveBack(daemon: Daemon, call: Call, counted: QuotaCounter[] | un
   }
 }
 
-function messageOfDoc(doc: CliDocument, args: Call['args'], toolCallId: string): ToolMessage {
-  return messageOfOutput({
-    tool_name: TOOL_NAME,
-    tool_call_id: toolCallId,
-    tool_call_args: args,
-    status: 'failure',
-    result: null,
-    error: doc.ok ? null : doc.error,
-    ui_hints: null,
-  });
-}
-
-/** A stored call answered again: its stored text, its notifications again — unless the id was used with other args. */
-function replay(daemon: Daemon, conn: Peer, call: Call, row: MessageRow): ToolCallAnswer {
-  const output = outputOf(row);
-  if (!output) throw new Error(`stored tool message ${row.id} holds no tool output`);
-  const { args } = call;
-  if (argsSha256(output.tool_call_args) !== call.argsSha256) {
-    return direct(conn, call.threadId, messageOfOutput({
-      ...output,
-      tool_call_args: args,
-      status: 'failure',
-      result: null,
-      ui_hints: null,
-      error: {
-        code: 'DUPLICATE_TOOL_CALL_ID',
-        message: 'this tool_call_id was already used with other arguments',
-        module: args.module,
-        method: args.method,
-      },
-    }));
-  }
-  for (const n of toolResultsOf(daemon.uiCache, call.threadId, row)) conn.notify('tool/result', n);
-  return answerOf(output, row.content, messageOfOutput(output).projection);
-}
-
-/** An answer that only the caller hears of: its notifications, sent to it alone, then the response. */
-function direct(conn: Peer, threadId: string, message: ToolMessage): ToolCallAnswer {
-  for (const n of notificationsFor(threadId, message.output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);
-  return answerOf(message.output, message.text, message.projection);
-}
-
-function answerOf(output: ToolAgentOutput, text: string, projection: ToolProjection): ToolCallAnswer {
-  return { response: { tool_call_id: output.tool_call_id, status: output.status, content: [{ type: 'text', text }] }, projection };
-}

@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
+import { encodeApprovalAsAgUiRun, encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import { malformedReason } from '../codec/well-formed.js';
 import type { MessageRow } from '../store/store.js';
 import { AuthError, authenticate } from '../daemon/auth.js';
@@ -161,10 +161,15 @@ async function stream(
       res.destroy();
     }
   });
+  // A call of the thread awaiting approval (contract section 17): a CUSTOM `toolgate.approval` event in a run of its own.
+  const stopAsked = daemon.approvals.listenAsked(userId, threadId, (approval) => {
+    if (live && !res.writableEnded) res.write(encodeApprovalAsAgUiRun(threadId, approval).map((e) => sseFrame(undefined, e)).join(''));
+  });
   const ping = setInterval(() => res.writableEnded || res.write(': ping\n\n'), pingIntervalMs);
   res.once('close', () => {
     clearInterval(ping);
     stop();
+    stopAsked();
     log.log('info', 'ag-ui stream closed');
   });
   // The thread's position is read (PostgreSQL: other daemons' calls reach the listener above from here on).

@@ -41,6 +41,23 @@ export const QuotasConfig = named(
   'Per-user call quotas of a profile or an automation job, by action pattern (module.method or module.*).',
 );
 
+/** The longest a call may wait for a person's decision (contract section 17): one day. */
+export const MAX_APPROVAL_TTL_S = 86_400;
+/** How long a call waits for a decision when `ttl_s` is not set. */
+export const DEFAULT_APPROVAL_TTL_S = 600;
+
+export const ApprovalConfig = named(
+  'config',
+  'ApprovalConfig',
+  z.strictObject({
+    /** Actions (`module.method` or `module.*`, as in allowed_actions) that run only once a person approves the exact call. */
+    ask: z.array(z.string().min(1)),
+    /** How long a call waits for the decision, in seconds (default 600, at most 86400); past it the call fails APPROVAL_EXPIRED. */
+    ttl_s: Positive.max(MAX_APPROVAL_TTL_S, `must be at most ${MAX_APPROVAL_TTL_S} (one day)`).optional(),
+  }),
+  'Which actions wait for a person to approve the exact call (args digest) before they run, and for how long.',
+);
+
 export const AgentProfileConfig = named(
   'config',
   'AgentProfileConfig',
@@ -48,8 +65,9 @@ export const AgentProfileConfig = named(
     enabled_skills: z.array(z.string().min(1)),
     allowed_actions: z.array(z.string().min(1)),
     quotas: QuotasConfig.optional(),
+    approval: ApprovalConfig.optional(),
   }),
-  'enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run; quotas how often, per user.',
+  'enabled_skills decides which SKILL.md the agent sees; allowed_actions (module.method or module.*) alone decides what it may run; quotas how often, per user; approval.ask which of those wait for a person.',
 );
 
 export const LimitsConfig = named(

@@ -35,6 +35,7 @@ export const RPC_ERROR_DATA_CODES = [
   'SKILL_FILE_NOT_FOUND',
   'CALL_NOT_FOUND',
   'INVALID_CURSOR',
+  'ARGS_MISMATCH',
 ] as const;
 
 /** The `error` member of a JSON-RPC error response. */

@@ -221,7 +221,48 @@ export const CallGetResult = p(
 export const CallCancelResult = p(
   'CallCancelResult',
   z.strictObject({ state: CallState, outcome: ToolResponse.optional() }),
-  'The state after the cancel: done with a CANCELLED outcome, or the real outcome when the call had committed first.',
+  'The state after the request (call/cancel, call/approve, call/deny): done with its outcome, or the state a decision found.',
+);
+
+// ---------------------------------------------------------------------------------------------
+// call/approve, call/deny, tool/approval — approval bound to the exact call (contract section 17)
+
+const ArgsSha256 = z.string().regex(/^[0-9a-f]{64}$/, 'the lowercase hex SHA-256 of the canonical JSON of args');
+
+export const CallApproveParams = p(
+  'CallApproveParams',
+  z.strictObject({ session_id: Id, thread_id: Id, tool_call_id: Id, args_sha256: ArgsSha256 }),
+  'Approves the call whose args have exactly this digest: it runs once, and only then is its credential issued.',
+);
+
+export const CallDenyParams = p(
+  'CallDenyParams',
+  z.strictObject({ session_id: Id, thread_id: Id, tool_call_id: Id, args_sha256: ArgsSha256, reason: z.string().max(2000).optional() }),
+  'Denies the call whose args have exactly this digest: it ends as the failure APPROVAL_DENIED carrying the reason.',
+);
+
+export const CallApprovalBody = p(
+  'CallApprovalBody',
+  z.strictObject({ decision: z.enum(['approve', 'deny']), args_sha256: ArgsSha256, reason: z.string().max(2000).optional() }),
+  'The body of POST /threads/{thread_id}/calls/{tool_call_id}/approval: a front end\'s decision on the call, bound to its digest.',
+);
+
+export const ToolApprovalNotification = p(
+  'ToolApprovalNotification',
+  z.strictObject({
+    thread_id: z.string(),
+    tool_call_id: z.string(),
+    /** `module.method`. */
+    action: z.string(),
+    /** The args exactly as the model wrote them: what an approval runs. */
+    tool_call_args: ToolCallArgs,
+    args_sha256: ArgsSha256,
+    /** When the call fails APPROVAL_EXPIRED unless decided first (ISO-8601 UTC). */
+    expires_at: z.string(),
+    /** A confirmation card of what will change, compiled like every ui_schema. */
+    ui_schema: UiSchema.optional(),
+  }),
+  'A call waits for a person to approve or deny it (call/approve, call/deny with its args_sha256).',
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -270,11 +311,14 @@ export const ThreadUnsubscribeRequest = new RequestType<P<typeof ThreadUnsubscri
 );
 export const CallGetRequest = new RequestType<P<typeof CallGetParams>, R<typeof CallGetResult>, void>('call/get', byName);
 export const CallCancelRequest = new RequestType<P<typeof CallCancelParams>, R<typeof CallCancelResult>, void>('call/cancel', byName);
+export const CallApproveRequest = new RequestType<P<typeof CallApproveParams>, R<typeof CallCancelResult>, void>('call/approve', byName);
+export const CallDenyRequest = new RequestType<P<typeof CallDenyParams>, R<typeof CallCancelResult>, void>('call/deny', byName);
 export const SkillsListRequest = new RequestType<P<typeof SkillsListParams>, R<typeof SkillsListResult>, void>('skills/list', byName);
 export const SkillsReadRequest = new RequestType<P<typeof SkillsReadParams>, R<typeof SkillsReadResult>, void>('skills/read', byName);
 export const ShutdownRequest = new RequestType0<null, void>('shutdown');
 export const ExitNotification = new NotificationType0('exit');
 export const ToolResultNotificationType = new NotificationType<R<typeof ToolResultNotification>>('tool/result', byName);
+export const ToolApprovalNotificationType = new NotificationType<R<typeof ToolApprovalNotification>>('tool/approval', byName);
 
 /**
  * The method table: each request's name → the ids of its params and result
@@ -297,6 +341,8 @@ export const REQUESTS = {
   },
   'call/get': { params: CallGetParams, result: CallGetResult, paramsId: 'CallGetParams', resultId: 'CallGetResult' },
   'call/cancel': { params: CallCancelParams, result: CallCancelResult, paramsId: 'CallCancelParams', resultId: 'CallCancelResult' },
+  'call/approve': { params: CallApproveParams, result: CallCancelResult, paramsId: 'CallApproveParams', resultId: 'CallCancelResult' },
+  'call/deny': { params: CallDenyParams, result: CallCancelResult, paramsId: 'CallDenyParams', resultId: 'CallCancelResult' },
   'skills/list': { params: SkillsListParams, result: SkillsListResult, paramsId: 'SkillsListParams', resultId: 'SkillsListResult' },
   'skills/read': { params: SkillsReadParams, result: SkillsReadResult, paramsId: 'SkillsReadParams', resultId: 'SkillsReadResult' },
   shutdown: { params: ShutdownParams, result: ShutdownResult, paramsId: null, resultId: 'ShutdownResult' },
@@ -304,9 +350,10 @@ export const REQUESTS = {
 
 export type RequestMethod = keyof typeof REQUESTS;
 
-/** Notifications: the daemon sends `tool/result`; the client sends `exit` (no params). */
+/** Notifications: the daemon sends `tool/result` and `tool/approval`; the client sends `exit` (no params). */
 export const NOTIFICATIONS = {
   'tool/result': { params: ToolResultNotification, paramsId: 'ToolResultNotification' },
+  'tool/approval': { params: ToolApprovalNotification, paramsId: 'ToolApprovalNotification' },
   exit: { params: null, paramsId: null },
 } as const;
 
@@ -316,6 +363,10 @@ export type CallGetResult = z.infer<typeof CallGetResult>;
 export type CallCancelParams = z.infer<typeof CallCancelParams>;
 export type CallCancelResult = z.infer<typeof CallCancelResult>;
 export type CallState = z.infer<typeof CallState>;
+export type CallApproveParams = z.infer<typeof CallApproveParams>;
+export type CallDenyParams = z.infer<typeof CallDenyParams>;
+export type ToolApprovalNotification = z.infer<typeof ToolApprovalNotification>;
+export type CallApprovalBody = z.infer<typeof CallApprovalBody>;
 export type InitializeResult = z.infer<typeof InitializeResult>;
 export type SessionAuth = z.infer<typeof SessionAuth>;
 export type SessionOpenParams = z.infer<typeof SessionOpenParams>;

@@ -33,6 +33,8 @@ export const TOOL_ERROR_CODES = [
   /** A quota of the session's profile or job is used up for now: `retry_after_ms` says when its window ends. */
   'RATE_LIMITED',
   'RESULT_TOO_LARGE',
+  'APPROVAL_DENIED',
+  'APPROVAL_EXPIRED',
 ] as const;
 export const ToolErrorCode = named('tool-call', 'ToolErrorCode', z.enum(TOOL_ERROR_CODES));
 

@@ -15,6 +15,7 @@ import type { Session } from '../daemon/sessions.js';
 import { openSession } from '../daemon/session-open.js';
 import { invokeTool } from '../daemon/tool-invoke.js';
 import { cancelCall, getCall } from '../calls/call-service.js';
+import { decideCall } from '../calls/approvals.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
 import { appendMessage, getHistory, threadList } from '../daemon/history.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
@@ -89,6 +90,23 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ),
   'call/cancel': method(M.CallCancelParams, ({ daemon, params, session }) =>
     cancelCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id }),
+  ),
+  // A person's decision on a call awaiting approval, bound to its args digest (contract section 17).
+  'call/approve': method(M.CallApproveParams, ({ daemon, conn, params, session, log }) =>
+    decideCall(
+      daemon,
+      { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id },
+      { argsSha256: params.args_sha256, decision: 'approve', surface: conn.transport },
+      log,
+    ),
+  ),
+  'call/deny': method(M.CallDenyParams, ({ daemon, conn, params, session, log }) =>
+    decideCall(
+      daemon,
+      { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id },
+      { argsSha256: params.args_sha256, decision: 'deny', reason: params.reason, surface: conn.transport },
+      log,
+    ),
   ),
   'skills/list': method(M.SkillsListParams, ({ session }) => listSkills(session())),
   'skills/read': method(M.SkillsReadParams, ({ params, session }) => readSkill(session(), params.name, params.path)),

@@ -26,6 +26,7 @@ export const WIRE_ERRORS: Readonly<Record<DaemonErrorCode, { code: number; dataC
   SKILL_FILE_NOT_FOUND: { code: RpcErrorCode.InvalidParams, dataCode: true },
   CALL_NOT_FOUND: { code: RpcErrorCode.InvalidParams, dataCode: true },
   INVALID_CURSOR: { code: RpcErrorCode.InvalidParams, dataCode: true },
+  ARGS_MISMATCH: { code: RpcErrorCode.InvalidParams, dataCode: true },
   UNAUTHORIZED: { code: RpcErrorCode.Unauthorized, dataCode: false },
   // As a database outage: -32603 with a message that says to retry.
   UNAVAILABLE: { code: RpcErrorCode.InternalError, dataCode: false },

@@ -18,5 +18,7 @@ export {
   ThreadSubscribeParams,
   CallGetParams,
   CallCancelParams,
+  CallApproveParams,
+  CallDenyParams,
 } from '../protocol/methods.js';
 export { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';

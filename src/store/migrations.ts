@@ -218,4 +218,23 @@ export const MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE automation_jobs ADD COLUMN quotas TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(quotas));
   `,
+  // 7: approval bound to the exact call (contract section 17): a pending call's args, expiry and runner; a
+  // job's own approval policy; the decisions' audit.
+  `
+  ALTER TABLE calls ADD COLUMN args TEXT CHECK (json_valid(args));
+  ALTER TABLE calls ADD COLUMN expires_at TEXT;
+  ALTER TABLE calls ADD COLUMN source TEXT;
+  ALTER TABLE calls ADD COLUMN job_id TEXT;
+  ALTER TABLE automation_jobs ADD COLUMN approval TEXT CHECK (json_valid(approval));
+  CREATE TABLE approval_audit (
+    seq           INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id       TEXT NOT NULL,
+    thread_id     TEXT NOT NULL,
+    tool_call_id  TEXT NOT NULL,
+    args_sha256   TEXT NOT NULL,
+    decision      TEXT NOT NULL CHECK (decision IN ('approve', 'deny', 'expire', 'cancel')),
+    surface       TEXT NOT NULL,
+    decided_at    TEXT NOT NULL
+  );
+  `,
 ];

@@ -45,8 +45,9 @@ function columnSql(c: Column, engine: Engine): string {
     if (c.strictText) checks.push(`typeof(${c.name}) = 'text'`);
     if (c.type === 'json' || c.type === 'json_text') checks.push(`json_valid(${c.name})`);
   } else if (c.type === 'json_text') {
-    // A cast that fails raises: invalid JSON text is refused like SQLite's json_valid.
-    checks.push(`${c.name}::jsonb IS NOT NULL`);
+    // A cast that fails raises: invalid JSON text is refused like SQLite's json_valid. A nullable column
+    // may hold NULL (whose cast is NULL, and `IS NOT NULL` of it false).
+    checks.push(c.notNull ? `${c.name}::jsonb IS NOT NULL` : `${c.name} IS NULL OR ${c.name}::jsonb IS NOT NULL`);
   }
   for (const check of checks) parts.push(`CHECK (${check})`);
   return parts.join(' ');

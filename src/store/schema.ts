@@ -201,6 +201,8 @@ export const SCHEMA: Schema = {
         req('created_at'),
         // `{"<pattern>": {per_minute?, per_hour?, per_day?}}` (contract §20), `{}` for none.
         { name: 'quotas', type: 'json', notNull: true, default: "'{}'" },
+        // `{ask: [exact module.method], ttl_s}` (contract section 17); null: no action asks (version 7).
+        { name: 'approval', type: 'json' },
       ],
       primaryKey: ['id'],
     },
@@ -218,6 +220,12 @@ export const SCHEMA: Schema = {
         req('state', { oneOf: ['awaiting_approval', 'running'] }),
         req('created_at'),
         req('updated_at'),
+        // Version 6, a call awaiting approval (contract section 17): its args as the model wrote them (what an
+        // approval runs), when it expires, and who runs it (the credential's source and job).
+        { name: 'args', type: 'json_text' },
+        text('expires_at'),
+        text('source'),
+        text('job_id'),
       ],
       primaryKey: ['user_id', 'thread_id', 'tool_call_id'],
     },
@@ -241,6 +249,21 @@ export const SCHEMA: Schema = {
       primaryKey: ['user_id', 'scope', 'period'],
       checks: ['used <= allowed'],
     },
+    {
+      // Every decision on a call awaiting approval (contract section 17), beside the credential audit:
+      // who decided, when, what, from which surface, on which args digest. Never a token or the args.
+      name: 'approval_audit',
+      columns: [
+        { name: 'seq', type: 'serial' },
+        req('user_id'),
+        req('thread_id'),
+        req('tool_call_id'),
+        req('args_sha256'),
+        req('decision', { oneOf: ['approve', 'deny', 'expire', 'cancel'] }),
+        req('surface'),
+        req('decided_at'),
+      ],
+    },
   ],
   indexes: [
     { name: 'users_phone', table: 'users', columns: ['phone'], unique: true, whereNotNull: ['phone'] },
@@ -253,4 +276,4 @@ export const SCHEMA: Schema = {
 };
 
 /** The version the declaration describes (the number of applied migration steps). */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;

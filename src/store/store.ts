@@ -116,6 +116,8 @@ export interface SharedCalls {
   ofUser(userId: string): Promise<SharedCallRow[]>;
   /** Asks every daemon to stop this call (the one running it does). */
   requestCancel(k: CallKeyOf): Promise<void>;
+  /** Tells every daemon that a call awaiting approval was decided or ended (their waiters look again). */
+  announce(k: CallKeyOf): Promise<void>;
   /** At start: removes the rows of calls whose daemon died; resolves with how many. */
   reap(): Promise<number>;
 }
@@ -185,6 +187,8 @@ export interface Tx {
   readonly memories: MemoriesRepo;
   readonly contacts: ContactsRepo;
   readonly quotas: QuotasRepo;
+  readonly pendingCalls: PendingCallsRepo;
+  readonly approvalAudit: ApprovalAuditRepo;
   /**
    * Runs `work` inside a savepoint of this transaction: when it throws, its
    * writes are undone and the error propagates; the enclosing unit goes on
@@ -401,6 +405,48 @@ export interface ToolCallsRepo {
   withoutMessage(): Promise<ToolCallRecord[]>;
 }
 
+// ---------------------------------------------------------------- calls awaiting approval
+
+/**
+ * A call to an `ask` action (contract section 17), stored `awaiting_approval`
+ * in `calls` until a person decides; an approved one is `running` there until
+ * its tool message is stored. Every state change is one conditional
+ * statement, so of any number of racing decisions exactly one changes it.
+ */
+export interface PendingCallRow extends CallKeyOf {
+  action: string;
+  argsSha256: string;
+  state: 'awaiting_approval' | 'running';
+  /** `{module, method, input}` as the model wrote them (JSON text): what an approval runs. */
+  args: string;
+  expiresAt: string;
+  /** Who the credential is issued for once approved. */
+  source: 'session' | 'automation';
+  jobId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface PendingCallsRepo {
+  /** Stores a call awaiting approval; StoreConflictError when the key holds a row already. */
+  insert(r: Omit<PendingCallRow, 'state' | 'updatedAt'>): Promise<void>;
+  /** The call's row when it awaits approval or runs approved (never a plain running call's). */
+  get(k: CallKeyOf): Promise<PendingCallRow | undefined>;
+  /** `awaiting_approval` → `running` when it still awaits approval with this digest: the row, else undefined. */
+  approve(k: CallKeyOf, argsSha256: string): Promise<PendingCallRow | undefined>;
+  /** Removes it when it still awaits approval (deny, expiry, cancel): the row, else undefined. */
+  take(k: CallKeyOf): Promise<PendingCallRow | undefined>;
+  /** The approved call's outcome is stored: its row goes. */
+  remove(k: CallKeyOf): Promise<void>;
+}
+
+export type ApprovalDecision = 'approve' | 'deny' | 'expire' | 'cancel';
+
+export interface ApprovalAuditRepo {
+  /** Audits one decision: who, when, what, from which surface, on which args digest. */
+  record(d: CallKeyOf & { argsSha256: string; decision: ApprovalDecision; surface: string }): Promise<void>;
+}
+
 // ---------------------------------------------------------------- credential audit
 
 export interface CredentialIssuance {
@@ -452,6 +498,8 @@ export interface AutomationJob {
   allowedActions: string[];
   /** `{"<pattern>": {per_minute?, per_hour?, per_day?}}` as given (`automation add --quota`); absent: none. */
   quotas?: Record<string, QuotaLimitsRow> | undefined;
+  /** The job's own approval policy: exact `module.method` names that ask, and the wait in seconds. */
+  approval?: { ask: string[]; ttl_s?: number } | null;
 }
 
 /** One quota as stored with a job: calls per window. */

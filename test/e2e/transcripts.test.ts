@@ -180,6 +180,35 @@ async function notifications(rec: Recorder): Promise<void> {
   }
 }
 
+/** Contract section 17: a call to an `ask` action waits on connection A until connection B approves it. */
+async function approval(rec: Recorder): Promise<void> {
+  const config = join(tempDir(), 'toolgate.config.json');
+  const profile = { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'], ttl_s: 600 } };
+  writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
+  const host = await startHost({ transport: 'ws', db: join(tempDir(), 'toolgate.db'), args: ['--config', config] });
+  try {
+    const url = `ws://127.0.0.1:${host.port}/rpc`;
+    const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
+    const a = await ToolgateClient.connect(url, { tap: rec.tap('A'), token });
+    const b = await ToolgateClient.connect(url, { tap: rec.tap('B'), token });
+    await rec.quietly(() => a.initialize({ client_info: { name: 'agent-host', version: '1.0.0' } }));
+    await rec.quietly(() => b.initialize({ client_info: { name: 'approver-ui', version: '1.0.0' } }));
+    const sa = await a.openSession();
+    const sb = await b.openSession();
+    await sa.invoke('chat', 'call-1', { module: 'memory', method: 'update', input: { key: 'lunch', content: 'no peanuts' } });
+    const asked = new Promise<P.ToolApprovalNotification>((resolve) => a.onToolApproval(resolve));
+    const pending = sa.invoke('chat', 'call-2', { module: 'memory', method: 'forget', input: { key: 'lunch' } });
+    const { args_sha256 } = await asked;
+    await sb.call('chat', 'call-2');
+    await sb.approve('chat', 'call-2', args_sha256);
+    await pending;
+    await a.close();
+    await b.close();
+  } finally {
+    await host.stop();
+  }
+}
+
 async function uiSchema(rec: Recorder): Promise<void> {
   const c = stdio(rec);
   const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
@@ -306,6 +335,7 @@ const SESSIONS: Array<{ name: string; page: string; run: (rec: Recorder) => Prom
   { name: 'security', page: 'security.md', run: security },
   { name: 'mcp', page: 'mcp.md', run: mcp, mcp: true },
   { name: 'ag-ui', page: 'ag-ui.md', run: agUi },
+  { name: 'approval', page: 'approval.md', run: approval },
 ];
 
 // ───────────────────────────── normalising and rendering ─────────────────────────────
@@ -421,6 +451,7 @@ function checkShapes(messages: Array<['->' | '<-', string, Msg]>): string[] {
       // Requests made to show their error (too early, unknown session, after shutdown) keep free params.
       if (spec && m.id !== undefined && 'params' in m && method !== 'thread/list') check(spec.paramsId, m.params, `${method} params`);
     } else if (dir === '<-' && method === 'tool/result') check('ToolResultNotification', m.params, 'tool/result');
+    else if (dir === '<-' && method === 'tool/approval') check('ToolApprovalNotification', m.params, 'tool/approval');
     else if (dir === '<-' && 'result' in m) {
       const spec = (P.REQUESTS as Record<string, { resultId: string }>)[methodOf.get(key) ?? ''];
       if (!spec) problems.push(`a result for no recorded request (id ${key})`);

@@ -68,9 +68,9 @@ export function makeClient(tg: ToolgateClient, close: () => Promise<void> = () =
   const violations: string[] = [];
   tg.onAnyNotification((method, params) => {
     wire.push({ kind: 'notification', method, payload: params });
-    if (method === 'tool/result') {
+    if (method === 'tool/result' || method === 'tool/approval') {
       try {
-        assertWireShape('ToolResultNotification', params);
+        assertWireShape(method === 'tool/result' ? 'ToolResultNotification' : 'ToolApprovalNotification', params);
       } catch (err) {
         violations.push((err as Error).message);
       }

@@ -14,6 +14,8 @@ import { CALL_LOCK_KEY } from './repos.js';
 import type { CallKeyOf, SharedCallRow, SharedCalls } from '../store.js';
 
 export const CALL_CANCEL_CHANNEL = 'toolgate_call_cancel';
+/** A call awaiting approval was decided or ended (contract section 17): the daemons' waiters look again. */
+export const CALL_SETTLED_CHANNEL = 'toolgate_call_settled';
 
 /** One statement on a pooled connection; `transaction` runs a short unit (the liveness check's xact lock). */
 export interface CallStatesDeps {
@@ -81,6 +83,10 @@ export class PgCallStates implements SharedCalls {
       );
       return Number(rows[0]?.n ?? 0);
     });
+  }
+
+  async announce(k: CallKeyOf): Promise<void> {
+    await this.deps.query('SELECT pg_notify($1, $2)', [CALL_SETTLED_CHANNEL, JSON.stringify([k.userId, k.threadId, k.toolCallId])]);
   }
 
   async requestCancel(k: CallKeyOf): Promise<void> {

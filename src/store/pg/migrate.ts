@@ -11,7 +11,7 @@
  */
 import type pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
-import { SCHEMA, SCHEMA_VERSION } from '../schema.js';
+import { SCHEMA, SCHEMA_VERSION, type Table } from '../schema.js';
 import { createSchemaStatements, createTableSql } from '../schema-ddl.js';
 import { RowReport, type StoredRowCheck } from '../row-check.js';
 
@@ -29,9 +29,25 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
         recorded_at text NOT NULL, last_used_at text NOT NULL, PRIMARY KEY (kid))`,
     ],
   ],
-  [5, [createTableSql(tableNamed('calls'), 'postgres')]],
+  // The calls table as version 5 declared it: version 7 adds the columns of a call awaiting approval.
+  [5, [createTableSql(withoutColumns(tableNamed('calls'), ['args', 'expires_at', 'source', 'job_id']), 'postgres')]],
   [6, [createTableSql(tableNamed('quota_counts'), 'postgres'), `ALTER TABLE automation_jobs ADD COLUMN quotas jsonb NOT NULL DEFAULT '{}'`]],
+  [
+    7,
+    [
+      'ALTER TABLE calls ADD COLUMN args text CHECK (args IS NULL OR args::jsonb IS NOT NULL)',
+      'ALTER TABLE calls ADD COLUMN expires_at text',
+      'ALTER TABLE calls ADD COLUMN source text',
+      'ALTER TABLE calls ADD COLUMN job_id text',
+      'ALTER TABLE automation_jobs ADD COLUMN approval jsonb',
+      createTableSql(tableNamed('approval_audit'), 'postgres'),
+    ],
+  ],
 ]);
+
+function withoutColumns(table: Table, names: readonly string[]): Table {
+  return { ...table, columns: table.columns.filter((c) => !names.includes(c.name)) };
+}
 
 function tableNamed(name: string) {
   const table = SCHEMA.tables.find((t) => t.name === name);

@@ -15,6 +15,7 @@ import { migratePg } from './migrate.js';
 import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
 import { PgCallStates } from './call-states.js';
+import { PgApprovalAudit, PgPendingCalls } from './pending-calls.js';
 import { PgUnit, type Query } from './unit.js';
 import { PgQuotas } from './quotas.js';
 import {
@@ -77,6 +78,8 @@ class PgTx implements Tx {
   readonly memories;
   readonly contacts;
   readonly quotas;
+  readonly pendingCalls;
+  readonly approvalAudit;
 
   /**
    * `unit`: a transaction's statement scheduler (unit.ts); without one
@@ -102,6 +105,8 @@ class PgTx implements Tx {
     this.memories = new PgMemories(q);
     this.contacts = new PgContacts(q);
     this.quotas = new PgQuotas(q);
+    this.pendingCalls = new PgPendingCalls(q);
+    this.approvalAudit = new PgApprovalAudit(q);
   }
 
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -485,22 +485,34 @@ export class PgAutomationJobs implements AutomationJobsRepo {
   async create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob> {
     const id = newRowId('job_');
     await this.q(
-      'INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at, quotas) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6::jsonb)',
-      [id, job.ownerId, JSON.stringify(job.enabledSkills), JSON.stringify(job.allowedActions), nowIso(), JSON.stringify(job.quotas ?? {})],
+      'INSERT INTO automation_jobs (id, owner_id, enabled_skills, allowed_actions, created_at, quotas, approval) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $6::jsonb, $7::jsonb)',
+      [
+        id,
+        job.ownerId,
+        JSON.stringify(job.enabledSkills),
+        JSON.stringify(job.allowedActions),
+        nowIso(),
+        JSON.stringify(job.quotas ?? {}),
+        job.approval ? JSON.stringify(job.approval) : null,
+      ],
     );
     return { id, ...job };
   }
 
   async get(id: string): Promise<AutomationJob | undefined> {
     const row = (
-      await this.q<{ id: string; owner_id: string; enabled_skills: string[]; allowed_actions: string[]; quotas: Record<string, QuotaLimitsRow> }>(
-        'SELECT id, owner_id, enabled_skills, allowed_actions, quotas FROM automation_jobs WHERE id = $1',
-        [id],
-      )
+      await this.q<{
+        id: string;
+        owner_id: string;
+        enabled_skills: string[];
+        allowed_actions: string[];
+        quotas: Record<string, QuotaLimitsRow>;
+        approval: AutomationJob['approval'];
+      }>('SELECT id, owner_id, enabled_skills, allowed_actions, quotas, approval FROM automation_jobs WHERE id = $1', [id])
     )[0];
     if (!row) return undefined;
     const quotas = Object.keys(row.quotas).length > 0 ? { quotas: row.quotas } : {};
-    return { id: row.id, ownerId: row.owner_id, enabledSkills: row.enabled_skills, allowedActions: row.allowed_actions, ...quotas };
+    return { id: row.id, ownerId: row.owner_id, enabledSkills: row.enabled_skills, allowedActions: row.allowed_actions, ...quotas, approval: row.approval };
   }
 }
 

@@ -21,7 +21,7 @@
  */
 import type { MessageRow } from '../store.js';
 import { DedicatedConnection, type ConnectionLog } from './dedicated-connection.js';
-import { CALL_CANCEL_CHANNEL, cancelPayloadKey } from './call-states.js';
+import { CALL_CANCEL_CHANNEL, CALL_SETTLED_CHANNEL, cancelPayloadKey } from './call-states.js';
 import type { CallKeyOf } from '../store.js';
 
 export const THREAD_EVENTS_CHANNEL = 'toolgate_thread_events';
@@ -94,6 +94,8 @@ export class PgThreadFeed {
   private catchUpTimer: NodeJS.Timeout | undefined;
   /** Told of every cancel request another daemon sent (call-states.ts), on the same connection. */
   onCallCancel: ((key: CallKeyOf) => void) | undefined;
+  /** Told when another daemon decided or ended a call awaiting approval (call-states.ts), on the same connection. */
+  onCallSettled: ((key: CallKeyOf) => void) | undefined;
 
   constructor(
     url: string,
@@ -112,10 +114,14 @@ export class PgThreadFeed {
           else if (n.channel === CALL_CANCEL_CHANNEL) {
             const k = cancelPayloadKey(n.payload);
             if (k) this.onCallCancel?.(k);
+          } else if (n.channel === CALL_SETTLED_CHANNEL) {
+            const k = cancelPayloadKey(n.payload);
+            if (k) this.onCallSettled?.(k);
           }
         });
         await client.query(`LISTEN ${THREAD_EVENTS_CHANNEL}`);
         await client.query(`LISTEN ${CALL_CANCEL_CHANNEL}`);
+        await client.query(`LISTEN ${CALL_SETTLED_CHANNEL}`);
       },
       // Notifications sent while the connection was down are gone: read each watched thread's tail.
       onReconnect: () => void this.catchUpAll(),

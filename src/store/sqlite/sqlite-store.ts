@@ -1,3 +1,4 @@
+import { sqliteApprovalAudit, sqlitePendingCalls } from './pending-calls.js';
 import type { Db } from '../database.js';
 import { openDatabase } from '../database.js';
 import type { CommitListener, Store, StoreDescription, StoreOptions, Tx, UnitOptions } from '../store.js';
@@ -110,6 +111,8 @@ export class SqliteStore implements Store {
       memories: sqliteMemories(st),
       contacts: sqliteContacts(st),
       quotas: sqliteQuotas(st),
+      pendingCalls: sqlitePendingCalls(st),
+      approvalAudit: sqliteApprovalAudit(st),
       savepoint: (work) => this.savepoint(work),
       // Two reads a new call skips (its tool message, its call record): a call stored before fails the unit's
       // record or message write on the unique keys instead (StoreConflictError), and the caller answers

@@ -94,7 +94,8 @@ const CASES: Case[] = [
 ];
 
 // Listing every template here makes the compiler fail to type-check when one is added without a case.
-const ALL_TEMPLATES: Record<UiTemplate, true> = {
+// `approval` is the one not derived from a result (a call awaiting approval): tested on its own below.
+const ALL_TEMPLATES: Record<Exclude<UiTemplate, 'approval'>, true> = {
   event_list: true, event: true, event_batch: true, event_batch_item: true, event_deleted: true,
   event_shared: true, invite_status: true, contact_list: true, memory_saved: true,
 };
@@ -109,6 +110,34 @@ function hintsOf(c: Case): UiHints {
 test('every template has at least one sample case', () => {
   const covered = new Set(CASES.map((c) => c.template));
   for (const t of Object.keys(ALL_TEMPLATES)) assert.ok(covered.has(t as UiTemplate), `no case for ${t}`);
+});
+
+test('template approval: the confirmation card of a call awaiting approval validates against schemas/ui-schema.json', () => {
+  const expires_at = '2026-04-21T02:10:00.000Z';
+  const cards: UiHints[] = [
+    { template: 'approval', action: 'calendar.delete', event: EVENT_A, memory: null, user_ids: null, input: [{ name: 'event_id', value: 'evt_01' }], expires_at },
+    { template: 'approval', action: 'calendar.share', event: EVENT_A, memory: null, user_ids: ['user_bob'], input: [{ name: 'user_ids', value: '["user_bob"]' }], expires_at },
+    {
+      template: 'approval',
+      action: 'memory.forget',
+      event: null,
+      memory: { key: 'standup', content: 'Daily standup is at 09:30.', updated_at: '2026-04-21T02:00:00.000Z' },
+      user_ids: null,
+      input: [{ name: 'key', value: 'standup' }],
+      expires_at,
+    },
+    { template: 'approval', action: 'calendar.delete', event: null, memory: null, user_ids: null, input: [{ name: 'event_id', value: 'evt_gone' }], expires_at },
+  ];
+  for (const hints of cards) {
+    const schema = compileUiSchema(hints);
+    const checked = validateUiSchema(schema);
+    assert.ok(checked.ok, JSON.stringify(checked));
+    assert.match(schema.title ?? '', /^Approve /);
+    assert.ok(JSON.stringify(schema).includes('Awaiting approval'));
+  }
+  // The card names what will change: the event about to be deleted, the memory about to be forgotten.
+  assert.ok(JSON.stringify(compileUiSchema(cards[0]!)).includes('Will be deleted'));
+  assert.ok(JSON.stringify(compileUiSchema(cards[2]!)).includes('Will be forgotten'));
 });
 
 for (const template of Object.keys(ALL_TEMPLATES) as UiTemplate[]) {

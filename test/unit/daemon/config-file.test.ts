@@ -50,11 +50,13 @@ test('the example config names every key, and the JSON and YAML examples load to
   }
   const fromJson = loadConfig(EXAMPLE_JSON, SKILLS);
   assert.deepEqual(loadConfig(EXAMPLE_YAML, SKILLS), fromJson);
-  assert.deepEqual(fromJson.agents.get('reader'), { enabledSkills: ['calendar', 'memory'], allowedActions: ['calendar.read'], quotas: [] });
+  assert.deepEqual(fromJson.agents.get('reader'), { enabledSkills: ['calendar', 'memory'], allowedActions: ['calendar.read'], quotas: [], approval: { ask: new Set(), ttlS: 600 } });
   assert.deepEqual(fromJson.agents.get('default')!.quotas, [
     { pattern: 'calendar.create', actions: ['calendar.create'], limits: { minute: 30, day: 1000 } },
     { pattern: 'memory.*', actions: ['memory.forget', 'memory.read', 'memory.update'], limits: { hour: 600 } },
   ]);
+  // The example shows the destructive actions asking (contract section 17).
+  assert.deepEqual(fromJson.agents.get('default')?.approval, { ask: new Set(['calendar.delete', 'calendar.share', 'memory.forget']), ttlS: 600 });
   assert.equal(fromJson.store.synchronous, 'FULL');
   assert.equal(fromJson.limits.callTimeoutMs, 30000);
   assert.equal(fromJson.limits.maxResultBytes, 1048576);
@@ -74,6 +76,17 @@ test('quotas: a pattern that matches no action, no window, or a count out of ran
   assert.match(configError(profile({ 'calendar.read': {} })), /agents\.a\.quotas\.calendar\.read: set at least one of per_minute, per_hour, per_day$/);
   assert.match(configError(profile({ 'calendar.read': { per_day: 0 } })), /agents\.a\.quotas\.calendar\.read\.per_day: /);
   assert.match(configError(profile({ 'calendar.read': { per_week: 3 } })), /unknown key agents\.a\.quotas\.calendar\.read\.per_week$/);
+});
+
+test('approval: ask takes patterns as allowed_actions does, ttl_s defaults to 600 and is at most 86400, unknown keys refused', () => {
+  const profile = (approval: unknown) => ({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], approval } } });
+  const load = (approval: unknown) => loadConfig(file('a.json', JSON.stringify(profile(approval))), SKILLS).agents.get('default')?.approval;
+  assert.deepEqual(load({ ask: ['memory.*'] }), { ask: new Set(['memory.forget', 'memory.read', 'memory.update']), ttlS: 600 });
+  assert.deepEqual(load({ ask: ['calendar.delete'], ttl_s: 86400 }), { ask: new Set(['calendar.delete']), ttlS: 86400 });
+  assert.match(configError(file('b.json', JSON.stringify(profile({ ask: ['calendar.delete'], ttl_s: 86401 })))), /agents\.default\.approval\.ttl_s.*86400/);
+  assert.match(configError(file('c.json', JSON.stringify(profile({ ask: ['calendar.remove'] })))), /agents\.default\.approval\.ask.*calendar\.remove/);
+  assert.match(configError(file('d.json', JSON.stringify(profile({ ask: [], ttl: 5 })))), /ttl/);
+  assert.match(configError(file('e.json', JSON.stringify(profile({ ttl_s: 5 })))), /ask/);
 });
 
 test('a .yml file is YAML too, and the same as its JSON', () => {

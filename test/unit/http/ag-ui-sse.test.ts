@@ -23,6 +23,7 @@ import { agUiStreamRoute } from '../../../src/http/ag-ui-stream.js';
 import { SessionRegistry } from '../../../src/daemon/sessions.js';
 import { serveContext } from '../../../src/rpc/serve-context.js';
 import { ThreadEventBus } from '../../../src/daemon/thread-events.js';
+import { ApprovalWaiters } from '../../../src/calls/approval-waiters.js';
 import type { Daemon } from '../../../src/daemon/daemon.js';
 import { createLogger } from '../../../src/daemon/logger.js';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
@@ -514,6 +515,7 @@ describe('AG-UI event stream, in process', () => {
       bearerKeys: { kind: 'secret', secret: new TextEncoder().encode(TEST_BEARER_SECRET), origin: 'env' },
       threadEvents: new ThreadEventBus(),
       sessions: new SessionRegistry(),
+      approvals: new ApprovalWaiters(),
     } as unknown as Daemon;
     await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');

@@ -1,0 +1,102 @@
+/**
+ * Deciding a call awaiting approval (contract section 17), from any session
+ * of its user on any daemon: `call/approve`, `call/deny` and the HTTP
+ * approval route all come here. A decision names the call's args digest; a
+ * digest that is not the call's changes nothing (ARGS_MISMATCH). Of any
+ * number of racing decisions exactly one changes the stored state (one
+ * conditional statement); the others find the call decided and answer its
+ * state. An approval runs the call here, once, under a credential issued
+ * only now; the pending `tool/invoke` (wherever it waits) answers with the
+ * outcome.
+ */
+import { admitCall } from '../cli-router/core.js';
+import type { CallCancelResult } from '../protocol/methods.js';
+import type { ToolCallArgs } from '../protocol/tool.js';
+import type { PendingCallRow } from '../store/store.js';
+import type { Daemon } from '../daemon/daemon.js';
+import type { Logger } from '../daemon/logger.js';
+import { seedOutput } from '../daemon/message-views.js';
+import { settle } from '../daemon/tool-invoke.js';
+import { callNotFound, storedCall } from './call-service.js';
+import { argsMismatch, endPending, isExpired, woken } from './pending-calls.js';
+import type { CallKey } from './running-calls.js';
+
+export interface Decision {
+  argsSha256: string;
+  decision: 'approve' | 'deny';
+  /** A deny's reason, the approver's text (refused earlier when it carries a secret). */
+  reason?: string | undefined;
+  /** Where it was decided: `stdio`, `ws`, `http`, `mcp`. */
+  surface: string;
+}
+
+export async function decideCall(daemon: Daemon, key: CallKey, d: Decision, log: Logger): Promise<CallCancelResult> {
+  const pending = await daemon.store.read((tx) => tx.pendingCalls.get(key));
+  if (!pending) return decided(daemon, key, d.argsSha256);
+  if (pending.argsSha256 !== d.argsSha256) throw argsMismatch();
+  if (pending.state === 'running') return { state: 'running' };
+  if (isExpired(pending)) {
+    await endPending(daemon, key, { decision: 'expire', surface: 'ttl' });
+    return decided(daemon, key, d.argsSha256);
+  }
+  if (d.decision === 'deny') {
+    await endPending(daemon, key, { decision: 'deny', surface: d.surface, reason: d.reason });
+    return decided(daemon, key, d.argsSha256);
+  }
+  const won = await daemon.store.transaction(async (tx) => {
+    const row = await tx.pendingCalls.approve(key, d.argsSha256);
+    if (row) await tx.approvalAudit.record({ ...key, argsSha256: row.argsSha256, decision: 'approve', surface: d.surface });
+    return row;
+  });
+  if (!won) return decided(daemon, key, d.argsSha256);
+  log.log('info', 'tool call approved', { thread_id: key.threadId, tool_call_id: key.toolCallId, action: won.action, surface: d.surface });
+  await runApproved(daemon, won, log);
+  return decided(daemon, key, d.argsSha256);
+}
+
+/** The call's state once decided (by this request or another): done with its outcome, or still running. */
+async function decided(daemon: Daemon, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
+  const done = await storedCall(daemon.store, key);
+  if (done) {
+    if (done.args_sha256 !== argsSha256) throw argsMismatch();
+    return { state: 'done', ...(done.outcome ? { outcome: done.outcome } : {}) };
+  }
+  const pending = await daemon.store.read((tx) => tx.pendingCalls.get(key));
+  if (!pending) throw callNotFound();
+  if (pending.argsSha256 !== argsSha256) throw argsMismatch();
+  return { state: pending.state };
+}
+
+/**
+ * Runs an approved call here, exactly as `tool/invoke` runs a call: the
+ * whitelist already admitted it when it was asked; its credential is issued
+ * now by the executor. It is a running call of this daemon (call/get,
+ * call/cancel and its time limit reach it) until its outcome is stored; then
+ * its pending row goes and every waiter looks again.
+ */
+async function runApproved(daemon: Daemon, row: PendingCallRow, log: Logger): Promise<void> {
+  const key = { userId: row.userId, threadId: row.threadId, toolCallId: row.toolCallId };
+  const args = JSON.parse(row.args) as ToolCallArgs;
+  const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: daemon.maxResultBytes };
+  const admission = admitCall([row.action], args, daemon.secrets);
+  const callLog = log.child({ thread_id: row.threadId, tool_call_id: row.toolCallId, action: row.action });
+  // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
+  const release = await daemon.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
+  const { running, finish } = daemon.calls.start({ ...call, action: row.action }, daemon.timeoutMs(row.action));
+  try {
+    const outcome = await settle(daemon, { userId: row.userId, source: row.source, jobId: row.jobId }, call, admission, callLog, running.signal);
+    if (outcome.kind === 'ran') {
+      seedOutput(outcome.row, outcome.message.output);
+      daemon.threadEvents.publish({ userId: row.userId, threadId: row.threadId, row: outcome.row });
+      callLog.log('info', 'tool call', { status: outcome.message.output.status, message_id: outcome.row.id });
+    }
+  } finally {
+    finish();
+    try {
+      await daemon.store.transaction((tx) => tx.pendingCalls.remove(key));
+    } finally {
+      await release?.();
+      await woken(daemon, key);
+    }
+  }
+}

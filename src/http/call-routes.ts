@@ -1,0 +1,123 @@
+/**
+ * A call's state and its approval for web front ends (contract section 17),
+ * on the `--ws` port, for the user of the `Authorization: Bearer` token:
+ *
+ * - `GET /threads/{thread_id}/calls/{tool_call_id}` → 200 with the `call/get`
+ *   result;
+ * - `POST /threads/{thread_id}/calls/{tool_call_id}/approval` with
+ *   `{decision: "approve"|"deny", args_sha256, reason?}` → 200 `{state,
+ *   outcome?}` as `call/approve` / `call/deny` answer.
+ *
+ * 404 for a call that is not the user's (or none), 409 for a digest that is
+ * not the call's, 400 for a body that is not a decision (or carries a token),
+ * 401 without a valid token. The same services as the JSON-RPC methods
+ * decide; the surface audited is `http`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CallApprovalBody } from '../protocol/methods.js';
+import { findSecretIn } from '../codec/secret-scan.js';
+import { AuthError, authenticate } from '../daemon/auth.js';
+import { DaemonError } from '../daemon/errors.js';
+import { getCall } from '../calls/call-service.js';
+import { decideCall } from '../calls/approvals.js';
+import type { ServeContext } from '../rpc/serve-context.js';
+import { requestTarget } from './request-target.js';
+
+const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
+const MAX_ID = 200;
+/** A decision is a digest and at most 2000 characters of reason: anything longer is not one. */
+const MAX_BODY_BYTES = 16 * 1024;
+
+export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { daemon } = ctx;
+  return (req, res) => {
+    const url = requestTarget(req.url);
+    const match = url && PATH.exec(url.pathname);
+    if (!match) return false;
+    const approval = match[3] !== undefined;
+    const allowed = approval ? 'POST' : 'GET';
+    if (req.method !== allowed) {
+      sendJson(res, 405, { error: 'method not allowed' }, { allow: allowed });
+      return true;
+    }
+    answer(ctx, req, res, match[1]!, match[2]!, approval).catch((err: unknown) => {
+      daemon.log.log('error', 'call route failed', { err });
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+      else res.end();
+    });
+    return true;
+  };
+}
+
+async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerResponse, rawThread: string, rawCall: string, approval: boolean): Promise<void> {
+  const { daemon } = ctx;
+  let userId: string;
+  try {
+    ({ userId } = await authenticate(daemon, { header: req.headers.authorization }));
+  } catch (err) {
+    if (!(err instanceof AuthError)) throw err;
+    if (err.reason === 'unavailable') return sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });
+    const missing = err.reason === 'missing';
+    return sendJson(res, 401, { error: missing ? 'missing or malformed bearer token' : err.message }, { 'www-authenticate': missing ? 'Bearer' : 'Bearer error="invalid_token"' });
+  }
+  const threadId = decodeId(rawThread);
+  const toolCallId = decodeId(rawCall);
+  if (threadId === null || toolCallId === null) return sendJson(res, 404, { error: 'call not found' });
+  const key = { userId, threadId, toolCallId };
+  try {
+    if (!approval) return sendJson(res, 200, await getCall(daemon, key));
+    const raw = await readBody(req, MAX_BODY_BYTES);
+    let body: unknown;
+    try {
+      body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    const parsed = CallApprovalBody.safeParse(body);
+    if (!parsed.success) {
+      return sendJson(res, 400, { error: 'the body must be {"decision": "approve"|"deny", "args_sha256": "<64 hex>", "reason"?: string}' });
+    }
+    if (parsed.data.reason !== undefined && findSecretIn(parsed.data.reason, daemon.secrets ?? [], 'reason') !== null) {
+      return sendJson(res, 400, { error: 'reason carries a bearer token or credential; such text is refused and nothing was decided' });
+    }
+    const { decision, args_sha256: argsSha256, reason } = parsed.data;
+    return sendJson(res, 200, await decideCall(daemon, key, { decision, argsSha256, reason, surface: 'http' }, daemon.log));
+  } catch (err) {
+    if (err instanceof DaemonError && err.code === 'CALL_NOT_FOUND') return sendJson(res, 404, { error: err.message });
+    if (err instanceof DaemonError && err.code === 'ARGS_MISMATCH') return sendJson(res, 409, { error: err.message });
+    throw err;
+  }
+}
+
+function decodeId(raw: string): string | null {
+  try {
+    const id = decodeURIComponent(raw);
+    return id.length > 0 && id.length <= MAX_ID ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads a POST body up to `max` bytes; `null` when it is longer (the rest is discarded, not buffered). */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) {
+    req.resume();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      req.resume();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(body));
+}

@@ -1,0 +1,387 @@
+/**
+ * Approval bound to the exact call (contract section 17), from outside, on a
+ * spawned daemon over stdio and WebSocket with both executors, on the pass's
+ * engine: a call to an `ask` action is stored `awaiting_approval` with no
+ * credential issued, `tool/approval` carries its digest and a confirmation
+ * card, and it runs only after `call/approve` — exactly once; a wrong digest
+ * changes nothing; a deny, an expiry and a cancel each end it with nothing
+ * written by the action; racing approve/deny pairs leave each call decided once.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { tempDir } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { dbCount, dbRows } from '../helpers/db.js';
+import { validateUiSchema } from '../helpers/ui-schema-validator.js';
+import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import { argsSha256 } from '../../src/codec/canonical-json.js';
+import { freshPgDatabase, needsPg } from '../helpers/pg.js';
+import { verifySse } from '../helpers/ag-ui-client.js';
+
+type Executor = 'subprocess' | 'inprocess';
+const CASES: Array<{ transport: Transport; executor: Executor }> = [
+  { transport: 'stdio', executor: 'subprocess' },
+  { transport: 'stdio', executor: 'inprocess' },
+  { transport: 'ws', executor: 'subprocess' },
+  { transport: 'ws', executor: 'inprocess' },
+];
+
+const ASK = ['calendar.delete', 'calendar.share', 'memory.forget'];
+
+/** A config whose default profile asks before the destructive actions; `quick` lets a call wait one second. */
+export function askConfig(): string {
+  const file = join(tempDir(), 'toolgate.config.json');
+  const profile = { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] };
+  writeFileSync(
+    file,
+    JSON.stringify({ agents: { default: { ...profile, approval: { ask: ASK, ttl_s: 600 } }, quick: { ...profile, approval: { ask: ASK, ttl_s: 1 } } } }),
+  );
+  return file;
+}
+
+const failure = (r: ToolResponse) => (JSON.parse(r.content[0]!.text) as { error?: { code?: string; reason?: string } }).error;
+
+/** The `tool/approval` of this call as the client received it. */
+function approvalOf(client: Client, toolCallId: string): Promise<ToolApprovalNotification> {
+  return waitFor(
+    () => client.wire.find((e) => e.method === 'tool/approval' && (e.payload as ToolApprovalNotification).tool_call_id === toolCallId)?.payload as ToolApprovalNotification | undefined,
+    `tool/approval of ${toolCallId}`,
+  );
+}
+
+const credentialsFor = (host: Host, toolCallId: string) => dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [toolCallId]);
+const eventExists = (host: Host, id: string) => dbCount(host.dbPath, 'SELECT count(*) AS n FROM events WHERE id = ?', [id]);
+const decisions = (host: Host, toolCallId: string) =>
+  dbRows<{ decision: string; surface: string; args_sha256: string }>(host.dbPath, 'SELECT decision, surface, args_sha256 FROM approval_audit WHERE tool_call_id = ? ORDER BY seq', [toolCallId]);
+
+async function createEvent(host: Host, sessionId: string, id: string, title: string): Promise<string> {
+  const r = await host.request<ToolResponse>('tool/invoke', {
+    session_id: sessionId,
+    thread_id: 't',
+    tool_call_id: id,
+    args: { module: 'calendar', method: 'create', input: { title, start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+  });
+  assert.equal(r.status, 'success', r.content[0]!.text);
+  return (JSON.parse(r.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
+}
+
+for (const { transport, executor } of CASES) {
+  test(`an ask call runs only after approval, exactly once; wrong digest, deny, expiry and cancel end it unrun (${transport}, ${executor})`, { timeout: 90_000 }, async () => {
+    const host = await startHost({ transport, args: ['--executor', executor, '--config', askConfig()] });
+    try {
+      const alice = await openSession(host, await mintBearer('alice'));
+      // The approver: another connection of the same user on WebSocket (a subscriber of the thread); the same pipe on stdio.
+      const other = transport === 'ws' ? await host.connect() : host;
+      const approver = other === host ? alice : await openSession(other, await mintBearer('alice'));
+      if (other !== host) await other.request('thread/subscribe', { session_id: approver.session_id, thread_id: 't' });
+      const eventId = await createEvent(host, alice.session_id, 'create-1', 'to delete');
+
+      // --- asked: stored awaiting approval, nothing run, no credential.
+      const args = { module: 'calendar', method: 'delete', input: { event_id: eventId } };
+      const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'del-1', args });
+      const asked = await approvalOf(host, 'del-1');
+      assert.equal(asked.action, 'calendar.delete');
+      assert.deepEqual(asked.tool_call_args, args);
+      assert.equal(asked.args_sha256, argsSha256(args));
+      assert.ok(Date.parse(asked.expires_at) > Date.now());
+      assert.ok(asked.ui_schema, 'a confirmation card');
+      assert.ok(validateUiSchema(asked.ui_schema).ok);
+      assert.match(JSON.stringify(asked.ui_schema), /Will be deleted/);
+      assert.match(JSON.stringify(asked.ui_schema), /to delete/, 'the card shows the event about to be deleted');
+      // Every subscriber of the thread is asked too.
+      if (other !== host) assert.deepEqual(await approvalOf(other, 'del-1'), asked);
+      const got = await other.request<CallGetResult>('call/get', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1' });
+      assert.equal(got.state, 'awaiting_approval');
+      assert.equal(got.args_sha256, asked.args_sha256);
+      assert.equal(await credentialsFor(host, 'del-1'), 0, 'no credential before approval');
+      assert.equal(await eventExists(host, eventId), 1);
+
+      // --- a wrong digest changes nothing.
+      const wrong = await rpcError(other.request('call/approve', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: '0'.repeat(64) }));
+      assert.equal(wrong.code, -32602);
+      assert.deepEqual(wrong.data, { code: 'ARGS_MISMATCH' });
+      assert.equal((await other.request<CallGetResult>('call/get', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1' })).state, 'awaiting_approval');
+
+      // --- approved: runs once, its credential issued only now; the pending tool/invoke answers with the outcome.
+      const approved = await other.request<CallCancelResult>('call/approve', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: asked.args_sha256 });
+      const answer = await pending;
+      assert.equal(answer.status, 'success', answer.content[0]!.text);
+      assert.deepEqual(approved, { state: 'done', outcome: answer });
+      assert.equal(await eventExists(host, eventId), 0);
+      assert.equal(await credentialsFor(host, 'del-1'), 1);
+      // A second decision finds it decided; a deny after it changes nothing; re-invoking answers the stored outcome.
+      assert.deepEqual(await other.request('call/approve', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: asked.args_sha256 }), approved);
+      assert.deepEqual(await other.request('call/deny', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: asked.args_sha256 }), approved);
+      assert.deepEqual(await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'del-1', args }), answer);
+      assert.equal(await credentialsFor(host, 'del-1'), 1, 'ran exactly once');
+      assert.equal(await dbCount(host.dbPath, 'SELECT count(*) AS n FROM tool_calls WHERE tool_call_id = ?', ['del-1']), 1);
+      assert.deepEqual(await decisions(host, 'del-1'), [{ decision: 'approve', surface: transport, args_sha256: asked.args_sha256 }]);
+      const tool = await host.request<{ messages: Array<{ tool_call_id?: string; content: string }> }>('history/get', { session_id: alice.session_id, thread_id: 't', view: 'context' });
+      assert.equal(tool.messages.filter((m) => m.tool_call_id === 'del-1').length, 1);
+
+      // --- denied: failure APPROVAL_DENIED with the reason; nothing written, no credential.
+      await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'mem-1', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
+      const forget = { module: 'memory', method: 'forget', input: { key: 'k' } };
+      const pendingForget = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'forget-1', args: forget });
+      const askedForget = await approvalOf(host, 'forget-1');
+      assert.match(JSON.stringify(askedForget.ui_schema), /keep me/, 'the card shows the memory about to be forgotten');
+      const denied = await other.request<CallCancelResult>('call/deny', {
+        session_id: approver.session_id,
+        thread_id: 't',
+        tool_call_id: 'forget-1',
+        args_sha256: askedForget.args_sha256,
+        reason: 'keep that memory',
+      });
+      const deniedAnswer = await pendingForget;
+      assert.equal(deniedAnswer.status, 'failure');
+      assert.deepEqual({ code: failure(deniedAnswer)?.code, reason: failure(deniedAnswer)?.reason }, { code: 'APPROVAL_DENIED', reason: 'keep that memory' });
+      assert.deepEqual(denied, { state: 'done', outcome: deniedAnswer });
+      assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM memories WHERE key = 'k'"), 1);
+      assert.equal(await credentialsFor(host, 'forget-1'), 0);
+      assert.deepEqual((await decisions(host, 'forget-1')).map((d) => d.decision), ['deny']);
+      // An approval after the deny finds it done.
+      assert.deepEqual(await other.request('call/approve', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'forget-1', args_sha256: askedForget.args_sha256 }), denied);
+
+      // --- cancelled while awaiting approval: CANCELLED, nothing written.
+      const cancelArgs = { module: 'calendar', method: 'delete', input: { event_id: await createEvent(host, alice.session_id, 'create-2', 'kept') } };
+      const pendingCancel = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'del-2', args: cancelArgs });
+      await approvalOf(host, 'del-2');
+      const cancelled = await other.request<CallCancelResult>('call/cancel', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-2' });
+      const cancelledAnswer = await pendingCancel;
+      assert.equal(failure(cancelledAnswer)?.code, 'CANCELLED');
+      assert.deepEqual(cancelled, { state: 'done', outcome: cancelledAnswer });
+      assert.equal(await eventExists(host, cancelArgs.input.event_id), 1);
+      assert.equal(await credentialsFor(host, 'del-2'), 0);
+
+      // --- expired: nobody decided within ttl_s (1 s on the `quick` profile).
+      const quick = await openSession(host, await mintBearer('alice'), { agent: 'quick' });
+      const expiring = { module: 'calendar', method: 'delete', input: { event_id: cancelArgs.input.event_id } };
+      const expired = await host.request<ToolResponse>('tool/invoke', { session_id: quick.session_id, thread_id: 't', tool_call_id: 'del-3', args: expiring });
+      assert.equal(failure(expired)?.code, 'APPROVAL_EXPIRED', expired.content[0]!.text);
+      assert.equal(await eventExists(host, cancelArgs.input.event_id), 1);
+      assert.equal(await credentialsFor(host, 'del-3'), 0);
+      const late = await other.request<CallCancelResult>('call/approve', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-3', args_sha256: argsSha256(expiring) });
+      assert.deepEqual(late, { state: 'done', outcome: expired });
+
+      // --- an invalid call to an ask action fails at once, as any call: nothing awaits approval.
+      const invalid = await host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'del-4', args: { module: 'calendar', method: 'delete', input: {} } });
+      assert.equal(failure(invalid)?.code, 'INVALID_ACTION_INPUT');
+
+      // --- another user's call is not found; nor can they decide it.
+      if (transport === 'ws') {
+        const bobClient = await host.connect();
+        const bob = await openSession(bobClient, await mintBearer('bob'));
+        const err = await rpcError(bobClient.request('call/approve', { session_id: bob.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: asked.args_sha256 }));
+        assert.deepEqual(err.data, { code: 'CALL_NOT_FOUND' });
+        await bobClient.close();
+      }
+      if (other !== host) await other.close();
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
+test('100 raced approve/deny pairs leave each call decided exactly once (ws, inprocess)', { timeout: 120_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  try {
+    const alice = await openSession(host, await mintBearer('alice'));
+    const a = await host.connect();
+    const b = await host.connect();
+    const sa = await openSession(a, await mintBearer('alice'));
+    const sb = await openSession(b, await mintBearer('alice'));
+    const N = 100;
+    await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        host.request('tool/invoke', { session_id: alice.session_id, thread_id: 'race', tool_call_id: `m-${i}`, args: { module: 'memory', method: 'update', input: { key: `k${i}`, content: 'x' } } }),
+      ),
+    );
+    const answers = Array.from({ length: N }, (_, i) =>
+      host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 'race', tool_call_id: `f-${i}`, args: { module: 'memory', method: 'forget', input: { key: `k${i}` } } }),
+    );
+    const asked = await Promise.all(Array.from({ length: N }, (_, i) => approvalOf(host, `f-${i}`)));
+    const decided = await Promise.all(
+      asked.map((n, i) => {
+        const p = { thread_id: 'race', tool_call_id: n.tool_call_id, args_sha256: n.args_sha256 };
+        const approve = a.request<CallCancelResult>('call/approve', { session_id: sa.session_id, ...p });
+        const deny = b.request<CallCancelResult>('call/deny', { session_id: sb.session_id, ...p, reason: `no ${i}` });
+        return Promise.all([approve, deny]);
+      }),
+    );
+    const outcomes = await Promise.all(answers);
+    for (let i = 0; i < N; i++) {
+      const id = `f-${i}`;
+      const rows = await decisions(host, id);
+      assert.equal(rows.length, 1, `${id} decided once: ${JSON.stringify(rows)}`);
+      const memory = await dbCount(host.dbPath, 'SELECT count(*) AS n FROM memories WHERE key = ?', [`k${i}`]);
+      if (rows[0]!.decision === 'approve') {
+        assert.equal(outcomes[i]!.status, 'success', outcomes[i]!.content[0]!.text);
+        assert.equal(memory, 0);
+        assert.equal(await credentialsFor(host, id), 1);
+      } else {
+        assert.equal(failure(outcomes[i]!)?.code, 'APPROVAL_DENIED');
+        assert.equal(memory, 1);
+        assert.equal(await credentialsFor(host, id), 0);
+      }
+      // Both racers answer the call's state; whichever finished last saw it done with the one outcome.
+      for (const r of decided[i]!) if (r.state === 'done') assert.deepEqual(r.outcome, outcomes[i]);
+    }
+    await a.close();
+    await b.close();
+  } finally {
+    await host.stop();
+  }
+});
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`two daemons on one PostgreSQL database: asked on one, decided on the other (${executor})`, { ...needsPg, timeout: 90_000 }, async () => {
+    const { url } = await freshPgDatabase();
+    const args = ['--executor', executor, '--config', askConfig()];
+    const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+    try {
+      const onA = await openSession(a, await mintBearer('alice'));
+      const onB = await openSession(b, await mintBearer('alice'));
+      const eventId = await createEvent(a, onA.session_id, 'pg-create-1', 'shared delete');
+      const del = { module: 'calendar', method: 'delete', input: { event_id: eventId } };
+
+      // Approved on B: runs once (on B), and A's pending tool/invoke answers with the outcome.
+      const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args: del });
+      const asked = await approvalOf(a, 'pg-del-1');
+      assert.equal((await b.request<CallGetResult>('call/get', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-1' })).state, 'awaiting_approval');
+      assert.equal(await credentialsFor(a, 'pg-del-1'), 0);
+      const wrong = await rpcError(b.request('call/approve', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args_sha256: 'f'.repeat(64) }));
+      assert.deepEqual(wrong.data, { code: 'ARGS_MISMATCH' });
+      const [approved, denied] = await Promise.all([
+        b.request<CallCancelResult>('call/approve', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args_sha256: asked.args_sha256 }),
+        a.request<CallCancelResult>('call/deny', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-1', args_sha256: asked.args_sha256 }),
+      ]);
+      const answer = await pending;
+      const rows = await decisions(a, 'pg-del-1');
+      assert.equal(rows.length, 1, JSON.stringify(rows));
+      if (rows[0]!.decision === 'approve') {
+        assert.equal(answer.status, 'success', answer.content[0]!.text);
+        assert.equal(await eventExists(a, eventId), 0);
+        assert.equal(await credentialsFor(a, 'pg-del-1'), 1);
+      } else {
+        assert.equal(failure(answer)?.code, 'APPROVAL_DENIED');
+        assert.equal(await eventExists(a, eventId), 1);
+        assert.equal(await credentialsFor(a, 'pg-del-1'), 0);
+      }
+      for (const r of [approved, denied]) if (r.state === 'done') assert.deepEqual(r.outcome, answer);
+
+      // Cancelled on B while A waits: CANCELLED, nothing written.
+      const keepId = await createEvent(a, onA.session_id, 'pg-create-2', 'kept');
+      const pendingCancel = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-2', args: { ...del, input: { event_id: keepId } } });
+      await approvalOf(a, 'pg-del-2');
+      const cancelled = await b.request<CallCancelResult>('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-2' });
+      const cancelledAnswer = await pendingCancel;
+      assert.equal(failure(cancelledAnswer)?.code, 'CANCELLED');
+      assert.deepEqual(cancelled, { state: 'done', outcome: cancelledAnswer });
+      assert.equal(await eventExists(a, keepId), 1);
+
+      // Denied on B: A answers APPROVAL_DENIED with the reason.
+      const pendingDeny = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'pg-del-3', args: { ...del, input: { event_id: keepId } } });
+      const askedDeny = await approvalOf(a, 'pg-del-3');
+      await b.request('call/deny', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'pg-del-3', args_sha256: askedDeny.args_sha256, reason: 'not that one' });
+      const deniedAnswer = await pendingDeny;
+      assert.deepEqual({ code: failure(deniedAnswer)?.code, reason: failure(deniedAnswer)?.reason }, { code: 'APPROVAL_DENIED', reason: 'not that one' });
+      assert.equal(await eventExists(a, keepId), 1);
+      assert.equal(await credentialsFor(a, 'pg-del-3'), 0);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+}
+
+test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  try {
+    const aliceToken = await mintBearer('alice');
+    const alice = await openSession(host, aliceToken);
+    const base = `http://127.0.0.1:${host.port}/threads/t/calls`;
+    const http = (path: string, token: string | undefined, body?: unknown) =>
+      fetch(`${base}/${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    const asked = await approvalOf(host, 'f');
+
+    const got = await http('f', aliceToken);
+    assert.equal(got.status, 200);
+    const call = (await got.json()) as CallGetResult;
+    assert.equal(call.state, 'awaiting_approval');
+    assert.equal(call.args_sha256, asked.args_sha256);
+    assert.equal((await http('f', undefined)).status, 401);
+    assert.equal((await http('f', await mintBearer('bob'))).status, 404, "another user's call is not found");
+    assert.equal((await http('f/approval', await mintBearer('bob'), { decision: 'approve', args_sha256: asked.args_sha256 })).status, 404);
+    assert.equal((await http('f/approval', aliceToken, { decision: 'approve', args_sha256: 'a'.repeat(64) })).status, 409);
+    assert.equal((await http('f/approval', aliceToken, { decision: 'maybe', args_sha256: asked.args_sha256 })).status, 400);
+    assert.equal(await credentialsFor(host, 'f'), 0);
+
+    const approved = await http('f/approval', aliceToken, { decision: 'approve', args_sha256: asked.args_sha256 });
+    assert.equal(approved.status, 200);
+    const answer = await pending;
+    assert.equal(answer.status, 'success', answer.content[0]!.text);
+    assert.deepEqual(await approved.json(), { state: 'done', outcome: answer });
+    assert.deepEqual(await decisions(host, 'f'), [{ decision: 'approve', surface: 'http', args_sha256: asked.args_sha256 }]);
+    assert.equal(await credentialsFor(host, 'f'), 1);
+    assert.equal((await http('nope', aliceToken)).status, 404);
+  } finally {
+    await host.stop();
+  }
+});
+
+test('AG-UI: a call awaiting approval is a CUSTOM toolgate.approval event in a run of its own, accepted by the AG-UI verifier', { timeout: 60_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  const abort = new AbortController();
+  try {
+    const token = await mintBearer('alice');
+    const alice = await openSession(host, token);
+    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+    const res = await fetch(`http://127.0.0.1:${host.port}/threads/t/events`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
+    assert.equal(res.status, 200);
+    let body = '';
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const readUntil = async (text: string) => {
+      while (!body.includes(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${text}`);
+        body += decoder.decode(value, { stream: true });
+      }
+    };
+    await readUntil('event: RUN_FINISHED'); // the replay of the stored message: the stream is live from here
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    const asked = await approvalOf(host, 'f');
+    await readUntil('toolgate.approval');
+    await host.request('call/deny', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args_sha256: asked.args_sha256, reason: 'no' });
+    await pending;
+    await readUntil('APPROVAL_DENIED');
+    // Up to the end of the outcome's run, then the official client's verifier reads it all.
+    const finished = () => {
+      const at = body.indexOf('event: RUN_FINISHED', body.indexOf('APPROVAL_DENIED'));
+      return at < 0 ? -1 : body.indexOf('\n\n', at);
+    };
+    while (finished() < 0) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the stream ended inside a run');
+      body += decoder.decode(value, { stream: true });
+    }
+    const events = await verifySse(body.slice(0, finished() + 2));
+    const custom = events.find((e) => e.type === 'CUSTOM') as unknown as { name: string; value: ToolApprovalNotification } | undefined;
+    assert.ok(custom, 'a CUSTOM event');
+    assert.equal(custom.name, 'toolgate.approval');
+    assert.deepEqual(custom.value, asked);
+    assert.ok(events.some((e) => e.type === 'TOOL_CALL_RESULT' && JSON.stringify(e).includes('APPROVAL_DENIED')), 'the outcome as the usual TOOL_CALL_RESULT');
+  } finally {
+    abort.abort();
+    await host.stop();
+  }
+});
