@@ -9,6 +9,7 @@
  * only now; the pending `tool/invoke` (wherever it waits) answers with the
  * outcome.
  */
+import type { CallApprovalBody } from '../protocol/methods.js';
 import { admitCall } from '../cli-router/core.js';
 import type { CallCancelResult } from '../protocol/methods.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
@@ -23,7 +24,7 @@ import type { CallKey } from './running-calls.js';
 
 export interface Decision {
   argsSha256: string;
-  decision: 'approve' | 'deny';
+  decision: CallApprovalBody['decision'];
   /** A deny's reason, the approver's text (refused earlier when it carries a secret). */
   reason?: string | undefined;
   /** Where it was decided: `stdio`, `ws`, `http`, `mcp`. */

@@ -5,6 +5,7 @@
  * (`QuotasRepo.take`, one statement, exact across daemons); a call whose
  * action no quota names costs nothing here — no statement at all.
  */
+import type { RateLimitedError } from '../protocol/tool.js';
 import type { CallKeyOf, QuotaCounter, QuotaPeriod, QuotaUse, Store } from '../store/store.js';
 
 /** One configured quota, its pattern expanded against the action table. */
@@ -91,10 +92,10 @@ function refusalOf(set: QuotaSet, counters: readonly QuotaCounter[], usage: read
 }
 
 /** The `RATE_LIMITED` error of a call refused by a quota: what is full, and when to retry. */
-export function rateLimitedError(module: string, method: string, r: QuotaRefusal) {
+export function rateLimitedError(module: string, method: string, r: QuotaRefusal): RateLimitedError {
   const seconds = Math.ceil(r.retryAfterMs / 1000);
   return {
-    code: 'RATE_LIMITED' as const,
+    code: 'RATE_LIMITED',
     message:
       `quota reached: at most ${r.limit} call${r.limit === 1 ? '' : 's'} of ${r.pattern} per ${r.period} for this user; nothing ran and nothing was stored. ` +
       `Retry the same call (same tool_call_id) after retry_after_ms (${seconds} s), or tell the user the limit is reached`,

@@ -215,3 +215,5 @@ export const ConfigFile = named(
 export type ConfigFile = z.infer<typeof ConfigFile>;
 /** `store.synchronous`: how SQLite commits (`FULL`, the default, survives a power loss). */
 export type SynchronousMode = NonNullable<z.infer<typeof StoreConfig>['synchronous']>;
+export type QuotaLimits = z.infer<typeof QuotaLimits>;
+export type ApprovalConfig = z.infer<typeof ApprovalConfig>;

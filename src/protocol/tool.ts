@@ -75,6 +75,22 @@ export const ToolError = named(
   'A structured tool-level failure. Codes may carry more fields (input_schema, issues, items…).',
 );
 
+/** `RATE_LIMITED`'s fields beside the code (contract section 20): when the window ends, and which quota it was. */
+export const RateLimitedError = named(
+  'tool-call',
+  'RateLimitedError',
+  z.looseObject({
+    code: z.literal('RATE_LIMITED'),
+    message: z.string(),
+    module: z.string(),
+    method: z.string(),
+    retry_after_ms: z.number().int().nonnegative(),
+    quota: z.strictObject({ pattern: z.string(), period: z.enum(['minute', 'hour', 'day']), limit: z.number().int().positive() }),
+  }),
+  'A call past a quota: retry the same call after retry_after_ms, or tell the user (contract section 20).',
+);
+export type RateLimitedError = z.infer<typeof RateLimitedError>;
+
 export const TextContent = named('tool-call', 'TextContent', z.strictObject({ type: z.literal('text'), text: z.string() }));
 
 /** The result of `tool/invoke`: one text item holding the full JSON projection. */

@@ -32,7 +32,7 @@
  */
 import type { Contact, Event, InviteStatus, Memory } from '../protocol/actions.js';
 import type { HistoryMessage, ThreadSummary } from '../protocol/methods.js';
-import type { SynchronousMode } from '../protocol/config.js';
+import type { ApprovalConfig, QuotaLimits, SynchronousMode } from '../protocol/config.js';
 import type { StoredRowCheck } from './row-check.js';
 
 export type { StoredRowCheck };
@@ -499,15 +499,11 @@ export interface AutomationJob {
   /** `{"<pattern>": {per_minute?, per_hour?, per_day?}}` as given (`automation add --quota`); absent: none. */
   quotas?: Record<string, QuotaLimitsRow> | undefined;
   /** The job's own approval policy: exact `module.method` names that ask, and the wait in seconds. */
-  approval?: { ask: string[]; ttl_s?: number } | null;
+  approval?: ApprovalConfig | null;
 }
 
 /** One quota as stored with a job: calls per window. */
-export interface QuotaLimitsRow {
-  per_minute?: number | undefined;
-  per_hour?: number | undefined;
-  per_day?: number | undefined;
-}
+export type QuotaLimitsRow = QuotaLimits;
 
 export interface AutomationJobsRepo {
   create(job: Omit<AutomationJob, 'id'>): Promise<AutomationJob>;

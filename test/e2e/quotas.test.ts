@@ -7,6 +7,7 @@
  * the same call raced through all three counts once; and an action no quota
  * names costs no extra round trip.
  */
+import type { RateLimitedError, ToolProjection } from '../../src/protocol/tool.js';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -36,10 +37,8 @@ function configFile(quotas: Record<string, unknown>, extraAgents: Record<string,
   return file;
 }
 
-interface Body {
-  status: string;
-  error?: { code: string; retry_after_ms?: number; quota?: { pattern: string; period: string; limit: number }; message: string };
-}
+/** A call's projection; a refusal's error as RATE_LIMITED declares it (the other codes share its first fields). */
+type Body = ToolProjection & { error?: RateLimitedError };
 const body = (r: ToolResponse) => JSON.parse(r.content[0]!.text) as Body;
 const code = (r: ToolResponse) => body(r).error?.code ?? body(r).status;
 
