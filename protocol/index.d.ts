@@ -89,6 +89,22 @@ export interface ToolError {
   method: string | null;
   [k: string]: unknown;
 }
+/**
+ * A call past a quota: retry the same call after retry_after_ms, or tell the user (contract section 20).
+ */
+export interface RateLimitedError {
+  code: "RATE_LIMITED";
+  message: string;
+  module: string;
+  method: string;
+  retry_after_ms: number;
+  quota: {
+    pattern: string;
+    period: "minute" | "hour" | "day";
+    limit: number;
+  };
+  [k: string]: unknown;
+}
 export interface TextContent {
   type: "text";
   text: string;

@@ -125,6 +125,7 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "MetricsConfig": "config",
   "QuotaLimits": "config",
   "QuotasConfig": "config",
+  "RateLimitedError": "tool-call",
   "RpcError": "protocol",
   "SessionAuth": "protocol",
   "SessionOpenParams": "protocol",
