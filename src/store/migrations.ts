@@ -218,4 +218,19 @@ export const MIGRATIONS: readonly string[] = [
   );
   ALTER TABLE automation_jobs ADD COLUMN quotas TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(quotas));
   `,
+  // 7: MCP HTTP sessions in the database, so every daemon behind a load balancer serves them (contract section 20).
+  `
+  CREATE TABLE mcp_sessions (
+    id          TEXT,
+    user_id     TEXT NOT NULL,
+    agent       TEXT NOT NULL,
+    client      TEXT NOT NULL CHECK (json_valid(client)),
+    expires_ms  INTEGER NOT NULL,
+    idle_ms     INTEGER NOT NULL,
+    used_ms     INTEGER NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (id)
+  );
+  CREATE INDEX mcp_sessions_user ON mcp_sessions(user_id);
+  `,
 ];

@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
 import { SCHEMA, SCHEMA_VERSION } from '../schema.js';
-import { createSchemaStatements, createTableSql } from '../schema-ddl.js';
+import { createIndexSql, createSchemaStatements, createTableSql } from '../schema-ddl.js';
 import { RowReport, type StoredRowCheck } from '../row-check.js';
 
 /**
@@ -31,7 +31,14 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
   ],
   [5, [createTableSql(tableNamed('calls'), 'postgres')]],
   [6, [createTableSql(tableNamed('quota_counts'), 'postgres'), `ALTER TABLE automation_jobs ADD COLUMN quotas jsonb NOT NULL DEFAULT '{}'`]],
+  [7, [createTableSql(tableNamed('mcp_sessions'), 'postgres'), createIndexSql(indexNamed('mcp_sessions_user'))]],
 ]);
+
+function indexNamed(name: string) {
+  const index = SCHEMA.indexes.find((i) => i.name === name);
+  if (!index) throw new Error(`no index ${name} in the declared schema`);
+  return index;
+}
 
 function tableNamed(name: string) {
   const table = SCHEMA.tables.find((t) => t.name === name);

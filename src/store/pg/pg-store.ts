@@ -14,6 +14,7 @@ import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
 import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
+import { PgMcpSessions } from './mcp-sessions.js';
 import { PgCallStates } from './call-states.js';
 import { PgUnit, type Query } from './unit.js';
 import { PgQuotas } from './quotas.js';
@@ -77,6 +78,7 @@ class PgTx implements Tx {
   readonly memories;
   readonly contacts;
   readonly quotas;
+  readonly mcpSessions;
 
   /**
    * `unit`: a transaction's statement scheduler (unit.ts); without one
@@ -102,6 +104,7 @@ class PgTx implements Tx {
     this.memories = new PgMemories(q);
     this.contacts = new PgContacts(q);
     this.quotas = new PgQuotas(q);
+    this.mcpSessions = new PgMcpSessions(q);
   }
 
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -9,6 +9,7 @@ import { sqliteMessages } from './messages.js';
 import { assumedCallKey, sqliteToolCalls, type AssumedCall } from './tool-calls.js';
 import { sqliteCredentialAudit } from './credential-audit.js';
 import { sqliteCredentialKeys } from './credential-keys.js';
+import { sqliteMcpSessions } from './mcp-sessions.js';
 import { sqliteAutomationJobs } from './automation-jobs.js';
 import { sqliteEvents } from './events.js';
 import { sqliteInvites } from './invites.js';
@@ -110,6 +111,7 @@ export class SqliteStore implements Store {
       memories: sqliteMemories(st),
       contacts: sqliteContacts(st),
       quotas: sqliteQuotas(st),
+      mcpSessions: sqliteMcpSessions(st),
       savepoint: (work) => this.savepoint(work),
       // Two reads a new call skips (its tool message, its call record): a call stored before fails the unit's
       // record or message write on the unique keys instead (StoreConflictError), and the caller answers
