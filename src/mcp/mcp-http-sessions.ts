@@ -100,6 +100,8 @@ export class McpHttpSessions {
     } finally {
       if (cached?.transport.sessionId === undefined) await this.forget(id);
     }
+    // Its idle time counts from the end of the initialize (building the server may take a while, the first time).
+    if (cached?.transport.sessionId !== undefined) await daemon.store.transaction((tx) => tx.mcpSessions.use(id, principal.userId, Date.now(), principal.expiresAt));
     return true;
   }
 
