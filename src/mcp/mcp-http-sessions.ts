@@ -5,10 +5,11 @@
  *
  * A session's state lives in the database (`mcp_sessions`): its user, its
  * agent profile, the `exp` of the latest token used on it, its last use, and
- * the client's `initialize` params. Every request naming a session checks
- * and refreshes that row in one statement (`McpSessionsRepo.use`), so the
- * user binding, the expiry and DELETE hold whichever daemon the request
- * reaches; the per-user cap is counted there when a session opens.
+ * the client's `initialize` params. Every request naming a session reads
+ * that row (`McpSessionsRepo.get`), so the user binding, the expiry and
+ * DELETE hold whichever daemon the request reaches; its last use and a
+ * later token's `exp` are written back now and then, off the request's
+ * path (`use`). The per-user cap is counted there when a session opens.
  *
  * What a daemon keeps in memory is only a cache: the SDK's transport and
  * server of the sessions it has served. A daemon that has not served a
@@ -33,6 +34,12 @@ import { MAX_MCP_SESSIONS_PER_USER, registerMcpSession } from './mcp-session.js'
 
 /** How often a daemon checks its cached sessions against the database (a DELETE elsewhere ends streams here within it). */
 export const SESSION_SWEEP_MS = 1000;
+
+/**
+ * How stale a session's recorded last use may get before a request records it again: a tenth of its idle
+ * time, at most a minute — so it ends idle between 90% and 100% of its idle time after its last request.
+ */
+const refreshAfterMs = (idleMs: number) => Math.min(idleMs / 10, 60_000);
 
 /** A session this daemon serves now: the SDK's transport, connected to the session's server. */
 interface CachedSession {
@@ -101,7 +108,7 @@ export class McpHttpSessions {
       if (cached?.transport.sessionId === undefined) await this.forget(id);
     }
     // Its idle time counts from the end of the initialize (building the server may take a while, the first time).
-    if (cached?.transport.sessionId !== undefined) await daemon.store.transaction((tx) => tx.mcpSessions.use(id, principal.userId, Date.now(), principal.expiresAt));
+    if (cached?.transport.sessionId !== undefined) this.refresh(id, principal, Date.now());
     return true;
   }
 
@@ -114,8 +121,12 @@ export class McpHttpSessions {
    */
   async find(id: string, principal: Principal): Promise<CachedSession | undefined> {
     const { daemon } = this.deps;
-    const row = await daemon.store.transaction((tx) => tx.mcpSessions.use(id, principal.userId, Date.now(), principal.expiresAt));
+    const now = Date.now();
+    // A read: a request waits for no write (a database busy with calls, or locked, still answers it).
+    const row = await daemon.store.read((tx) => tx.mcpSessions.get(id, principal.userId, now));
     if (!row) return undefined;
+    // Its use and a later exp are written now and then, not on every request, and not in the request's way.
+    if (principal.expiresAt > row.expires_ms || now - row.used_ms > refreshAfterMs(row.idle_ms)) this.refresh(id, principal, now);
     let cached = this.cached.get(id);
     if (!cached) {
       let restoring = this.restoring.get(id);
@@ -125,8 +136,15 @@ export class McpHttpSessions {
       }
       cached = await restoring;
     }
-    daemon.sessions.extend(id, row.expires_ms);
+    daemon.sessions.extend(id, Math.max(row.expires_ms, principal.expiresAt));
     return cached;
+  }
+
+  /** Records a use of the session (and the token's later exp) in the database, off the request's path. */
+  private refresh(id: string, principal: Principal, now: number): void {
+    void this.deps.daemon.store.transaction((tx) => tx.mcpSessions.use(id, principal.userId, now, principal.expiresAt)).catch((err: unknown) => {
+      this.deps.log.log('debug', 'mcp session use not recorded', { mcp_session: id, err: (err as Error).message });
+    });
   }
 
   /** Serves one HTTP request of the session through its SDK transport; resolves when the response (a stream too) has ended. */

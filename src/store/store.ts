@@ -599,6 +599,8 @@ export interface McpSessionsRepo {
    * another user's session answers exactly as one that does not exist.
    */
   use(id: string, userId: string, nowMs: number, expiresMs: number): Promise<McpSessionRow | undefined>;
+  /** The live session of this user, read only (as `use` finds it, nothing refreshed): a request needs no write. */
+  get(id: string, userId: string, nowMs: number): Promise<McpSessionRow | undefined>;
   /** Ends a session (DELETE); false when there was none. */
   close(id: string): Promise<boolean>;
   /** Of these ids, the sessions still live; `inUse` of them count as used now (their streams are open). */

@@ -54,6 +54,15 @@ export class PgMcpSessions implements McpSessionsRepo {
     return rows[0] ? row(rows[0]) : undefined;
   }
 
+  async get(id: string, userId: string, nowMs: number): Promise<McpSessionRow | undefined> {
+    const rows = await this.q(
+      `SELECT ${COLUMNS} FROM mcp_sessions WHERE id = $1 AND user_id = $2 AND expires_ms > $3 AND used_ms + idle_ms > $3`,
+      [id, userId, nowMs],
+      ['mcp_sessions'],
+    );
+    return rows[0] ? row(rows[0]) : undefined;
+  }
+
   async close(id: string): Promise<boolean> {
     const rows = await this.q('DELETE FROM mcp_sessions WHERE id = $1 RETURNING id', [id]);
     return rows.length === 1;

@@ -30,6 +30,11 @@ export function sqliteMcpSessions(st: Statements): McpSessionsRepo {
         )
         .get(nowMs, expiresMs, id, userId, nowMs, nowMs) as McpSessionRow | undefined;
     },
+    async get(id: string, userId: string, nowMs: number) {
+      return st
+        .get(`SELECT ${COLUMNS} FROM mcp_sessions WHERE id = ? AND user_id = ? AND expires_ms > ? AND used_ms + idle_ms > ?`)
+        .get(id, userId, nowMs, nowMs) as McpSessionRow | undefined;
+    },
     async close(id: string) {
       return st.get('DELETE FROM mcp_sessions WHERE id = ?').run(id).changes === 1;
     },
