@@ -47,6 +47,12 @@ export interface ReserveOptions {
    * `hold`; never while a hold is on.
    */
   idleMs?: number;
+  /**
+   * The session's id, chosen elsewhere: an MCP session kept in the database,
+   * which every daemon serving it registers under the id its client holds.
+   * An id already registered here is refused.
+   */
+  id?: string;
 }
 
 /** A cap shared by one user's sessions of one kind, whatever connection holds them (MCP sessions, AG-UI streams). */
@@ -133,7 +139,8 @@ export class SessionRegistry {
     if (pool && pooled && pooled.size >= pool.max) {
       throw new DaemonError('OVERLOADED', `too many open ${pool.name} (at most ${pool.max} per user)${pool.hint ?? ''}`);
     }
-    const id = `ses_${randomUUID()}`;
+    if (opts.id !== undefined && this.entries.has(opts.id)) throw new Error(`session ${opts.id} is already registered`);
+    const id = opts.id ?? `ses_${randomUUID()}`;
     const idle = opts.idleMs === undefined ? null : { ms: opts.idleMs, holds: 0, timer: null };
     this.entries.set(id, { session: null, connectionId, pool: poolKey, userKey: null, timer: null, ends: [], idle });
     addTo(this.byConnection, connectionId, id);

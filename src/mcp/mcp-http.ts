@@ -11,7 +11,8 @@
  * - 2025-era requests are served sessionfully: `initialize` opens an MCP
  *   session (`Mcp-Session-Id`) bound to the user who opened it; POST, GET
  *   (SSE) and DELETE then reach that session's transport, and only with the
- *   same user's token.
+ *   same user's token. The session is stored in the database, so any daemon
+ *   on it serves any of these requests (mcp-http-sessions.ts).
  *
  * The token is never echoed or logged; the handlers see only the user id.
  */
@@ -23,11 +24,12 @@ import {
   type AuthInfo,
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
 import { withoutHeaderEchoes } from './header-echo.js';
-import { DaemonError } from '../daemon/errors.js';
-import { mcpAgentName, mcpRequestSession, openMcpSession, reserveMcpSession } from './mcp-session.js';
+import { findSecretIn } from '../codec/secret-scan.js';
+import { mcpAgentName, mcpRequestSession } from './mcp-session.js';
+import { McpHttpSessions, SESSIONS_FULL } from './mcp-http-sessions.js';
 import { RpcErrorCode } from '../rpc/errors.js';
 import { isValidId } from '../rpc/message-shape.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';
@@ -52,13 +54,6 @@ export interface McpHttpServer {
   route(req: IncomingMessage, res: ServerResponse): boolean;
   sessionCount(): number;
   closeAll(): Promise<void>;
-}
-
-/** The transport of a sessionful MCP session; the session itself (caps, expiry, idle end) lives in the session registry. */
-interface SessionEntry {
-  transport: NodeStreamableHTTPServerTransport;
-  userId: string;
-  connectionId: string;
 }
 
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -111,8 +106,15 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
   const log = daemon.log.child({ transport: 'mcp-http' });
   const catalogs = opts.catalogs ?? new SkillCatalogs(daemon.log);
   const agent = mcpAgentName(daemon);
-  /** Mcp-Session-Id (= the registry's session id) → its transport. */
-  const sessions = new Map<string, SessionEntry>();
+  /** Sessionful (2025-11-25) sessions: stored in the database, served by whichever daemon a request reaches. */
+  const sessions = new McpHttpSessions({
+    daemon,
+    agent,
+    idleMs: opts.idleMs ?? DEFAULT_IDLE_MS,
+    maxMessageBytes: opts.maxMessageBytes,
+    log,
+    build: async (session) => buildMcpServer(opts, { session, fallbackThread: 'mcp', inFlight: { count: 0, max: opts.maxInFlight } }, await catalogs.for(session.enabledSkills)),
+  });
   /** Sessionless (2026-07-28) calls in flight, per user. */
   const sessionlessInFlight = new Map<string, { count: number; max: number }>();
 
@@ -143,54 +145,19 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
   });
 
   /**
-   * `initialize` without a session: the user's place is reserved in the
-   * session registry before anything is awaited (at most 32 per user, so
-   * concurrent initializes cannot pass the cap together), and the MCP
-   * session id is the registry's. The session ends — its transport and SSE
-   * stream closed — on DELETE, when idle, when the daemon stops, or at the
-   * `exp` of the latest token used on it.
+   * `initialize` without a session: the session is stored (at most 32 per
+   * user, counted in the database across daemons) and its id is the
+   * Mcp-Session-Id. The client's initialize params are kept to restore the
+   * session on other daemons, so a token offered in them is refused first.
    */
-  async function openSession(req: IncomingMessage, res: ServerResponse, principal: Principal, body: unknown): Promise<void> {
-    let reserved;
-    try {
-      reserved = reserveMcpSession(daemon, principal.userId, opts.idleMs ?? DEFAULT_IDLE_MS);
-    } catch (err) {
-      if (!(err instanceof DaemonError) || err.code !== 'OVERLOADED') throw err;
-      jsonRpcError(res, 429, RpcErrorCode.Overloaded, err.message);
+  async function openSession(req: IncomingMessage, res: ServerResponse, principal: Principal, body: { id?: unknown; params?: unknown }): Promise<void> {
+    if (findSecretIn(body.params ?? {}, daemon.secrets) !== null) {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      const message = 'the initialize params carry a bearer token or credential; such text is refused and nothing was stored';
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: isValidId(body.id) ? body.id : null, error: { code: RpcErrorCode.InvalidParams, message } }));
       return;
     }
-    const session = openMcpSession(daemon, reserved.slot, principal, agent);
-    const mcp: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: { count: 0, max: opts.maxInFlight } };
-    const entry: SessionEntry = {
-      transport: new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => session.id,
-        onsessioninitialized: (id) => {
-          sessions.set(id, entry);
-          log.log('info', 'mcp session opened', { mcp_session: id, user_id: principal.userId, agent });
-        },
-        onsessionclosed: (id) => {
-          daemon.sessions.close(id);
-          log.log('info', 'mcp session closed', { mcp_session: id });
-        },
-      }),
-      userId: principal.userId,
-      connectionId: reserved.connectionId,
-    };
-    daemon.sessions.onEnd(session.id, () => {
-      sessions.delete(session.id);
-      void entry.transport.close().catch(() => {});
-    });
-    entry.transport.onclose = () => daemon.sessions.close(session.id);
-    const release = daemon.sessions.hold(session.id);
-    try {
-      const server = buildMcpServer(opts, mcp, await catalogs.for(session.enabledSkills));
-      await server.connect(entry.transport);
-      await entry.transport.handleRequest(req, res, body);
-    } finally {
-      release();
-      // An initialize the SDK refused opened nothing: its place is free again.
-      if (entry.transport.sessionId === undefined) daemon.sessions.close(session.id);
-    }
+    if (!(await sessions.open(req, res, principal, body))) jsonRpcError(res, 429, RpcErrorCode.Overloaded, SESSIONS_FULL);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -246,23 +213,17 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
 
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string' && sid.length > 0) {
-      const entry = sessions.get(sid);
+      const session = await sessions.find(sid, principal);
       // Another user's session answers exactly as one that does not exist; so does one past its token's exp.
-      if (!entry || entry.userId !== userId || !daemon.sessions.get(sid, entry.connectionId)) {
+      if (!session) {
         jsonRpcError(res, 404, RpcErrorCode.InvalidRequest, 'MCP session not found');
         return;
       }
-      daemon.sessions.extend(sid, principal.expiresAt);
-      const release = daemon.sessions.hold(sid);
-      try {
-        await entry.transport.handleRequest(req, res, body);
-      } finally {
-        release();
-      }
+      await sessions.serve(session, req, res, body);
       return;
     }
     if (req.method === 'POST' && isInitializeRequest(body)) {
-      await openSession(req, res, principal, body);
+      await openSession(req, res, principal, body as { id?: unknown; params?: unknown });
       return;
     }
     jsonRpcError(res, 400, RpcErrorCode.InvalidRequest, 'Mcp-Session-Id header is required (send initialize first)');
@@ -281,9 +242,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     sessionCount: () => sessions.size,
     async closeAll() {
       stopHearingIdle();
-      const all = [...sessions.entries()];
-      for (const [id] of all) daemon.sessions.close(id);
-      await Promise.allSettled([...all.map(([, s]) => s.transport.close()), modern.close()]);
+      await Promise.allSettled([sessions.closeAll(), modern.close()]);
     },
   };
 }

@@ -40,19 +40,14 @@ export function mcpRequestSession(daemon: Daemon, principal: Pick<Principal, 'us
 }
 
 /**
- * A place for a sessionful MCP session of this user, reserved in the session
- * registry (at most MAX_MCP_SESSIONS_PER_USER per user, OVERLOADED past it).
- * Synchronous: reserve before awaiting anything, then `openMcpSession`.
+ * A sessionful MCP session of this user, registered on this daemon under
+ * the id its client holds (`id`: the database's, mcp-http-sessions.ts). Its
+ * cap per user is counted in the database, across daemons, not here; the
+ * registry ends it at its token's `exp` and once unused for `idleMs`.
  */
-export function reserveMcpSession(daemon: Daemon, userId: string, idleMs: number): { slot: SessionSlot; connectionId: string } {
+export function registerMcpSession(daemon: Daemon, id: string, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string, idleMs: number): Session {
   const connectionId = `mcp_${randomUUID().slice(0, 8)}`;
-  const slot = daemon.sessions.reserve(
-    connectionId,
-    { name: 'MCP sessions', userId, max: MAX_MCP_SESSIONS_PER_USER, hint: '; DELETE one first' },
-    // No connection holds an MCP session over HTTP open: it ends unused, as at its token's exp.
-    { idleMs },
-  );
-  return { slot, connectionId };
+  return daemon.sessions.reserve(connectionId, undefined, { idleMs, id }).open(mcpSessionFields(daemon, principal, agent));
 }
 
 export function openMcpSession(daemon: Daemon, slot: SessionSlot, principal: Principal, agent: string): Session {

@@ -237,4 +237,19 @@ export const MIGRATIONS: readonly string[] = [
     decided_at    TEXT NOT NULL
   );
   `,
+  // 8: MCP HTTP sessions in the database, so every daemon behind a load balancer serves them (contract section 20).
+  `
+  CREATE TABLE mcp_sessions (
+    id          TEXT,
+    user_id     TEXT NOT NULL,
+    agent       TEXT NOT NULL,
+    client      TEXT NOT NULL CHECK (json_valid(client)),
+    expires_ms  INTEGER NOT NULL,
+    idle_ms     INTEGER NOT NULL,
+    used_ms     INTEGER NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (id)
+  );
+  CREATE INDEX mcp_sessions_user ON mcp_sessions(user_id);
+  `,
 ];

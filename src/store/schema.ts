@@ -264,6 +264,23 @@ export const SCHEMA: Schema = {
         req('decided_at'),
       ],
     },
+    {
+      // An MCP 2025-11-25 HTTP session (contract §11, §20): its state lives here, not in one daemon's memory,
+      // so any daemon behind a load balancer serves its requests. `client` is the client's `initialize`
+      // params (checked for secrets), replayed to restore the session; the user's cap is counted here.
+      name: 'mcp_sessions',
+      columns: [
+        text('id'),
+        req('user_id'),
+        req('agent'),
+        { name: 'client', type: 'json_text', notNull: true },
+        { name: 'expires_ms', type: 'bigint', notNull: true },
+        { name: 'idle_ms', type: 'bigint', notNull: true },
+        { name: 'used_ms', type: 'bigint', notNull: true },
+        req('created_at'),
+      ],
+      primaryKey: ['id'],
+    },
   ],
   indexes: [
     { name: 'users_phone', table: 'users', columns: ['phone'], unique: true, whereNotNull: ['phone'] },
@@ -272,8 +289,9 @@ export const SCHEMA: Schema = {
     { name: 'messages_tool_call', table: 'messages', columns: ['user_id', 'thread_id', 'tool_call_id'], unique: true, whereNotNull: ['tool_call_id'] },
     { name: 'events_owner_time', table: 'events', columns: ['owner_id', 'start_ms'] },
     { name: 'invites_invitee', table: 'invites', columns: ['invitee_id', 'status'] },
+    { name: 'mcp_sessions_user', table: 'mcp_sessions', columns: ['user_id'] },
   ],
 };
 
 /** The version the declaration describes (the number of applied migration steps). */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;

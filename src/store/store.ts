@@ -189,6 +189,7 @@ export interface Tx {
   readonly quotas: QuotasRepo;
   readonly pendingCalls: PendingCallsRepo;
   readonly approvalAudit: ApprovalAuditRepo;
+  readonly mcpSessions: McpSessionsRepo;
   /**
    * Runs `work` inside a savepoint of this transaction: when it throws, its
    * writes are undone and the error propagates; the enclosing unit goes on
@@ -633,6 +634,51 @@ export interface ContactsRepo {
    * name or phone as a substring (bound, escaped — never spliced into SQL).
    */
   list(userId: string, query: string | undefined, limit: number): Promise<Contact[]>;
+}
+
+// ---------------------------------------------------------------- MCP HTTP sessions
+
+/**
+ * An MCP 2025-11-25 HTTP session as every daemon on the database sees it
+ * (contract §11, §20). Times are milliseconds since the epoch.
+ */
+export interface McpSessionRow {
+  id: string;
+  user_id: string;
+  /** The agent profile it serves. */
+  agent: string;
+  /** JSON text: the client's `initialize` params, replayed to restore the session on another daemon. */
+  client: string;
+  /** The `exp` of the latest bearer token used on it. */
+  expires_ms: number;
+  /** It ends once unused for this long. */
+  idle_ms: number;
+  /** Its last use (a request, or an open stream of it). */
+  used_ms: number;
+}
+
+export interface McpSessionsRepo {
+  /**
+   * Opens a session unless its user already holds `maxPerUser` live ones
+   * (false then). The count and the insert run under a lock of the user's
+   * sessions (PostgreSQL: a transaction-scoped advisory lock), so concurrent
+   * opens on any number of daemons cannot pass the cap together. The
+   * user's ended sessions (past `exp`, or idle) are removed first.
+   */
+  open(row: McpSessionRow, maxPerUser: number, nowMs: number): Promise<boolean>;
+  /**
+   * One request of `userId` on the session: the live session (not past its
+   * `exp`, not idle, the same user) with its use refreshed and its `exp`
+   * moved to `expiresMs` when that is later; undefined for any other —
+   * another user's session answers exactly as one that does not exist.
+   */
+  use(id: string, userId: string, nowMs: number, expiresMs: number): Promise<McpSessionRow | undefined>;
+  /** The live session of this user, read only (as `use` finds it, nothing refreshed): a request needs no write. */
+  get(id: string, userId: string, nowMs: number): Promise<McpSessionRow | undefined>;
+  /** Ends a session (DELETE); false when there was none. */
+  close(id: string): Promise<boolean>;
+  /** Of these ids, the sessions still live; `inUse` of them count as used now (their streams are open). */
+  live(ids: readonly string[], inUse: readonly string[], nowMs: number): Promise<string[]>;
 }
 
 // ---------------------------------------------------------------- opening

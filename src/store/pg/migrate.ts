@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import { DatabaseOpenError } from '../database.js';
 import { SCHEMA, SCHEMA_VERSION, type Table } from '../schema.js';
-import { createSchemaStatements, createTableSql } from '../schema-ddl.js';
+import { createIndexSql, createSchemaStatements, createTableSql } from '../schema-ddl.js';
 import { RowReport, type StoredRowCheck } from '../row-check.js';
 
 /**
@@ -43,10 +43,17 @@ export const PG_UPGRADES: ReadonlyMap<number, readonly string[]> = new Map([
       createTableSql(tableNamed('approval_audit'), 'postgres'),
     ],
   ],
+  [8, [createTableSql(tableNamed('mcp_sessions'), 'postgres'), createIndexSql(indexNamed('mcp_sessions_user'))]],
 ]);
 
 function withoutColumns(table: Table, names: readonly string[]): Table {
   return { ...table, columns: table.columns.filter((c) => !names.includes(c.name)) };
+}
+
+function indexNamed(name: string) {
+  const index = SCHEMA.indexes.find((i) => i.name === name);
+  if (!index) throw new Error(`no index ${name} in the declared schema`);
+  return index;
 }
 
 function tableNamed(name: string) {

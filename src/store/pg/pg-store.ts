@@ -14,6 +14,7 @@ import { asUnavailable, isConnectionError } from './connection-errors.js';
 import { migratePg } from './migrate.js';
 import { failureOf, openPgPool, pgOpenError } from './connect.js';
 import { PgCallMarks } from './call-marks.js';
+import { PgMcpSessions } from './mcp-sessions.js';
 import { PgCallStates } from './call-states.js';
 import { PgApprovalAudit, PgPendingCalls } from './pending-calls.js';
 import { PgUnit, type Query } from './unit.js';
@@ -80,6 +81,7 @@ class PgTx implements Tx {
   readonly quotas;
   readonly pendingCalls;
   readonly approvalAudit;
+  readonly mcpSessions;
 
   /**
    * `unit`: a transaction's statement scheduler (unit.ts); without one
@@ -107,6 +109,7 @@ class PgTx implements Tx {
     this.quotas = new PgQuotas(q);
     this.pendingCalls = new PgPendingCalls(q);
     this.approvalAudit = new PgApprovalAudit(q);
+    this.mcpSessions = new PgMcpSessions(q);
   }
 
   savepoint<T>(work: (tx: Tx) => Promise<T>): Promise<T> {

@@ -10,6 +10,7 @@ import { sqliteMessages } from './messages.js';
 import { assumedCallKey, sqliteToolCalls, type AssumedCall } from './tool-calls.js';
 import { sqliteCredentialAudit } from './credential-audit.js';
 import { sqliteCredentialKeys } from './credential-keys.js';
+import { sqliteMcpSessions } from './mcp-sessions.js';
 import { sqliteAutomationJobs } from './automation-jobs.js';
 import { sqliteEvents } from './events.js';
 import { sqliteInvites } from './invites.js';
@@ -113,6 +114,7 @@ export class SqliteStore implements Store {
       quotas: sqliteQuotas(st),
       pendingCalls: sqlitePendingCalls(st),
       approvalAudit: sqliteApprovalAudit(st),
+      mcpSessions: sqliteMcpSessions(st),
       savepoint: (work) => this.savepoint(work),
       // Two reads a new call skips (its tool message, its call record): a call stored before fails the unit's
       // record or message write on the unique keys instead (StoreConflictError), and the caller answers

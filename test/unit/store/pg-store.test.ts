@@ -122,10 +122,11 @@ describe('PostgreSQL engine', needsPg, () => {
       await tx.messages.insert(toolMessage('ria', 't1', 'c1'));
     });
     await store.close();
-    // As a version-3 database was: no credential_keys (4), no calls (5), no quotas (6), no approval columns or audit (7) yet.
+    // As a version-3 database was: no credential_keys (4), no calls (5), no quotas (6), no approval columns or audit (7), no mcp_sessions (8) yet.
     await pgQuery(url, 'DROP TABLE credential_keys');
     await pgQuery(url, 'DROP TABLE calls');
     await pgQuery(url, 'DROP TABLE quota_counts');
+    await pgQuery(url, 'DROP TABLE mcp_sessions');
     await pgQuery(url, 'ALTER TABLE automation_jobs DROP COLUMN quotas');
     await pgQuery(url, 'DROP TABLE approval_audit');
     await pgQuery(url, 'ALTER TABLE automation_jobs DROP COLUMN approval');
