@@ -33,6 +33,7 @@
 import type { Contact, Event, InviteStatus, Memory } from '../protocol/actions.js';
 import type { HistoryMessage, ThreadSummary } from '../protocol/methods.js';
 import type { ApprovalConfig, QuotaLimits, SynchronousMode } from '../protocol/config.js';
+import type { RateLimitedError } from '../protocol/tool.js';
 import type { StoredRowCheck } from './row-check.js';
 
 export type { StoredRowCheck };
@@ -513,7 +514,8 @@ export interface AutomationJobsRepo {
 
 // ---------------------------------------------------------------- quotas
 
-export type QuotaPeriod = 'minute' | 'hour' | 'day';
+/** A quota's window: as RATE_LIMITED names it. */
+export type QuotaPeriod = RateLimitedError['quota']['period'];
 
 /** One window a call counts against: the quota's scope, its period, the window's start (ms, UTC-aligned) and its limit. */
 export interface QuotaCounter {
