@@ -22,6 +22,7 @@ import { getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { requestTarget } from './request-target.js';
+import { readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
 const MAX_ID = 200;
@@ -96,26 +97,6 @@ function decodeId(raw: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** Reads a POST body up to `max` bytes; `null` when it is longer (the rest is discarded, not buffered). */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    req.resume();
-    return null;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) {
-      req.resume();
-      return null;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

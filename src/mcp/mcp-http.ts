@@ -37,6 +37,7 @@ import { buildMcpServer } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
 import type { ServeContext } from '../rpc/serve-context.js';
+import { readBody } from '../rpc/read-body.js';
 
 export { hostnameOf } from '../rpc/http-guard.js';
 
@@ -78,26 +79,6 @@ function tooDeep(res: ServerResponse, body: unknown): void {
   const id = isValidId(raw) ? raw : null;
   res.writeHead(400, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: RpcErrorCode.InvalidParams, message: `nested deeper than ${MAX_JSON_DEPTH} levels` } }));
-}
-
-/** Reads a POST body up to `max` bytes; `null` when it is longer (the rest is discarded, not buffered). */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) {
-    req.resume();
-    return null;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) {
-      req.resume();
-      return null;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): McpHttpServer {
