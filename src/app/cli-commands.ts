@@ -164,8 +164,8 @@ export const CONFORMANCE = {
   name: 'conformance',
   summary: 'check any implementation of the toolgate protocol from the outside, over stdio or WebSocket',
   usage: [
-    'conformance --stdio "CMD …" --token T [--token-b T2] [--secret S] [--agent NAME] [--timeout-ms N]',
-    'conformance --ws ws://HOST:PORT/rpc --token T [--token-b T2] [--secret S] [--agent NAME] [--timeout-ms N]',
+    'conformance --stdio "CMD …" --token T [--token-b T2] [--secret S] [--agent NAME] [--ask-agent NAME] [--timeout-ms N]',
+    'conformance --ws ws://HOST:PORT/rpc --token T [--token-b T2] [--secret S] [--agent NAME] [--ask-agent NAME] [--timeout-ms N]',
   ],
   description:
     'Speaks only the public protocol and validates every message it receives against the JSON Schemas in schemas/ ' +
@@ -175,7 +175,7 @@ export const CONFORMANCE = {
     'them all): the lifecycle, framing errors, sessions and bad tokens, agent profiles and skill narrowing, ' +
     'tool/invoke with its tool/result notifications before the response, replays and DUPLICATE_TOOL_CALL_ID, ' +
     'batches, which calls carry a ui_schema, every action read back after it writes, credentials refused, history ' +
-    'paging, thread/list, skills, subscriptions, thread isolation between two users (--token-b) and shutdown. ' +
+    'paging, thread/list, skills, subscriptions, thread isolation between two users (--token-b), approval of asking calls (--ask-agent) and shutdown. ' +
     'Prints one line per check and "N passed, M failed" last; a check that cannot apply says why it is skipped. ' +
     'Exit 0 iff none failed, 1 otherwise. Each run uses fresh ids, so it can be repeated against the same ' +
     'database; the --stdio command inherits this environment.',
@@ -190,6 +190,11 @@ export const CONFORMANCE = {
       description: 'the HS256 bearer secret of the implementation: lets the runner mint tokens without exp, expired, or with a phone (those checks are skipped without)',
     },
     agent: { type: 'string', value: 'NAME', description: 'an agent profile allowing fewer actions, for the ACTION_NOT_ALLOWED check (skipped without)' },
+    'ask-agent': {
+      type: 'string',
+      value: 'NAME',
+      description: 'an agent profile whose approval.ask includes memory.forget (and allows memory.*), for the approval checks (skipped without)',
+    },
     'timeout-ms': { type: 'string', value: 'N', description: 'how long to wait for any one response', default: '30000' },
   },
   env: ['TOOLGATE_BEARER_SECRET'],

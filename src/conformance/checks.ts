@@ -24,6 +24,10 @@ export interface Context {
   secret: string | undefined;
   /** An agent profile narrower than the default, when given (`--agent`). */
   agent: string | undefined;
+  /** An agent profile whose `approval.ask` includes `memory.forget`, when given (`--ask-agent`). */
+  askAgent: string | undefined;
+  /** How long a response may take: the longest the runner waits for a notification it must get. */
+  waitMs: number;
   validator: WireValidator;
   /** Unique per run, so the runner can be pointed at the same database again and again. */
   run: string;
@@ -38,6 +42,10 @@ export interface Context {
   first?: { toolCallId: string; args: ToolCallArgs; response: ToolResponse; final: Record<string, unknown> };
   /** Milliseconds to wait for a notification that should, or should not, arrive on another connection. */
   settleMs: number;
+  /** A session opened under `--ask-agent`. */
+  askSession?: string;
+  /** The memory.forget the first approval check asked and left awaiting its decision. */
+  asked?: Asked;
   /** Every tool/invoke text received, with its action and whether it was a batch, for the bytes check. */
   texts?: Array<{ action: string; batch: boolean; text: string }>;
 }
@@ -223,6 +231,82 @@ function tamper(token: string): string {
   const at = token.lastIndexOf('.') + 1;
   const c = token[at] === 'A' ? 'B' : 'A';
   return `${token.slice(0, at)}${c}${token.slice(at + 1)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Approval (approval.md): an ask call waits for a person, is bound to its digest, runs once.
+
+/** A memory.forget asked under `--ask-agent`: its tool/invoke still pending until a decision. */
+interface Asked {
+  key: string;
+  content: string;
+  toolCallId: string;
+  args: ToolCallArgs;
+  digest: string;
+  /** The pending tool/invoke's outcome, and whether it has come. */
+  pending: Promise<Outcome<ToolResponse>>;
+  answered: () => boolean;
+}
+
+async function askSession(ctx: Context): Promise<string> {
+  if (!ctx.askAgent) throw new Skip('needs --ask-agent NAME, a profile of the daemon under test whose approval.ask includes memory.forget');
+  if (ctx.askSession) return ctx.askSession;
+  const r = ok(await ctx.a.call(P.SessionOpenRequest, { auth: { type: 'bearer', token: ctx.tokenA }, agent: ctx.askAgent }), `session/open as agent ${ctx.askAgent}`);
+  for (const action of ['memory.update', 'memory.read', 'memory.forget']) {
+    expect(r.allowed_actions.includes(action), `agent ${ctx.askAgent} does not allow ${action} (${r.allowed_actions.join(', ')}); --ask-agent must name a profile allowing memory.* whose approval.ask includes memory.forget`);
+  }
+  ctx.askSession = r.session_id;
+  return r.session_id;
+}
+
+/** The content user A's memory holds under `key` (undefined when there is none), read with the default profile. */
+async function memoryContent(ctx: Context, key: string, toolCallId: string): Promise<unknown> {
+  const read = await invoke(ctx, ctx.a, sessionA(ctx), ctx.thread, toolCallId, { module: 'memory', method: 'read', input: { key } });
+  if (read.response.status !== 'success') fail(`memory.read of ${key} did not succeed: ${brief(text(read.response), 300)}`);
+  return ((body(read.response).data?.items ?? []) as Array<{ key?: unknown; content?: unknown }>).find((m) => m.key === key)?.content;
+}
+
+/**
+ * Saves a fresh memory (default profile), then asks to forget it under `--ask-agent` without waiting for the
+ * answer: the tool/approval for it must come, and the tool/invoke must not answer before a decision.
+ */
+async function askForget(ctx: Context, label: string): Promise<Asked> {
+  const s = await askSession(ctx);
+  const key = `conformance-${ctx.run}-ask-${label}`;
+  const content = `kept unless approved ${ctx.run}`;
+  await succeed(ctx, ctx.a, sessionA(ctx), ctx.thread, `call-${ctx.run}-ask-${label}-save`, { module: 'memory', method: 'update', input: { key, content } });
+  const toolCallId = `call-${ctx.run}-ask-${label}`;
+  const args: ToolCallArgs = { module: 'memory', method: 'forget', input: { key } };
+  const digest = argsSha256(args);
+  const from = ctx.a.received.length;
+  let answered = false;
+  const pending = ctx.a.call(P.ToolInvokeRequest, { session_id: s, thread_id: ctx.thread, tool_call_id: toolCallId, args }).then((o) => {
+    answered = true;
+    return o;
+  });
+  const approvalOf = () =>
+    ctx.a.received.find((r) => r.seq > from && r.message.method === 'tool/approval' && (r.message.params as Loose)?.tool_call_id === toolCallId)?.message.params as Loose;
+  await ctx.a.waitFor(() => answered || approvalOf() !== undefined, ctx.waitMs);
+  if (answered) {
+    const o = await pending;
+    fail(`tool/invoke of memory.forget under ${ctx.askAgent} answered before any decision (approval.ask must make it wait): ${o.ok ? brief(text(o.result), 300) : brief(o.error)}`);
+  }
+  const approval = approvalOf() ?? fail(`no tool/approval notification for ${toolCallId} within ${ctx.waitMs} ms`);
+  expectSame(approval.thread_id, ctx.thread, 'tool/approval thread_id');
+  expectSame(approval.action, 'memory.forget', 'tool/approval action');
+  expectSame(approval.tool_call_args, args, 'tool/approval tool_call_args');
+  expectSame(approval.args_sha256, digest, 'tool/approval args_sha256 (SHA-256 of the canonical JSON of args)');
+  return { key, content, toolCallId, args, digest, pending, answered: () => answered };
+}
+
+/** Asserts the asked call has not run: still awaiting approval, its memory untouched, its tool/invoke unanswered. */
+async function expectWaiting(ctx: Context, asked: Asked, when: string): Promise<void> {
+  const key = { session_id: await askSession(ctx), thread_id: ctx.thread, tool_call_id: asked.toolCallId };
+  const got = ok(await ctx.a.call(P.CallGetRequest, key), `call/get ${when}`);
+  expectSame(got.state, 'awaiting_approval', `call/get state ${when}`);
+  expectSame(got.args_sha256, asked.digest, `call/get args_sha256 ${when}`);
+  expectSame(await memoryContent(ctx, asked.key, `${asked.toolCallId}-read-${ctx.a.received.length}`), asked.content, `the memory memory.forget would remove, ${when} (nothing may run before approval)`);
+  expect(!asked.answered(), `the pending tool/invoke answered ${when}, before any approval`);
 }
 
 export const CHECKS: Check[] = [
@@ -925,6 +1009,65 @@ export const CHECKS: Check[] = [
       ok(await ctx.a.call(P.CallGetRequest, aKey), 'A reading its own call');
       rpcError(await ctx.a.call(P.CallGetRequest, { ...aKey, session_id: key.session_id }), RpcErrorCode.InvalidParams, 'B reading A\'s call', 'CALL_NOT_FOUND');
       rpcError(await ctx.a.call(P.CallCancelRequest, { ...aKey, session_id: key.session_id }), RpcErrorCode.InvalidParams, 'B cancelling A\'s call', 'CALL_NOT_FOUND');
+    },
+  },
+  {
+    name: 'approval: an ask call (--ask-agent) waits: tool/approval with its args_sha256, call/get awaiting_approval, nothing written; a wrong digest is ARGS_MISMATCH and changes nothing',
+    section: 'approval.md#the-flow',
+    async run(ctx) {
+      const asked = await askForget(ctx, 'approve');
+      ctx.asked = asked;
+      await expectWaiting(ctx, asked, 'after tool/approval');
+      const wrong = asked.digest.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+      const key = { session_id: await askSession(ctx), thread_id: ctx.thread, tool_call_id: asked.toolCallId };
+      rpcError(await ctx.a.call(P.CallApproveRequest, { ...key, args_sha256: wrong }), RpcErrorCode.InvalidParams, 'call/approve with another digest', 'ARGS_MISMATCH');
+      rpcError(await ctx.a.call(P.CallDenyRequest, { ...key, args_sha256: wrong }), RpcErrorCode.InvalidParams, 'call/deny with another digest', 'ARGS_MISMATCH');
+      await expectWaiting(ctx, asked, 'after decisions with a wrong digest');
+    },
+  },
+  {
+    name: 'approval: call/approve runs it exactly once; the pending tool/invoke answers with its outcome; a second approve runs nothing again',
+    section: 'approval.md#the-flow',
+    async run(ctx) {
+      const session = await askSession(ctx);
+      const asked = ctx.asked ?? fail('needs the call the previous approval check asked');
+      const key = { session_id: session, thread_id: ctx.thread, tool_call_id: asked.toolCallId, args_sha256: asked.digest };
+      const approved = ok(await ctx.a.call(P.CallApproveRequest, key), 'call/approve with the call\'s digest');
+      expectSame(approved.state, 'done', 'call/approve state');
+      const response = ok(await asked.pending, 'the pending tool/invoke of the approved call');
+      expectSame(approved.outcome, response, 'call/approve outcome vs the pending tool/invoke response');
+      if (response.status !== 'success') fail(`the approved memory.forget did not succeed: ${brief(text(response), 300)}`);
+      expectSame([body(response).data?.key, body(response).data?.forgotten], [asked.key, true], 'the approved memory.forget data');
+      expectSame(await memoryContent(ctx, asked.key, `${asked.toolCallId}-read-approved`), undefined, 'the memory after the approved memory.forget');
+      // Saved again: an approval that ran the call a second time would forget it again.
+      const again = `saved again ${ctx.run}`;
+      await succeed(ctx, ctx.a, sessionA(ctx), ctx.thread, `${asked.toolCallId}-save-again`, { module: 'memory', method: 'update', input: { key: asked.key, content: again } });
+      const second = ok(await ctx.a.call(P.CallApproveRequest, key), 'a second call/approve of the decided call');
+      expectSame(second, { state: 'done', outcome: response }, 'a second call/approve answers the stored outcome');
+      const replay = ok(await ctx.a.call(P.ToolInvokeRequest, { session_id: key.session_id, thread_id: ctx.thread, tool_call_id: asked.toolCallId, args: asked.args }), 'tool/invoke again with the same id and args');
+      expectSame(replay, response, 'tool/invoke again with the same id and args answers the stored outcome');
+      expectSame(await memoryContent(ctx, asked.key, `${asked.toolCallId}-read-twice`), again, 'the memory saved again after the approved call (a call approved twice, or replayed, must not run twice)');
+      const got = ok(await ctx.a.call(P.CallGetRequest, { session_id: key.session_id, thread_id: ctx.thread, tool_call_id: asked.toolCallId }), 'call/get of the approved call');
+      expectSame([got.state, got.outcome], ['done', response], 'call/get of the approved call');
+    },
+  },
+  {
+    name: 'approval: call/deny ends an ask call as the failure APPROVAL_DENIED with the reason; nothing written',
+    section: 'approval.md#what-the-model-sees',
+    async run(ctx) {
+      const asked = await askForget(ctx, 'deny');
+      const reason = `not this memory ${ctx.run}`;
+      const key = { session_id: await askSession(ctx), thread_id: ctx.thread, tool_call_id: asked.toolCallId };
+      const denied = ok(await ctx.a.call(P.CallDenyRequest, { ...key, args_sha256: asked.digest, reason }), 'call/deny with the call\'s digest');
+      expectSame(denied.state, 'done', 'call/deny state');
+      const response = ok(await asked.pending, 'the pending tool/invoke of the denied call');
+      expectSame(denied.outcome, response, 'call/deny outcome vs the pending tool/invoke response');
+      const error = body(response).error as Loose;
+      expectSame([response.status, error?.code, error?.reason], ['failure', 'APPROVAL_DENIED', reason], 'the denied call\'s status, error.code and error.reason');
+      expectSame(await memoryContent(ctx, asked.key, `${asked.toolCallId}-read-denied`), asked.content, 'the memory a denied memory.forget would have removed');
+      const late = ok(await ctx.a.call(P.CallApproveRequest, { ...key, args_sha256: asked.digest }), 'call/approve after the deny');
+      expectSame(late, { state: 'done', outcome: response }, 'call/approve after the deny answers the denied outcome');
+      expectSame(await memoryContent(ctx, asked.key, `${asked.toolCallId}-read-late`), asked.content, 'the memory after an approve that came after the deny');
     },
   },
   {

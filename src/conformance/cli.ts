@@ -16,6 +16,7 @@ export interface ConformanceFlags {
   'token-b'?: string | undefined;
   secret?: string | undefined;
   agent?: string | undefined;
+  'ask-agent'?: string | undefined;
   'timeout-ms'?: string | undefined;
 }
 
@@ -49,6 +50,7 @@ export async function conformanceCommand(values: ConformanceFlags, write: (text:
     tokenB: values['token-b'],
     secret: values.secret,
     agent: values.agent,
+    askAgent: values['ask-agent'],
     timeoutMs,
     write: (line) => write(`${line}\n`),
   });

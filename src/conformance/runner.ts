@@ -22,6 +22,8 @@ export interface RunOptions {
   secret?: string | undefined;
   /** A narrower agent profile of the implementation, for the ACTION_NOT_ALLOWED check. */
   agent?: string | undefined;
+  /** An agent profile whose `approval.ask` includes `memory.forget`, for the approval checks. */
+  askAgent?: string | undefined;
   timeoutMs?: number;
   /** How long to wait for a notification on another connection (or to be sure none comes). */
   settleMs?: number;
@@ -63,6 +65,8 @@ export async function runConformance(opts: RunOptions): Promise<RunReport> {
     tokenB: opts.tokenB,
     secret: opts.secret,
     agent: opts.agent,
+    askAgent: opts.askAgent,
+    waitMs: timeoutMs,
     validator,
     settleMs: opts.settleMs ?? 300,
     ...newRunIds(),

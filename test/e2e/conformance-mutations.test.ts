@@ -8,6 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runConformance, type RunReport } from '../../src/conformance/runner.js';
 import { stdioTransport, wsTransport } from '../../src/conformance/transport.js';
@@ -55,7 +56,20 @@ const VARIANTS: Array<[rule: string, transport: Transport, caughtBy: RegExp]> = 
   ['data-keys-reversed', 'ws', /bytes:/],
   ['history-text-differs', 'ws', /byte-identical/],
   ['shutdown-ignored', 'stdio', /shutdown:/],
+  ['ask-auto-approved', 'ws', /approval: an ask call \(--ask-agent\) waits/],
+  ['ask-auto-approved', 'stdio', /approval: an ask call \(--ask-agent\) waits/],
+  ['digest-unchecked', 'ws', /a wrong digest is ARGS_MISMATCH/],
+  ['deny-runs', 'ws', /call\/deny ends an ask call as the failure APPROVAL_DENIED/],
 ];
+
+/** The daemon's agent profiles: the default one, and `asker`, whose memory.forget waits for approval. */
+const CONFIG = {
+  agents: {
+    default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
+    asker: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'] } },
+  },
+};
+let config: string;
 
 /** How many runs go at once: enough to overlap their waits, few enough for a 2-core machine. */
 const AT_ONCE = 4;
@@ -80,7 +94,7 @@ async function slot<T>(work: () => Promise<T>): Promise<T> {
 function runThrough(rule: string, transport: Transport): Promise<{ report: RunReport; lines: string[] }> {
   return slot(async () => {
     const lines: string[] = [];
-    const common = { tokenA: tokens.a, tokenB: tokens.b, secret: TEST_BEARER_SECRET, timeoutMs: 15_000, schemasDir: SCHEMAS, write: (l: string) => lines.push(l) };
+    const common = { askAgent: 'asker', tokenA: tokens.a, tokenB: tokens.b, secret: TEST_BEARER_SECRET, timeoutMs: 15_000, schemasDir: SCHEMAS, write: (l: string) => lines.push(l) };
     if (transport === 'ws') {
       const proxy = await startWsFaultProxy(`ws://127.0.0.1:${host.port}/rpc`, rule);
       try {
@@ -92,7 +106,7 @@ function runThrough(rule: string, transport: Transport): Promise<{ report: RunRe
     }
     const dir = tempDir();
     const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
-    const argv = [process.execPath, PROXY, rule, '--', process.execPath, TOOLGATE_BIN, 'serve', '--stdio', '--executor', 'inprocess', '--db', join(dir, 'toolgate.db')];
+    const argv = [process.execPath, PROXY, rule, '--', process.execPath, TOOLGATE_BIN, 'serve', '--stdio', '--executor', 'inprocess', '--config', config, '--db', join(dir, 'toolgate.db')];
     const report = await runConformance({ ...common, open: async () => stdioTransport(argv, env), multiConnection: false });
     return { report, lines };
   });
@@ -107,7 +121,9 @@ const outcome = (rule: string, transport: Transport) => runs.get(`${rule} ${tran
 describe('the conformance runner against a toolgate with one rule broken at a time', () => {
   before(async () => {
     // The in-process executor: the rules are the protocol's, and a call costs no process start.
-    host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess'] });
+    config = join(tempDir(), 'toolgate.config.json');
+    writeFileSync(config, JSON.stringify(CONFIG));
+    host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
     const [a, b] = await Promise.all([mintBearer('mut-alice'), mintBearer('mut-bob')]);
     tokens = { a, b };
     const all: Array<[string, Transport]> = [['none', 'stdio'], ['none', 'ws'], ...VARIANTS.map(([r, t]): [string, Transport] => [r, t])];
@@ -123,7 +139,7 @@ describe('the conformance runner against a toolgate with one rule broken at a ti
   });
 
   test('every rule of the proxy has a variant here', () => {
-    assert.deepEqual(VARIANTS.map(([r]) => r).sort(), Object.keys(RULES).filter((r) => r !== 'none').sort());
+    assert.deepEqual([...new Set(VARIANTS.map(([r]) => r))].sort(), Object.keys(RULES).filter((r) => r !== 'none').sort());
   });
 
   for (const transport of ['stdio', 'ws'] as const) {

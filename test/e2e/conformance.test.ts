@@ -45,30 +45,33 @@ describe('toolgate conformance', () => {
       const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
       const cmd = `${quote(process.execPath)} ${quote(TOOLGATE_BIN)} serve --stdio --executor ${executor} --db ${quote(db)}`;
       const result = await conformance(['--stdio', cmd, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET]);
-      // Skipped: the second-connection subscription check (stdio has one connection) and --agent's.
+      // Skipped: the second-connection subscription check (stdio has one connection), --agent's and the three of --ask-agent.
       assertAllPassed(result, true);
       const skipped = result.lines.filter((l) => l.startsWith('skip'));
-      assert.equal(skipped.length, 2, skipped.join('\n'));
+      assert.equal(skipped.length, 5, skipped.join('\n'));
       assert.ok(skipped.some((l) => /^skip .*another connection receives/.test(l)));
-      assert.ok(skipped.some((l) => /^skip .*--agent/.test(l)));
+      assert.ok(skipped.some((l) => /^skip .*needs --agent NAME/.test(l)));
+      assert.equal(skipped.filter((l) => /^skip .*approval: .*needs --ask-agent NAME/.test(l)).length, 3, skipped.join('\n'));
       // Subscriptions are checked over stdio too.
       assert.ok(result.lines.some((l) => /^ok .*thread\/subscribe on the calling connection/.test(l)));
     });
 
-    test(`passes against toolgate over WebSocket, every check applicable (a narrower agent profile configured, ${executor} executor)`, async () => {
+    test(`passes against toolgate over WebSocket, every check applicable (a narrower and an asking agent profile configured, ${executor} executor)`, async () => {
       const dir = tempDir();
       const config = join(dir, 'toolgate.config.json');
       writeFileSync(config, JSON.stringify({
           agents: {
             default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
             reader: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] },
+            asker: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'] } },
           },
         }),);
       const host = await startHost({ transport: 'ws', args: ['--config', config, '--executor', executor] });
       try {
         const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
-        const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader']);
+        const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader', '--ask-agent', 'asker']);
         assertAllPassed(result, false, host.stderr());
+        assert.equal(result.lines.filter((l) => /^ok .*approval: /.test(l)).length, 3, result.lines.join('\n'));
       } finally {
         await host.stop();
       }
@@ -101,7 +104,7 @@ describe('toolgate conformance', () => {
     const help = await conformance(['--help']);
     assert.equal(help.code, 0);
     const text = help.lines.join('\n');
-    for (const word of ['--stdio', '--ws', '--token', '--token-b', '--secret', '--agent', 'example', 'your own implementation']) assert.ok(text.includes(word), word);
+    for (const word of ['--stdio', '--ws', '--token', '--token-b', '--secret', '--agent', '--ask-agent', 'example', 'your own implementation']) assert.ok(text.includes(word), word);
     const bad = await conformance(['--token', 'x']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /exactly one of --stdio/);
