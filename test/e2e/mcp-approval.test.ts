@@ -13,11 +13,12 @@ import { waitFor } from '../helpers/wait-for.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/repo.js';
-import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import type { CallCancelResult, CallGetResult, MemoryForgetData, ToolApprovalNotification, ToolError, ToolResponse } from '../../src/protocol/index.js';
 
 interface CallResult {
   content: ToolResponse['content'];
-  structuredContent?: { status: string; data?: { key?: string; forgotten?: boolean }; error?: { code: string; reason?: string } };
+  /** The projection; a denial's error carries the approver's `reason`. */
+  structuredContent?: { status: string; data?: Partial<MemoryForgetData>; error?: ToolError & { reason?: string } };
   isError?: boolean;
 }
 
