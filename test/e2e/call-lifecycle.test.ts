@@ -307,7 +307,10 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
       const before = stderr().length;
       abort.abort();
       await assert.rejects(pending);
-      await waitFor(() => ['"project-cli stopped"', '"tool call stopped"'].some((l) => stderr().slice(before).includes(l)), () => `the call to stop\n${stderr().slice(-1500)}`);
+      // The call's last line says it stopped: the child's exit (subprocess), its unit undone (in process), or its
+      // outcome stored — an outcome is read only once the child's output has ended with it.
+      const ends = ['"project-cli stopped"', '"tool call stopped"', `"msg":"tool call","transport":"mcp"`];
+      await waitFor(() => ends.some((l) => stderr().slice(before).includes(l)), () => `the call to stop\n${stderr().slice(-1500)}`);
       await release();
       released = true;
       const row = await waitFor(

@@ -199,7 +199,8 @@ describe('three daemons on one PostgreSQL behind HAProxy (round-robin, no affini
     assert.equal(deleted.status, 200);
     await deleted.text();
     // The balancer sent the GET and the DELETE to two daemons: the stream's daemon learns it from the database.
-    assert.equal(servedBy(daemons, sid), 2, 'the session was opened on one daemon and restored on another');
+    // Two or three of them, as the rotation stood after the tests before (the balancer's health checks do not move it).
+    assert.ok(servedBy(daemons, sid) >= 2, 'the session was opened on one daemon and restored on another');
     await stream.ended;
   });
 
