@@ -550,8 +550,9 @@ export type QuotaTake =
 export interface QuotasRepo {
   /**
    * Counts the call `key` once against every counter, or against none: when
-   * its tool message is stored already (`stored`, so a replay never counts)
-   * or when any counter's window is full (`full`). Calls raced from any
+   * its tool message is stored already, or it is not done yet (awaiting
+   * approval, or running: the `calls` row) — `stored`, so a replay or a
+   * re-invocation of a pending call never counts — or when any counter's window is full (`full`). Calls raced from any
    * number of processes past a limit of n: exactly n are `counted`. In a
    * unit, it must be the unit's only statement (it is sent as the unit).
    */

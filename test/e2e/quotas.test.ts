@@ -19,6 +19,7 @@ import { dbCount, dbRows } from '../helpers/db.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { startPgWireProxy } from '../helpers/pg-wire-proxy.js';
 import { tempDir } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { addAutomationJob } from '../../src/daemon/automation.js';
 import { NOTIFY_STATEMENT } from '../../src/store/pg/notifier.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
@@ -111,6 +112,35 @@ describe('quotas (contract §20)', () => {
         assert.equal(code(await invoke(host, s, 'r2', read, `t${attempt}`)), 'success');
         const third = body(await invoke(host, s, 'r3', read, `t${attempt}`)).error!;
         assert.deepEqual([third.code, third.quota?.pattern], ['RATE_LIMITED', 'calendar.*']);
+      });
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test('re-invoking a call that awaits approval is not counted again: it waits, and both answer with the outcome', async () => {
+    const file = join(tempDir(), 'toolgate.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ALL, quotas: { 'calendar.create': { per_day: 1 } }, approval: { ask: ['calendar.create'] } } } }),
+    );
+    const host = await startInProcess({ args: ['--config', file] });
+    try {
+      await withinOneDay(async (attempt) => {
+        const thread = `qa${attempt}`;
+        const s = await session(host, `erin${attempt}`);
+        const first = invoke(host, s, 'ask1', create('asked'), thread);
+        const asked = await waitFor(
+          () => host.wire.find((e) => e.method === 'tool/approval' && (e.payload as { thread_id: string }).thread_id === thread)?.payload as { args_sha256: string } | undefined,
+          'tool/approval',
+        );
+        // The same call again while it waits: counted once already, so no RATE_LIMITED — it waits too.
+        const again = invoke(host, s, 'ask1', create('asked'), thread);
+        await waitFor(() => host.wire.filter((e) => e.method === 'tool/approval' && (e.payload as { thread_id: string }).thread_id === thread).length >= 2 || undefined, 'the second tool/approval');
+        await host.request('call/approve', { session_id: s, thread_id: thread, tool_call_id: 'ask1', args_sha256: asked.args_sha256 });
+        assert.equal(code(await first), 'success');
+        assert.equal(code(await again), 'success');
+        assert.equal(code(await invoke(host, s, 'ask2', create('over'), thread)), 'RATE_LIMITED');
       });
     } finally {
       await host.stop();

@@ -27,13 +27,14 @@ export class PgQuotas implements QuotasRepo {
     const text = `INSERT INTO quota_counts AS q (user_id, scope, period, window_start, used, allowed)
         SELECT $1, v.scope, v.period, v.window_start, 1, v.allowed FROM (VALUES ${rows.join(', ')}) AS v (scope, period, window_start, allowed)
          WHERE NOT EXISTS (SELECT 1 FROM messages WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3)
+           AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3)
       ON CONFLICT (user_id, scope, period) DO UPDATE SET
         used = CASE WHEN excluded.window_start > q.window_start THEN 1 ELSE q.used + 1 END,
         window_start = GREATEST(q.window_start, excluded.window_start),
         allowed = excluded.allowed
       RETURNING 1 AS counted`;
     try {
-      const counted = await (this.q.last ? this.q.last(text, values, ['messages', 'quota_counts']) : this.q(text, values));
+      const counted = await (this.q.last ? this.q.last(text, values, ['messages', 'calls', 'quota_counts']) : this.q(text, values));
       return counted.length === 0 ? 'stored' : 'counted';
     } catch (err) {
       if ((err as { code?: string }).code === CHECK_VIOLATION) return 'full';

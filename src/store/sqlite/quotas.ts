@@ -6,7 +6,8 @@ import type { Statements } from './statements.js';
  * against all of its counters: an upsert of each counter's row whose
  * `CHECK (used <= allowed)` fails the whole statement when one window is
  * full (SQLite undoes exactly that statement), and which inserts nothing
- * when the call's tool message is stored (a replay is never counted).
+ * when the call's tool message is stored or the call is not done yet (a
+ * replay, a re-invocation of a call awaiting approval: never counted).
  * SQLite writers are serialised by the file lock, so this is exact across
  * the processes sharing the file too.
  */
@@ -19,11 +20,12 @@ export function sqliteQuotas(st: Statements): QuotasRepo {
         INSERT INTO quota_counts (user_id, scope, period, window_start, used, allowed)
           SELECT ?, v.scope, v.period, v.window_start, 1, v.allowed FROM v
            WHERE NOT EXISTS (SELECT 1 FROM messages WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?)
+             AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?)
         ON CONFLICT (user_id, scope, period) DO UPDATE SET
           used = CASE WHEN excluded.window_start > quota_counts.window_start THEN 1 ELSE quota_counts.used + 1 END,
           window_start = max(quota_counts.window_start, excluded.window_start),
           allowed = excluded.allowed`;
-      const values = [...counters.flatMap((c) => [c.scope, c.period, c.windowStart, c.allowed]), key.userId, key.userId, key.threadId, key.toolCallId];
+      const values = [...counters.flatMap((c) => [c.scope, c.period, c.windowStart, c.allowed]), key.userId, key.userId, key.threadId, key.toolCallId, key.userId, key.threadId, key.toolCallId];
       try {
         const { changes } = st.get(sql).run(...values);
         return changes === 0 ? 'stored' : 'counted';
