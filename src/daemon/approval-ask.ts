@@ -23,7 +23,12 @@ import type { OwnCall } from './subscriptions.js';
 import { messageOfOutput } from './tool-message.js';
 import type { UiSchema } from '../codec/ui-schema-types.js';
 
-/** PostgreSQL: how often a waiter reads the call again, in case another daemon's NOTIFY was missed. */
+/**
+ * How often a waiter reads the call again: on PostgreSQL in case another
+ * daemon's NOTIFY was missed; on SQLite because another process sharing the
+ * file (a `serve --mcp` beside a `serve --ws`) may decide it, and SQLite
+ * tells no one.
+ */
 const POLL_MS = 1000;
 
 type Asked =
@@ -135,7 +140,7 @@ async function outcomeOf(daemon: Daemon, key: CallKey, log: Logger) {
       }
       const timers: NodeJS.Timeout[] = [];
       if (pending.state === 'awaiting_approval') timers.push(setTimeout(() => wake.abort(), Math.max(0, Date.parse(pending.expiresAt) - Date.now())));
-      if (daemon.store.engine === 'postgres') timers.push(setTimeout(() => wake.abort(), POLL_MS));
+      timers.push(setTimeout(() => wake.abort(), POLL_MS));
       try {
         await next;
       } finally {

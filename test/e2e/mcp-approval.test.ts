@@ -2,7 +2,8 @@
  * An MCP host that declared no elicitation calls an action its profile asks before (approval.md): the
  * `tools/call` waits, nothing runs, until the same user decides on another surface — here `call/approve` or
  * `call/deny` on a JSON-RPC WebSocket connection that learned the call from `thread/subscribe` +
- * `tool/approval` — and then answers with the outcome. Over Streamable HTTP, both revisions, from outside.
+ * `tool/approval` — and then answers with the outcome. Over stdio (`serve --mcp`, another process on the same
+ * database) and Streamable HTTP, both revisions, from outside.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,7 +37,7 @@ function approvalOf(client: Client, toolCallId: string): Promise<ToolApprovalNot
   );
 }
 
-for (const kind of ['http', 'http-2026'] as const) {
+for (const kind of ['stdio', 'http', 'http-2026'] as const) {
   describe(`MCP over ${kind} without elicitation: an ask call waits for a decision made on JSON-RPC`, () => {
     let daemon: Host;
     let rpc: Client;
@@ -45,12 +46,14 @@ for (const kind of ['http', 'http-2026'] as const) {
     const thread = `mcp-ask-${kind}`;
 
     before(async () => {
-      daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+      const config = askConfig();
+      daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
       const token = await mintBearer('mcp-asker');
       rpc = await daemon.connect();
       session = (await openSession(rpc, token)).session_id;
       await rpc.request('thread/subscribe', { session_id: session, thread_id: thread });
-      mcp = await connectMcp(kind, { token, port: daemon.port! });
+      // stdio: `serve --mcp` in a process of its own on the same database; the decision is made in the other.
+      mcp = await connectMcp(kind, { token, port: daemon.port!, dbPath: daemon.dbPath, args: ['--config', config] });
     });
     after(async () => {
       await mcp?.close();
@@ -82,9 +85,18 @@ for (const kind of ['http', 'http-2026'] as const) {
           _meta: { 'toolgate/thread_id': thread, 'toolgate/tool_call_id': toolCallId },
         }) as Promise<CallResult>
       ).finally(() => (answered = true));
-      const approval = await approvalOf(rpc, toolCallId);
+      const getCall = () => rpc.request<CallGetResult>('call/get', { session_id: session, thread_id: thread, tool_call_id: toolCallId });
+      // stdio: asked in another process on SQLite, whose tool/approval reaches only its own subscribers; the
+      // approver finds the call with call/get (the stored state every process reads).
+      const approval =
+        kind === 'stdio'
+          ? await waitFor(async () => {
+              const got = await getCall().catch(() => undefined);
+              return got?.state === 'awaiting_approval' ? { action: got.action, args_sha256: got.args_sha256 } : undefined;
+            }, `call/get of ${toolCallId} awaiting approval`)
+          : await approvalOf(rpc, toolCallId);
       assert.equal(approval.action, 'memory.forget');
-      const got = await rpc.request<CallGetResult>('call/get', { session_id: session, thread_id: thread, tool_call_id: toolCallId });
+      const got = await getCall();
       assert.equal(got.state, 'awaiting_approval');
       assert.equal(got.args_sha256, approval.args_sha256);
       assert.equal(await recall(key, `${toolCallId}-read-before`), 'keep me', 'nothing runs before the decision');
