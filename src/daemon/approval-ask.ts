@@ -17,7 +17,7 @@ import { answerOf, direct, messageOfDoc, replay, type ToolCallAnswer } from './c
 import type { Daemon } from './daemon.js';
 import type { Logger } from './logger.js';
 import { outputOf } from './message-views.js';
-import type { Peer } from './peer.js';
+import { HostAsked, type Peer } from './peer.js';
 import type { Session } from './sessions.js';
 import type { OwnCall } from './subscriptions.js';
 import { messageOfOutput } from './tool-message.js';
@@ -61,6 +61,8 @@ export async function askApproval(daemon: Daemon, conn: Peer, session: Session, 
     daemon.approvals.asked(call.userId, notification);
     log.log('info', 'tool call awaiting approval', { expires_at: row.expiresAt });
   }
+  // A host that asks its own user gets its answer in a new request; the call stays pending meanwhile.
+  if (row.state === 'awaiting_approval' && conn.askHost?.(notification)) throw new HostAsked(notification);
 
   // The caller cancelling its request cancels the pending call (contract section 16).
   const cancelled = token.onCancellationRequested(() => {

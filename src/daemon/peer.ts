@@ -1,3 +1,5 @@
+import type { ToolApprovalNotification } from '../protocol/methods.js';
+
 /**
  * What a daemon service needs of the client a call came from — nothing of
  * how it is connected. Sessions and subscriptions are bound to `id`, a
@@ -11,6 +13,24 @@ export interface Peer {
   /** Trusted connections may open automation sessions (stdio always is). */
   trusted: boolean;
   notify(method: string, params: unknown): void;
+  /**
+   * A client that asks its own user (an MCP host that declared elicitation):
+   * given a call that now awaits approval, returns true to have the request
+   * end at once with `HostAsked` rather than wait — the host answers in a
+   * new request. Absent or false: the request waits for the decision.
+   */
+  askHost?(notification: ToolApprovalNotification): boolean;
+}
+
+/**
+ * The request of a call awaiting approval ended so that its host may ask its
+ * user (`Peer.askHost`): the call stays pending, and nothing else happened.
+ */
+export class HostAsked extends Error {
+  override name = 'HostAsked';
+  constructor(readonly notification: ToolApprovalNotification) {
+    super('the host asks its user to decide on the call');
+  }
 }
 
 /** Params registered as shared: null until the first transport serializes them. */

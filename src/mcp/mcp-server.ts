@@ -14,7 +14,7 @@
  * Transports (mcp-stdio.ts, mcp-http.ts) decide who the principal is; this
  * file only describes what the principal is served.
  */
-import type { McpServer, StandardSchemaV1, StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, type McpServer, type ServerContext, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
@@ -22,7 +22,8 @@ import { actionSpec } from '../protocol/action-table.js';
 import { selfContainedJsonSchema } from '../protocol/self-contained.js';
 import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
 import { listSkills, readSkill } from '../daemon/skills.js';
-import { callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
+import { TASK_RUN_META_KEY, callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
+import { declaresFormElicitation, verifyApprovalState } from './mcp-approval.js';
 import { skillUri } from './mcp-skills.js';
 import { scrubOutgoingErrors } from './mcp-error-scrub.js';
 import { attachToolCardApp, toolgateIcons, TOOL_UI_META } from './mcp-apps.js';
@@ -85,6 +86,17 @@ export function toolAnnotations(allowedActions: readonly string[]) {
   };
 }
 
+/**
+ * Whether the host can ask its user about a call awaiting approval: it
+ * declared form elicitation — per request on 2026-07-28, at initialize
+ * before — and the call is no task's (a task reports `input_required`).
+ */
+function hostCanElicit(server: TaskMcpServer, ctx: ServerContext): boolean {
+  if ((ctx.mcpReq._meta as Record<string, unknown> | undefined)?.[TASK_RUN_META_KEY] === true) return false;
+  const perRequest = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  return declaresFormElicitation((perRequest ?? server.server.getClientCapabilities()) as Parameters<typeof declaresFormElicitation>[0]);
+}
+
 export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
   const { session } = principal;
   const icons = toolgateIcons();
@@ -94,6 +106,8 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
       instructions: toolDescription(session.enabledSkills),
+      // The retry of a call its host asked about names the call in a state the daemon signed (mcp-approval.ts).
+      requestState: { verify: (state: string) => verifyApprovalState(deps.daemon.store, state) },
     },
   );
 
@@ -110,7 +124,7 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
       annotations: toolAnnotations(session.allowedActions),
       _meta: TOOL_UI_META,
     },
-    (args: unknown, ctx) => callProjectCli(deps, principal, args, ctx),
+    (args: unknown, ctx) => callProjectCli(deps, principal, args, ctx, { canElicit: hostCanElicit(server, ctx) }),
   );
   tool.update({ icons: icons.tool });
   // 2025-11-25: the tool may be called as a task (registerTool takes no `execution`; the SDK drops it on 2026-07-28).

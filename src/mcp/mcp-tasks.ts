@@ -26,7 +26,7 @@ import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { Id } from '../protocol/json.js';
 import { asWireError } from '../rpc/errors.js';
-import { THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
+import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
 import {
   ClientCapabilitiesEnvelope,
@@ -197,7 +197,7 @@ export class McpTasks implements TaskCalls {
     }
     // The call runs on past this request: named up front (so the task id is known), never stopped by this
     // request's end (tasks/cancel and call/cancel stop it), and reporting no progress (its request is answered).
-    const taskMeta = { ...meta, [THREAD_META_KEY]: identity.threadId, [TOOL_CALL_META_KEY]: identity.toolCallId };
+    const taskMeta = { ...meta, [THREAD_META_KEY]: identity.threadId, [TOOL_CALL_META_KEY]: identity.toolCallId, [TASK_RUN_META_KEY]: true };
     const taskCtx: ServerContext = { ...ctx, mcpReq: { ...ctx.mcpReq, _meta: taskMeta, signal: new AbortController().signal } };
     const ran = run({ ...request, params: { ...params, _meta: taskMeta } }, taskCtx).then(
       (result) => ({ ok: true as const, result }),

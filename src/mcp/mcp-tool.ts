@@ -15,7 +15,7 @@
  *   extension ignores `_meta`, and the text and `structuredContent` are unchanged by it.
  */
 import { randomUUID } from 'node:crypto';
-import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import type { ToolResponse } from '../protocol/tool.js';
@@ -34,9 +34,17 @@ import { RpcErrorCode, asWireError } from '../rpc/errors.js';
 import { ToolArgs } from '../rpc/methods.js';
 import { Id } from '../protocol/json.js';
 import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
+import type { ToolCallArgs } from '../protocol/tool.js';
+import { argsSha256 } from '../codec/canonical-json.js';
+import { HostAsked } from '../daemon/peer.js';
+import { cancelCall } from '../calls/call-service.js';
+import { decideCall } from '../calls/approvals.js';
+import { askHostResult, hostDecisionOf, mintApprovalState, type ApprovalState } from './mcp-approval.js';
 
 export const THREAD_META_KEY = 'toolgate/thread_id';
 export const TOOL_CALL_META_KEY = 'toolgate/tool_call_id';
+/** Set on the `tools/call` a task runs (mcp-tasks.ts): its approval is reported by the task, never asked of the host. */
+export const TASK_RUN_META_KEY = 'toolgate/task_run';
 
 /** Who an MCP server instance acts for, and how its calls are limited. */
 export interface McpPrincipal {
@@ -134,7 +142,19 @@ export function callIdentity(
   };
 }
 
-export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal, raw: unknown, ctx: ServerContext): Promise<CallToolResult> {
+/** Whether this `tools/call` may end with `input_required` to have its host ask the user (mcp-approval.ts). */
+export interface HostAsking {
+  /** The client declared form elicitation, and the call is not a task's (a task reports `input_required` itself). */
+  canElicit: boolean;
+}
+
+export async function callProjectCli(
+  deps: McpCallDeps,
+  principal: McpPrincipal,
+  raw: unknown,
+  ctx: ServerContext,
+  host: HostAsking = { canElicit: false },
+): Promise<CallToolResult | InputRequiredResult> {
   const { daemon } = deps;
   const names = namesOf(raw, daemon.secrets ?? []);
   const log = daemon.log.child({ transport: 'mcp', mcp_session: ctx.sessionId ?? null, request_id: `mcp_${String(ctx.mcpReq.id)}` });
@@ -154,7 +174,10 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     });
   }
   const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
-  const { threadId, toolCallId } = callIdentity(principal, meta, ctx.sessionId, daemon.secrets);
+  let { threadId, toolCallId } = callIdentity(principal, meta, ctx.sessionId, daemon.secrets);
+  // A retry answering an approval request: the call its signed state names, decided as the person answered.
+  const state = ctx.mcpReq.requestState<ApprovalState>();
+  if (state !== undefined) ({ threadId, toolCallId } = await applyHostDecision(daemon, principal, parsed.data, state, ctx, log));
 
   if (!deps.accepting()) throw hostError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
   if (principal.inFlight.count >= principal.inFlight.max) {
@@ -171,6 +194,7 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
     id: `mcp_${randomUUID()}`,
     transport: 'mcp',
     trusted: false,
+    ...(host.canElicit ? { askHost: () => true } : {}),
     notify(method, params) {
       const n = params as ToolResultNotification;
       if (method === 'tool/result' && n.final) uiSchema = n.ui_schema;
@@ -190,19 +214,29 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   const started = performance.now();
   try {
     const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
-    const { response, projection } = await deps.track(
+    const { response, projection, asked } = await deps.track(
       observeToolCall(daemon.metrics, { transport: 'mcp', executor: daemon.executor.kind, ...parsed.data, toolCallId, traceparent }, async () => {
-        const answer = await answerToolCall(
-          daemon,
-          conn,
-          principal.session,
-          { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
-          tokenOf(ctx.mcpReq.signal),
-          log,
-        );
-        return { ...answer, status: answer.response.status };
+        try {
+          const answer = await answerToolCall(
+            daemon,
+            conn,
+            principal.session,
+            { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
+            tokenOf(ctx.mcpReq.signal),
+            log,
+          );
+          return { ...answer, asked: undefined, status: answer.response.status };
+        } catch (err) {
+          if (!(err instanceof HostAsked)) throw err;
+          return { response: undefined, projection: undefined, asked: err.notification, status: 'awaiting_approval' };
+        }
       }),
     );
+    if (!response) {
+      // The host asks its user; its retry (same arguments, the answer, this state) decides and gets the outcome.
+      log.log('info', 'tool call: the MCP host asks its user', { thread_id: threadId, tool_call_id: toolCallId });
+      return askHostResult(asked!, await mintApprovalState(daemon.signingKey, principal.session.userId, asked!));
+    }
     await Promise.all(sent);
     // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.
     if (sent.length > 0) await new Promise((resolve) => setImmediate(resolve));
@@ -225,6 +259,41 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   } finally {
     principal.inFlight.count -= 1;
   }
+}
+
+/**
+ * The retry of a call its host asked about (`input_required`): the state
+ * must name a call of this user with these very arguments; the person's
+ * answer, if the retry carries one, approves, denies or cancels it here
+ * (a call decided meanwhile elsewhere stays decided). The retry then runs
+ * on as a re-invocation of that call: it answers with the outcome, or asks
+ * again while nobody has decided.
+ */
+async function applyHostDecision(
+  daemon: Daemon,
+  principal: McpPrincipal,
+  args: ToolCallArgs,
+  state: ApprovalState,
+  ctx: ServerContext,
+  log: Logger,
+): Promise<{ threadId: string; toolCallId: string }> {
+  if (typeof state !== 'object' || state === null || state.u !== principal.session.userId) {
+    throw hostError(ProtocolErrorCode.InvalidParams, 'the requestState names no call of this user');
+  }
+  if (argsSha256(args) !== state.a) {
+    throw hostError(ProtocolErrorCode.InvalidParams, 'the arguments of this retry are not those of the call its requestState names; nothing was decided');
+  }
+  const key = { userId: state.u, threadId: state.t, toolCallId: state.c };
+  const decision = hostDecisionOf(ctx);
+  try {
+    if (decision === 'cancel') await cancelCall(daemon, key, 'mcp');
+    else if (decision) await decideCall(daemon, key, { argsSha256: state.a, decision, surface: 'mcp' }, log);
+  } catch (err) {
+    const wire = asWireError(err);
+    if (wire) throw new ProtocolError(wire.code, wire.message, wire.data);
+    throw err;
+  }
+  return { threadId: state.t, toolCallId: state.c };
 }
 
 /**

@@ -37,13 +37,29 @@ export interface McpConnectOptions {
   args?: string[];
   env?: Record<string, string>;
   headers?: Record<string, string>;
+  /**
+   * Declares form elicitation and answers every `elicitation/create` with
+   * this (2025-11-25: a request from the server; 2026-07-28: the SDK client
+   * fulfils an `input_required` result with it and retries).
+   */
+  elicit?: (params: { message: string; requestedSchema?: unknown }) => ElicitAnswer | Promise<ElicitAnswer>;
+}
+
+export interface ElicitAnswer {
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, string | number | boolean>;
 }
 
 export async function connectMcp(kind: McpKind, opts: McpConnectOptions): Promise<McpHost> {
   const client = new Client(
     { name: 'test-host', version: '1' },
-    kind === 'http-2026' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
+    {
+      ...(kind === 'http-2026' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {}),
+      ...(opts.elicit ? { capabilities: { elicitation: { form: {} } } } : {}),
+    },
   );
+  const elicit = opts.elicit;
+  if (elicit) client.setRequestHandler('elicitation/create', async (request) => ({ ...(await elicit(request.params as { message: string; requestedSchema?: unknown })) }));
   if (kind === 'stdio') {
     const transport = new StdioClientTransport({
       command: process.execPath,

@@ -1,0 +1,219 @@
+/**
+ * An MCP host that declared form elicitation calls an action its profile asks before (approval.md): the host's
+ * own user decides. With the official SDK client and an `elicitation/create` handler, from outside: over stdio
+ * and sessionful HTTP (2025-11-25: the server asks with `elicitation/create`) and sessionless HTTP 2026-07-28
+ * (an `input_required` result; the client retries with the answer and the signed `requestState`). Accept runs
+ * the call once, decline denies it, cancel cancels it; every decision is audited with surface `mcp`. Raw
+ * 2026-07-28 requests check that a forged state, another user's retry and a retry with other arguments decide
+ * nothing.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connectMcp, type ElicitAnswer, type McpHost, type McpKind } from '../helpers/mcp-hosts.js';
+import { startHost, type Host } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { dbCount, dbRows } from '../helpers/db.js';
+import { tempDir } from '../helpers/repo.js';
+import type { ToolError } from '../../src/protocol/index.js';
+
+interface CallResult {
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: { status: string; data?: { forgotten?: boolean; items?: Array<{ key: string; content: string }> }; error?: ToolError };
+  isError?: boolean;
+}
+
+function askConfig(): string {
+  const file = join(tempDir(), 'toolgate.config.json');
+  writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'] } } } }));
+  return file;
+}
+
+const call = (mcp: McpHost, thread: string, id: string, module: string, method: string, input: Record<string, unknown>) =>
+  mcp.client.callTool({ name: 'project_cli', arguments: { module, method, input }, _meta: { 'toolgate/thread_id': thread, 'toolgate/tool_call_id': id } }) as Promise<CallResult>;
+
+for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly McpKind[]) {
+  describe(`MCP over ${kind} with elicitation: the host's user decides on an ask call`, () => {
+    let daemon: Host;
+    let mcp: McpHost;
+    let dbPath: string;
+    const thread = `elicit-${kind}`;
+    /** What the host's user answers next, and every message it was shown. */
+    let answer: ElicitAnswer = { action: 'cancel' };
+    const shown: string[] = [];
+
+    before(async () => {
+      const config = askConfig();
+      daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
+      dbPath = daemon.dbPath;
+      const token = await mintBearer('elicit-user');
+      const elicit = (params: { message: string }) => {
+        shown.push(params.message);
+        return answer;
+      };
+      mcp = await connectMcp(kind, { token, port: daemon.port!, dbPath, args: ['--config', config], elicit });
+    });
+    after(async () => {
+      await mcp?.close();
+      await daemon?.stop();
+    });
+
+    const remember = async (key: string) => {
+      const r = await call(mcp, thread, `save-${key}`, 'memory', 'update', { key, content: 'keep me' });
+      assert.equal(r.structuredContent?.status, 'success', r.content[0]?.text);
+    };
+    const recall = async (key: string) => {
+      const r = await call(mcp, thread, `read-${key}-${Math.random()}`, 'memory', 'read', { key });
+      return r.structuredContent?.data?.items?.find((m) => m.key === key)?.content;
+    };
+    const audit = (id: string) =>
+      dbRows<{ decision: string; surface: string }>(dbPath, 'SELECT decision, surface FROM approval_audit WHERE tool_call_id = ? ORDER BY seq', [id]);
+
+    test('accept: the call runs once and tools/call answers with its outcome', async () => {
+      await remember('accept-me');
+      answer = { action: 'accept', content: {} };
+      const before = shown.length;
+      const result = await call(mcp, thread, 'elicit-accept', 'memory', 'forget', { key: 'accept-me' });
+      assert.notEqual(result.isError, true, result.content[0]?.text);
+      assert.deepEqual([result.structuredContent?.status, result.structuredContent?.data?.forgotten], ['success', true]);
+      assert.equal(shown.length, before + 1, 'the user was asked once');
+      assert.match(shown.at(-1)!, /memory\.forget/);
+      assert.match(shown.at(-1)!, /accept-me/, 'the exact arguments are shown');
+      assert.equal(await recall('accept-me'), undefined);
+      assert.deepEqual(await audit('elicit-accept'), [{ decision: 'approve', surface: 'mcp' }]);
+    });
+
+    test('decline: APPROVAL_DENIED, nothing written', async () => {
+      await remember('decline-me');
+      answer = { action: 'decline' };
+      const result = await call(mcp, thread, 'elicit-decline', 'memory', 'forget', { key: 'decline-me' });
+      assert.equal(result.isError, true);
+      assert.equal(result.structuredContent?.error?.code, 'APPROVAL_DENIED', result.content[0]?.text);
+      assert.equal(await recall('decline-me'), 'keep me');
+      assert.deepEqual(await audit('elicit-decline'), [{ decision: 'deny', surface: 'mcp' }]);
+    });
+
+    test('cancel: CANCELLED, nothing written', async () => {
+      await remember('cancel-me');
+      answer = { action: 'cancel' };
+      const result = await call(mcp, thread, 'elicit-cancel', 'memory', 'forget', { key: 'cancel-me' });
+      assert.equal(result.isError, true);
+      assert.equal(result.structuredContent?.error?.code, 'CANCELLED', result.content[0]?.text);
+      assert.equal(await recall('cancel-me'), 'keep me');
+      assert.deepEqual(await audit('elicit-cancel'), [{ decision: 'cancel', surface: 'mcp' }]);
+    });
+  });
+}
+
+describe('MCP 2026-07-28 input_required: the retry is bound to the call by the signed requestState', () => {
+  let daemon: Host;
+  let token: string;
+  let next = 0;
+  const thread = 'elicit-raw';
+
+  before(async () => {
+    daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+    token = await mintBearer('raw-elicit-user');
+  });
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  interface Answer {
+    result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, { method: string; params: { message: string; mode?: string } }> } & Partial<CallResult>;
+    error?: { code: number; message: string; data?: unknown };
+  }
+
+  async function toolsCall(bearer: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Answer> {
+    const id = ++next;
+    const body = {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        name: 'project_cli',
+        arguments: args,
+        ...extra,
+        _meta: {
+          'toolgate/thread_id': thread,
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-host', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+        },
+      },
+    };
+    const res = await fetch(`http://127.0.0.1:${daemon.port}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'project_cli',
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
+      ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer & { id?: unknown })
+      : [JSON.parse(text) as Answer & { id?: unknown }];
+    return messages.find((m) => m.id === id) ?? { error: { code: res.status, message: text } };
+  }
+
+  const forget = (key: string) => ({ module: 'memory', method: 'forget', input: { key } });
+  const accepted = { inputResponses: { approval: { action: 'accept', content: {} } } };
+  const remember = async (key: string) => {
+    const saved = await toolsCall(token, { module: 'memory', method: 'update', input: { key, content: 'keep me' } });
+    assert.equal(saved.result?.structuredContent?.status, 'success', JSON.stringify(saved));
+  };
+
+  test('the first answer asks: one form elicitation with the arguments, and an opaque signed state', async () => {
+    await remember('raw-1');
+    const first = await toolsCall(token, forget('raw-1'));
+    assert.equal(first.result?.resultType, 'input_required', JSON.stringify(first));
+    const request = first.result!.inputRequests!.approval!;
+    assert.equal(request.method, 'elicitation/create');
+    assert.equal(request.params.mode, 'form');
+    assert.match(request.params.message, /memory\.forget.*raw-1/);
+    const state = first.result!.requestState!;
+    assert.match(state, /^[A-Za-z0-9_-]+$/, 'one base64url run: no dots, nothing a scanner takes for a token');
+    // Asked again without an answer: it asks again (the call stays pending).
+    const again = await toolsCall(token, forget('raw-1'), { requestState: state });
+    assert.equal(again.result?.resultType, 'input_required', JSON.stringify(again));
+    // Accepted: the call runs, and the retry gets its outcome.
+    const done = await toolsCall(token, forget('raw-1'), { ...accepted, requestState: state });
+    assert.equal(done.result?.resultType, 'complete', JSON.stringify(done));
+    assert.equal(done.result?.structuredContent?.status, 'success', JSON.stringify(done));
+    assert.equal((done.result?.structuredContent?.data as { forgotten?: boolean }).forgotten, true);
+  });
+
+  test('a forged or altered state is refused (-32602) and decides nothing', async () => {
+    const first = await toolsCall(token, forget('raw-2'));
+    const state = first.result!.requestState!;
+    const decoded = JSON.parse(Buffer.from(state, 'base64url').toString('utf8')) as { payload: string };
+    const payload = JSON.parse(Buffer.from(decoded.payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const altered = Buffer.from(JSON.stringify({ ...decoded, payload: Buffer.from(JSON.stringify({ ...payload, c: 'another-call' })).toString('base64url') })).toString('base64url');
+    for (const bad of [altered, 'bm90IGEgc3RhdGU', `${state}x`]) {
+      const refused = await toolsCall(token, forget('raw-2'), { ...accepted, requestState: bad });
+      assert.equal(refused.error?.code, -32602, JSON.stringify(refused));
+    }
+    const approvals = await dbCount(daemon.dbPath, "SELECT count(*) AS n FROM approval_audit WHERE decision = 'approve' AND thread_id = ?", [thread]);
+    assert.equal(approvals, 1, 'only the first test approved a call');
+  });
+
+  test("another user's retry, or a retry with other arguments, decides nothing", async () => {
+    await remember('raw-3');
+    const first = await toolsCall(token, forget('raw-3'));
+    const state = first.result!.requestState!;
+    const other = await toolsCall(await mintBearer('someone-else'), forget('raw-3'), { ...accepted, requestState: state });
+    assert.ok(other.error || other.result?.isError, JSON.stringify(other));
+    const changed = await toolsCall(token, forget('raw-3-other'), { ...accepted, requestState: state });
+    assert.ok(changed.error || changed.result?.isError, JSON.stringify(changed));
+    assert.match(JSON.stringify(changed), /arguments/);
+    // Still pending: the rightful retry decides it.
+    const done = await toolsCall(token, forget('raw-3'), { ...accepted, requestState: state });
+    assert.equal(done.result?.structuredContent?.status, 'success', JSON.stringify(done));
+  });
+});
