@@ -16,11 +16,11 @@ import { startHost, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { dbCount, dbRows } from '../helpers/db.js';
 import { tempDir } from '../helpers/repo.js';
-import type { ToolError } from '../../src/protocol/index.js';
+import type { MemoryForgetData, MemoryReadData, RpcError, ToolError, ToolResponse } from '../../src/protocol/index.js';
 
 interface CallResult {
-  content: Array<{ type: string; text?: string }>;
-  structuredContent?: { status: string; data?: { forgotten?: boolean; items?: Array<{ key: string; content: string }> }; error?: ToolError };
+  content: ToolResponse['content'];
+  structuredContent?: { status: string; data?: Partial<MemoryForgetData & MemoryReadData>; error?: ToolError };
   isError?: boolean;
 }
 
@@ -122,7 +122,7 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
 
   interface Answer {
     result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, { method: string; params: { message: string; mode?: string } }> } & Partial<CallResult>;
-    error?: { code: number; message: string; data?: unknown };
+    error?: RpcError;
   }
 
   async function toolsCall(bearer: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Answer> {
@@ -186,7 +186,7 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
     const done = await toolsCall(token, forget('raw-1'), { ...accepted, requestState: state });
     assert.equal(done.result?.resultType, 'complete', JSON.stringify(done));
     assert.equal(done.result?.structuredContent?.status, 'success', JSON.stringify(done));
-    assert.equal((done.result?.structuredContent?.data as { forgotten?: boolean }).forgotten, true);
+    assert.equal(done.result?.structuredContent?.data?.forgotten, true);
   });
 
   test('a forged or altered state is refused (-32602) and decides nothing', async () => {
