@@ -39,6 +39,7 @@ import { listenWs } from './ws-listener.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { ApprovalWaiters } from '../calls/approval-waiters.js';
 import { RunningCalls } from '../calls/running-calls.js';
+import { ExpirySweeper } from '../calls/expiry-sweeper.js';
 import { CallStopped } from '../calls/call-stopped.js';
 import type { LiveLimits } from '../daemon/config-reload.js';
 import { reloadConfig } from './config-reload.js';
@@ -313,6 +314,10 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = new Promise<number>(() => {});
     stop = () => listener.close();
   }
+  // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's).
+  const sweeper = new ExpirySweeper(daemon, log);
+  await sweeper.sweep();
+  sweeper.start();
   log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
   // Start-up is over: the young generation may grow again (start-up-heap.ts).
   releaseYoungGeneration();
@@ -337,6 +342,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   await ctx.writes.drained();
   await stop();
   process.removeListener('SIGHUP', onHangUp);
+  await sweeper.stop();
   await daemon.store.close();
   await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });

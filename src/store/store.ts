@@ -440,6 +440,8 @@ export interface PendingCallsRepo {
   take(k: CallKeyOf): Promise<PendingCallRow | undefined>;
   /** The approved call's outcome is stored: its row goes. */
   remove(k: CallKeyOf): Promise<void>;
+  /** Up to `limit` calls still awaiting approval whose `expires_at` is at or before `now` (ISO), soonest first. */
+  expired(now: string, limit: number): Promise<CallKeyOf[]>;
 }
 
 export type ApprovalDecision = 'approve' | 'deny' | 'expire' | 'cancel';

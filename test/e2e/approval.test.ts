@@ -297,6 +297,40 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
+test('a call whose asker died expires anyway: the next daemon sweeps it at start (APPROVAL_EXPIRED, audited, nothing run)', { timeout: 60_000 }, async () => {
+  const dataDir = tempDir();
+  const args = ['--executor', 'inprocess', '--config', askConfig()];
+  const asker = await startHost({ transport: 'ws', dataDir, args });
+  let eventId: string;
+  let expiresAt: string;
+  try {
+    const { session_id } = await openSession(asker, await mintBearer('alice'), { agent: 'quick' });
+    eventId = await createEvent(asker, session_id, 'sweep-create', 'outlives its asker');
+    void asker
+      .request('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'sweep-del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } })
+      .catch(() => {});
+    expiresAt = (await approvalOf(asker, 'sweep-del')).expires_at;
+  } finally {
+    // Dies while the call waits: nobody is left to expire it, and nobody asks for it.
+    asker.proc.kill('SIGKILL');
+    await new Promise((resolve) => asker.proc.once('exit', resolve));
+  }
+  await waitFor(() => Date.now() > Date.parse(expiresAt) || undefined, 'the call to pass its expires_at');
+  assert.equal(await dbCount(asker.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'sweep-del'"), 1, 'still pending in the database');
+  const next = await startHost({ transport: 'ws', dataDir, args });
+  try {
+    // Swept before the daemon listened: no call/get needed.
+    const [stored] = await dbRows<{ content: string }>(next.dbPath, "SELECT content FROM messages WHERE tool_call_id = 'sweep-del'");
+    assert.equal((JSON.parse(stored!.content) as { error?: { code?: string } }).error?.code, 'APPROVAL_EXPIRED', stored?.content);
+    assert.deepEqual((await decisions(next, 'sweep-del')).map((d) => [d.decision, d.surface]), [['expire', 'ttl']]);
+    assert.equal(await dbCount(next.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'sweep-del'"), 0);
+    assert.equal(await eventExists(next, eventId), 1, 'nothing ran');
+    assert.equal(await credentialsFor(next, 'sweep-del'), 0);
+  } finally {
+    await next.stop();
+  }
+});
+
 test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
   const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
   try {

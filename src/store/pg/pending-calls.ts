@@ -74,6 +74,15 @@ export class PgPendingCalls implements PendingCallsRepo {
   async remove(k: CallKeyOf): Promise<void> {
     await this.q(`DELETE FROM calls WHERE ${KEY}`, key(k));
   }
+
+  async expired(now: string, limit: number): Promise<CallKeyOf[]> {
+    const rows = await this.q<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>(
+      `SELECT user_id, thread_id, tool_call_id FROM calls
+        WHERE state = 'awaiting_approval' AND args IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+  }
 }
 
 export class PgApprovalAudit implements ApprovalAuditRepo {

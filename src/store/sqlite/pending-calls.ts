@@ -66,6 +66,15 @@ export function sqlitePendingCalls(st: Statements): PendingCallsRepo {
     async remove(k) {
       st.get(`DELETE FROM calls WHERE ${KEY}`).run(...key(k));
     },
+    async expired(now, limit) {
+      const rows = st
+        .get(
+          `SELECT user_id, thread_id, tool_call_id FROM calls
+            WHERE state = 'awaiting_approval' AND args IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
+        )
+        .all(now, limit) as Array<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>;
+      return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+    },
   };
 }
 
