@@ -49,6 +49,7 @@ const PG_SUITES = [
   'e2e/config-reload',
   'e2e/mcp-tasks',
   'e2e/load-balancer',
+  'unit/calls/expiry-sweeper',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 /** Runs node's test runner with its output passed through, and remembers that output's counts. */
