@@ -113,6 +113,8 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 
  */
 export async function callVisible(deps: CallServiceDeps, key: CallKey): Promise<boolean> {
   if (await storedCall(deps.store, key)) return true;
+  // Awaiting approval (or approved and running): stored in `calls`, so every daemon reads it.
+  if (await deps.store.read((tx) => tx.pendingCalls.get(key))) return true;
   if (deps.store.sharedCalls) return (await deps.store.sharedCalls.find(key)) !== undefined;
   return deps.calls.find(key) !== undefined;
 }
