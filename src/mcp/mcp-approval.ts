@@ -19,7 +19,7 @@
  * and decides nothing.
  */
 import { FlattenedSign, flattenedVerify, decodeProtectedHeader, importJWK, type FlattenedJWSInput, type JWK } from 'jose';
-import { inputRequired, inputResponse, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
+import { inputRequired, inputResponse, type InputRequest, type InputRequiredResult } from '@modelcontextprotocol/server';
 import type { ToolApprovalNotification } from '../protocol/methods.js';
 import type { SigningKey } from '../daemon/credential-issuer.js';
 import type { Store } from '../store/store.js';
@@ -81,20 +81,30 @@ export async function verifyApprovalState(store: Pick<Store, 'read'>, text: stri
   return state as ApprovalState;
 }
 
-/** The `input_required` result asking the host's user about the call `n`. */
-export function askHostResult(n: ToolApprovalNotification, requestState: string): InputRequiredResult {
-  const message =
-    `Approve ${n.action}? It runs only if you accept; decline denies it, cancel cancels it. ` +
-    `Arguments: ${JSON.stringify(n.tool_call_args.input)}. The request expires at ${n.expires_at}.`;
-  return inputRequired({
-    inputRequests: { [APPROVAL_INPUT_KEY]: inputRequired.elicit({ mode: 'form', message, requestedSchema: { type: 'object', properties: {} } }) },
-    requestState,
-  });
+/** What the person is asked about: the action, its exact input, and when the request expires. */
+export interface ApprovalQuestion {
+  action: string;
+  input: unknown;
+  expiresAt: string;
 }
 
-/** The person's answer a retry carries: approve, deny, cancel — or none (the host asks again). */
-export function hostDecisionOf(ctx: ServerContext): 'approve' | 'deny' | 'cancel' | null {
-  const view = inputResponse(ctx.mcpReq.inputResponses, APPROVAL_INPUT_KEY);
+/** The form `elicitation/create` that asks about a call, as an embedded input request. */
+export function approvalInputRequest(q: ApprovalQuestion): InputRequest {
+  const message =
+    `Approve ${q.action}? It runs only if you accept; decline denies it, cancel cancels it. ` +
+    `Arguments: ${JSON.stringify(q.input)}. The request expires at ${q.expiresAt}.`;
+  return inputRequired.elicit({ mode: 'form', message, requestedSchema: { type: 'object', properties: {} } });
+}
+
+/** The `input_required` result asking the host's user about the call `n`. */
+export function askHostResult(n: ToolApprovalNotification, requestState: string): InputRequiredResult {
+  const question = { action: n.action, input: n.tool_call_args.input, expiresAt: n.expires_at };
+  return inputRequired({ inputRequests: { [APPROVAL_INPUT_KEY]: approvalInputRequest(question) }, requestState });
+}
+
+/** The person's answer in `inputResponses` (a retry's, or `tasks/update`'s): approve, deny, cancel — or none. */
+export function hostDecisionOf(inputResponses: Record<string, unknown> | undefined): 'approve' | 'deny' | 'cancel' | null {
+  const view = inputResponse(inputResponses, APPROVAL_INPUT_KEY);
   if (view.kind !== 'elicit') return null;
   return view.action === 'accept' ? 'approve' : view.action === 'decline' ? 'deny' : 'cancel';
 }

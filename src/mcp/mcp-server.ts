@@ -130,7 +130,7 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
   // 2025-11-25: the tool may be called as a task (registerTool takes no `execution`; the SDK drops it on 2026-07-28).
   tool.execution = { taskSupport: 'optional' };
 
-  new McpTasks(deps.daemon, principal).install(server.server);
+  new McpTasks(deps.daemon, principal, deps.track).install(server.server);
   catalog.attach(server);
   attachToolCardApp(server);
 

@@ -31,7 +31,8 @@ export type ListTasksParams = z.infer<typeof ListTasksParams>;
 
 export const UpdateTaskParams = z.looseObject({
   taskId: z.string().min(1).max(2000),
-  inputResponses: z.record(z.string(), z.unknown()),
+  // The SDK lifts a request's `inputResponses` out of its params before validation (ctx.mcpReq.inputResponses).
+  inputResponses: z.record(z.string(), z.unknown()).optional(),
   _meta: Meta,
 });
 export type UpdateTaskParams = z.infer<typeof UpdateTaskParams>;

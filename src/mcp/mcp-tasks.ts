@@ -28,6 +28,8 @@ import { Id } from '../protocol/json.js';
 import { asWireError } from '../rpc/errors.js';
 import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
+import { APPROVAL_INPUT_KEY, approvalInputRequest, hostDecisionOf, type ApprovalQuestion } from './mcp-approval.js';
+import { decideCall } from '../calls/approvals.js';
 import {
   ClientCapabilitiesEnvelope,
   MODEL_IMMEDIATE_RESPONSE_META_KEY,
@@ -120,8 +122,12 @@ function task2025(call: CallGet): Task2025 {
   });
 }
 
-/** The 2026-07-28 task; `detailed` inlines the result once completed (tasks/get), not on creation. */
-function task2026(call: CallGet, detailed: boolean): Task2026 {
+/**
+ * The 2026-07-28 task; `detailed` inlines the result once completed
+ * (tasks/get), not on creation, and — awaiting approval — the form
+ * elicitation that asks the person (`question`), answered by `tasks/update`.
+ */
+function task2026(call: CallGet, detailed: boolean, question?: ApprovalQuestion): Task2026 {
   const { status, statusMessage } = taskStatusOf(call, true);
   return Task2026.parse({
     taskId: taskIdOf(call.thread_id, call.tool_call_id),
@@ -132,7 +138,7 @@ function task2026(call: CallGet, detailed: boolean): Task2026 {
     ttlMs: null,
     pollIntervalMs: TASK_POLL_INTERVAL_MS,
     ...(detailed && status === 'completed' && call.outcome ? { result: toolResultOf(call.outcome) } : {}),
-    ...(detailed && status === 'input_required' ? { inputRequests: {} } : {}),
+    ...(detailed && status === 'input_required' ? { inputRequests: question ? { [APPROVAL_INPUT_KEY]: approvalInputRequest(question) } : {} } : {}),
   });
 }
 
@@ -164,7 +170,16 @@ export class McpTasks implements TaskCalls {
   constructor(
     private readonly daemon: Daemon,
     private readonly principal: McpPrincipal,
+    /** Keeps work that outlives its request (an approved call's run) in the daemon's drain at shutdown. */
+    private readonly track: <T>(work: Promise<T>) => Promise<T> = (work) => work,
   ) {}
+
+  /** What the person is asked about a call awaiting approval; undefined once it no longer awaits. */
+  private async question(key: CallKey): Promise<ApprovalQuestion | undefined> {
+    const row = await this.daemon.store.read((tx) => tx.pendingCalls.get(key));
+    if (row?.state !== 'awaiting_approval') return undefined;
+    return { action: row.action, input: (JSON.parse(row.args) as { input: unknown }).input, expiresAt: row.expiresAt };
+  }
 
   private keyOf(taskId: string): CallKey {
     const call = callOfTaskId(taskId);
@@ -239,7 +254,9 @@ export class McpTasks implements TaskCalls {
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) => {
       if (server.servesModernEra()) {
         modernOnly(ctx);
-        return task2026(await this.call(this.keyOf(taskId)), true);
+        const key = this.keyOf(taskId);
+        const call = await this.call(key);
+        return task2026(call, true, call.state === 'awaiting_approval' ? await this.question(key) : undefined);
       }
       return task2025(await this.call(this.keyOf(taskId)));
     });
@@ -285,11 +302,29 @@ export class McpTasks implements TaskCalls {
       return modern ? TaskAck.parse({}) : task2025(await this.call(key));
     });
 
-    // 2026-07-28: input responses for a task awaiting input. Nothing of a call asks through them yet: acknowledged.
-    server.setRequestHandler('tasks/update', { params: UpdateTaskParams }, async ({ taskId }, ctx) => {
+    // 2026-07-28: the person's answer to the task's approval request (tasks/get `inputRequests.approval`):
+    // accept approves the call, decline denies it, cancel cancels it (audit surface `mcp`). Acknowledged at
+    // once; an approved call runs on, and tasks/get reports it. Other responses, or a call no longer awaiting
+    // approval, change nothing.
+    server.setRequestHandler('tasks/update', { params: UpdateTaskParams }, async ({ taskId, inputResponses }, ctx) => {
       if (!server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
       modernOnly(ctx);
-      await this.call(this.keyOf(taskId));
+      const key = this.keyOf(taskId);
+      const call = await this.call(key);
+      const decision = hostDecisionOf(ctx.mcpReq.inputResponses ?? inputResponses);
+      if (!decision || call.state !== 'awaiting_approval') return TaskAck.parse({});
+      const log = this.daemon.log.child({ transport: 'mcp', thread_id: key.threadId, tool_call_id: key.toolCallId });
+      try {
+        if (decision === 'cancel') await cancelCall(this.daemon, key, 'mcp');
+        else if (decision === 'deny') await decideCall(this.daemon, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log);
+        else {
+          void this.track(decideCall(this.daemon, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log)).catch((err: unknown) =>
+            log.log('warn', 'the approved task call failed to run', { err: (err as Error).message }),
+          );
+        }
+      } catch (err) {
+        throw mcpError(err);
+      }
       return TaskAck.parse({});
     });
   }

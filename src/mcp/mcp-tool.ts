@@ -284,7 +284,7 @@ async function applyHostDecision(
     throw hostError(ProtocolErrorCode.InvalidParams, 'the arguments of this retry are not those of the call its requestState names; nothing was decided');
   }
   const key = { userId: state.u, threadId: state.t, toolCallId: state.c };
-  const decision = hostDecisionOf(ctx);
+  const decision = hostDecisionOf(ctx.mcpReq.inputResponses);
   try {
     if (decision === 'cancel') await cancelCall(daemon, key, 'mcp');
     else if (decision) await decideCall(daemon, key, { argsSha256: state.a, decision, surface: 'mcp' }, log);

@@ -16,6 +16,7 @@ import { startHost, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { dbCount, dbRows } from '../helpers/db.js';
 import { tempDir } from '../helpers/repo.js';
+import { waitFor } from '../helpers/wait-for.js';
 import type { MemoryForgetData, MemoryReadData, RpcError, ToolError, ToolResponse } from '../../src/protocol/index.js';
 
 interface CallResult {
@@ -121,28 +122,38 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
   });
 
   interface Answer {
-    result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, { method: string; params: { message: string; mode?: string } }> } & Partial<CallResult>;
+    result?: {
+      resultType?: string;
+      requestState?: string;
+      inputRequests?: Record<string, { method: string; params: { message: string; mode?: string } }>;
+      taskId?: string;
+      status?: string;
+      result?: CallResult;
+    } & Partial<CallResult>;
     error?: RpcError;
   }
 
-  async function toolsCall(bearer: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Answer> {
+  const TASKS = 'io.modelcontextprotocol/tasks';
+
+  /** One 2026-07-28 request; `tasks` declares the Tasks extension beside form elicitation. */
+  async function send(bearer: string, method: string, params: Record<string, unknown>, tasks = false): Promise<Answer> {
     const id = ++next;
+    const capabilities = { elicitation: { form: {} }, ...(tasks ? { extensions: { [TASKS]: {} } } : {}) };
     const body = {
       jsonrpc: '2.0',
       id,
-      method: 'tools/call',
+      method,
       params: {
-        name: 'project_cli',
-        arguments: args,
-        ...extra,
+        ...params,
         _meta: {
           'toolgate/thread_id': thread,
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
           'io.modelcontextprotocol/clientInfo': { name: 'raw-host', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
         },
       },
     };
+    const name = typeof params.name === 'string' ? params.name : typeof params.taskId === 'string' ? params.taskId : undefined;
     const res = await fetch(`http://127.0.0.1:${daemon.port}/mcp`, {
       method: 'POST',
       headers: {
@@ -150,8 +161,8 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'project_cli',
+        'mcp-method': method,
+        ...(name ? { 'mcp-name': name } : {}),
       },
       body: JSON.stringify(body),
     });
@@ -161,6 +172,9 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
       : [JSON.parse(text) as Answer & { id?: unknown }];
     return messages.find((m) => m.id === id) ?? { error: { code: res.status, message: text } };
   }
+
+  const toolsCall = (bearer: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    send(bearer, 'tools/call', { name: 'project_cli', arguments: args, ...extra });
 
   const forget = (key: string) => ({ module: 'memory', method: 'forget', input: { key } });
   const accepted = { inputResponses: { approval: { action: 'accept', content: {} } } };
@@ -216,4 +230,31 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
     const done = await toolsCall(token, forget('raw-3'), { ...accepted, requestState: state });
     assert.equal(done.result?.structuredContent?.status, 'success', JSON.stringify(done));
   });
+  for (const [action, status, code] of [['accept', 'completed', undefined], ['decline', 'completed', 'APPROVAL_DENIED'], ['cancel', 'cancelled', undefined]] as const) {
+    test(`a task awaiting approval carries the question in tasks/get; tasks/update ${action} decides it`, async () => {
+      const key = `task-${action}`;
+      await remember(key);
+      const created = await send(token, 'tools/call', { name: 'project_cli', arguments: forget(key) }, true);
+      assert.equal(created.result?.resultType, 'task', JSON.stringify(created));
+      const taskId = created.result!.taskId!;
+      const asking = await waitFor(async () => {
+        const got = await send(token, 'tasks/get', { taskId }, true);
+        return got.result?.status === 'input_required' ? got : undefined;
+      }, 'the task to await input');
+      const request = asking.result!.inputRequests!.approval!;
+      assert.equal(request.method, 'elicitation/create');
+      assert.match(request.params.message, new RegExp(`memory\\.forget.*${key}`));
+      const ack = await send(token, 'tasks/update', { taskId, inputResponses: { approval: { action, ...(action === 'accept' ? { content: {} } : {}) } } }, true);
+      assert.deepEqual(Object.keys(ack.result ?? { error: ack.error }).filter((k) => k !== '_meta' && k !== 'resultType'), [], JSON.stringify(ack));
+      const ended = await waitFor(async () => {
+        const got = await send(token, 'tasks/get', { taskId }, true);
+        return got.result?.status !== 'input_required' && got.result?.status !== 'working' ? got : undefined;
+      }, 'the task to end');
+      assert.equal(ended.result?.status, status, JSON.stringify(ended));
+      if (action === 'accept') assert.equal(ended.result?.result?.structuredContent?.status, 'success', JSON.stringify(ended));
+      if (code) assert.equal(ended.result?.result?.structuredContent?.error?.code, code, JSON.stringify(ended));
+      const decision = { accept: 'approve', decline: 'deny', cancel: 'cancel' }[action];
+      assert.equal(await dbCount(daemon.dbPath, 'SELECT count(*) AS n FROM approval_audit WHERE decision = ? AND surface = ? AND thread_id = ?', [decision, 'mcp', thread]) > 0, true);
+    });
+  }
 });
