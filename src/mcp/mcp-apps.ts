@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { EXTENSION_ID, RESOURCE_MIME_TYPE, registerAppResource } from '@modelcontextprotocol/ext-apps/server';
-import { PACKAGE_ROOT } from '../daemon/package-root.js';
+import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { TOOL_CARD_URI } from '../protocol/mcp-apps.js';
 
 export { TOOL_CARD_URI, UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';

@@ -20,8 +20,8 @@
 import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
 import { awaitCallDone, callVisible, cancelCall, getCall, listCalls } from '../calls/call-service.js';
 import type { CallKey } from '../calls/running-calls.js';
-import type { Daemon } from '../daemon/daemon.js';
-import { DaemonError } from '../daemon/errors.js';
+import type { Services } from '../rpc/services.js';
+import { DaemonError } from '../runtime/errors.js';
 import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { Id } from '../protocol/json.js';
@@ -162,7 +162,7 @@ const pause = (ms: number, until: Promise<unknown>) =>
  */
 export class McpTasks implements TaskCalls {
   constructor(
-    private readonly daemon: Daemon,
+    private readonly daemon: Services,
     private readonly principal: McpPrincipal,
   ) {}
 

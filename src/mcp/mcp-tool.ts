@@ -22,12 +22,12 @@ import type { ToolResponse } from '../protocol/tool.js';
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { malformedReason } from '../codec/well-formed.js';
-import type { Daemon } from '../daemon/daemon.js';
+import type { Services } from '../rpc/services.js';
 import type { Connection } from '../rpc/connection.js';
-import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
-import type { Logger } from '../daemon/logger.js';
-import type { Session } from '../daemon/sessions.js';
-import { answerToolCall } from '../daemon/tool-invoke.js';
+import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Session } from '../sessions/sessions.js';
+import { answerToolCall } from '../calls/tool-invoke.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
 import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from '../rpc/errors.js';
@@ -50,7 +50,7 @@ export interface McpPrincipal {
 }
 
 export interface McpCallDeps {
-  daemon: Daemon;
+  daemon: Services;
   track: <T>(work: Promise<T>) => Promise<T>;
   accepting: () => boolean;
 }

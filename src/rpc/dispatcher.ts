@@ -9,19 +9,19 @@ import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
 import type { z } from 'zod';
 import * as M from './methods.js';
 import { RpcErrorCode, asWireError, invalidParams, unauthorized } from './errors.js';
-import type { Daemon } from '../daemon/daemon.js';
+import type { Services } from './services.js';
 import type { Connection } from './connection.js';
-import type { Session } from '../daemon/sessions.js';
-import { openSession } from '../daemon/session-open.js';
-import { invokeTool } from '../daemon/tool-invoke.js';
+import type { Session } from '../sessions/sessions.js';
+import { openSession } from '../sessions/session-open.js';
+import { invokeTool } from '../calls/tool-invoke.js';
 import { cancelCall, getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
-import { appendMessage, getHistory, threadList } from '../daemon/history.js';
-import { listSkills, readSkill } from '../daemon/skills.js';
-import { initializeResult } from '../daemon/initialize.js';
-import { constantTimeEqual } from '../daemon/constant-time.js';
-import type { Logger } from '../daemon/logger.js';
+import { appendMessage, getHistory, threadList } from '../threads/history.js';
+import { listSkills, readSkill } from '../sessions/skills.js';
+import { initializeResult } from '../sessions/initialize.js';
+import { constantTimeEqual } from '../auth/constant-time.js';
+import type { Logger } from '../runtime/logger.js';
 import { refuseSecretsInParams } from './secret-guard.js';
 import { refuseMalformedStrings } from './string-guard.js';
 import { echoName, scrubError } from '../codec/redact.js';
@@ -32,7 +32,7 @@ export interface ConnectionState {
 }
 
 type Handler<S extends z.ZodType> = (ctx: {
-  daemon: Daemon;
+  daemon: Services;
   conn: Connection;
   state: ConnectionState;
   params: z.infer<S>;
@@ -135,7 +135,7 @@ export async function dispatch(...args: Parameters<typeof dispatchRequest>): Pro
 }
 
 async function dispatchRequest(
-  daemon: Daemon,
+  daemon: Services,
   conn: Connection,
   state: ConnectionState,
   name: string,
