@@ -48,7 +48,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'conformance': {
         const values = parseCommand(CONFORMANCE, rest, io.stdout);
         if (values === null) return 0;
-        const { ConformanceUsageError, conformanceCommand } = await import('../conformance/cli.js');
+        const { ConformanceUsageError, conformanceCommand } = await import('../conformance/conformance-command.js');
         try {
           return await conformanceCommand(values, (t) => io.stdout.write(t));
         } catch (err) {

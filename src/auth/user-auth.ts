@@ -2,7 +2,7 @@
  * The one way a user bearer token becomes a principal, whatever carries it:
  * `session/open` (a token in params), `/mcp`, the AG-UI stream (an
  * `Authorization` header) and `serve --mcp` (TOOLGATE_MCP_TOKEN).
- * `authenticate` checks the token's length and shape, verifies it with the
+ * `authenticateUser` checks the token's length and shape, verifies it with the
  * configured keys and policy (bearer-auth.ts) — or, for an access token of
  * `auth.issuer`, with that issuer's JWKS (protected-resource.ts) — and provisions its user from
  * the claims. The token is never echoed, logged or kept: one verified with the

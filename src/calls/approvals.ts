@@ -92,12 +92,14 @@ async function runApproved(daemon: DecideDeps, row: PendingCallRow, log: Logger)
   // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
   const release = await daemon.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
   const { running, finish } = daemon.calls.start({ ...call, action: row.action }, daemon.timeoutMs(row.action));
+  // From the approval on: the wait for a person is no part of the call's time (security.md, operations.md).
+  const started = performance.now();
   try {
     const outcome = await settle(daemon, { userId: row.userId, source: row.source, jobId: row.jobId }, call, admission, callLog, running.signal);
     if (outcome.kind === 'ran') {
       seedOutput(outcome.row, outcome.message.output);
       daemon.threadEvents.publish({ userId: row.userId, threadId: row.threadId, row: outcome.row });
-      callLog.log('info', 'tool call', { status: outcome.message.output.status, message_id: outcome.row.id });
+      callLog.log('info', 'tool call', { status: outcome.message.output.status, message_id: outcome.row.id, ms: Math.round(performance.now() - started) });
     }
   } finally {
     finish();

@@ -135,7 +135,7 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
         // Stopped just as it got a slot: no process is started.
         const stopped = stoppedBy(req.signal);
         if (stopped) {
-          resolve(failure(req, stopped.code, stopped.message));
+          resolve(execFailure(req, stopped.code, stopped.message));
           return Promise.resolve();
         }
         const child = spawnCli(launcher.launch(req.module, req.method), req, log);
@@ -148,7 +148,7 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
       held
         .catch((err: unknown) => {
           const stopped = stoppedBy(req.signal);
-          if (stopped && err === stopped) resolve(failure(req, stopped.code, stopped.message));
+          if (stopped && err === stopped) resolve(execFailure(req, stopped.code, stopped.message));
           else reject(err);
         })
         .finally(() => running.delete(held));
@@ -166,7 +166,7 @@ export function stdoutCapOf(maxResultBytes: number = DEFAULT_MAX_RESULT_BYTES): 
   return maxResultBytes + 64 * 1024;
 }
 
-function failure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL' | 'CANCELLED', message: string): ExecOutcome {
+function execFailure(req: ExecRequest, code: 'TIMEOUT' | 'INTERNAL' | 'CANCELLED', message: string): ExecOutcome {
   const { module, method } = req;
   return { doc: { ok: false, module, method, error: { code, message, module, method } } };
 }
@@ -209,7 +209,7 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     // Refused before any process existed (an argument or environment value node will not pass on,
     // an errno spawn throws rather than reports): the call fails, nothing runs.
     log.log('error', 'project-cli could not start', { err: (e as Error).message });
-    return { outcome: Promise.resolve(failure(req, 'INTERNAL', 'the tool could not be started')), exited: Promise.resolve() };
+    return { outcome: Promise.resolve(execFailure(req, 'INTERNAL', 'the tool could not be started')), exited: Promise.resolve() };
   }
   const out: Buffer[] = [];
   let outBytes = 0;
@@ -228,13 +228,13 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     if (settled) return;
     if (err.trim()) log.log('warn', 'project-cli stderr', { stderr: err.trim() });
     const stopped = stoppedBy(req.signal);
-    if (stopped) return settle(failure(req, stopped.code, stopped.message));
-    if (timedOut) return settle(failure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
-    if (tooLarge) return settle(failure(req, 'INTERNAL', 'the tool produced too much output'));
+    if (stopped) return settle(execFailure(req, stopped.code, stopped.message));
+    if (timedOut) return settle(execFailure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
+    if (tooLarge) return settle(execFailure(req, 'INTERNAL', 'the tool produced too much output'));
     const doc = parseDocument(Buffer.concat(out).toString('utf8'));
     if (!doc) {
       log.log('error', 'project-cli printed no valid document', { launch: mode });
-      return settle(failure(req, 'INTERNAL', 'the tool failed'));
+      return settle(execFailure(req, 'INTERNAL', 'the tool failed'));
     }
     settle({ doc });
   };
@@ -280,7 +280,7 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     clearTimeout(timer);
     req.signal?.removeEventListener('abort', stop);
     log.log('error', 'project-cli could not start', { err: e.message });
-    settle(failure(req, 'INTERNAL', 'the tool could not be started'));
+    settle(execFailure(req, 'INTERNAL', 'the tool could not be started'));
     resolveExited();
   });
   child.on('close', (code, signal) => {

@@ -65,7 +65,7 @@ export function toolResultOf(response: ToolResponse, projection: unknown = JSON.
 }
 
 /** The projection of a failure the daemon decides before any action runs. */
-function failure(error: ToolError): CallToolResult {
+function toolFailureResult(error: ToolError): CallToolResult {
   const structured = { status: 'failure' as const, error };
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
 }
@@ -141,11 +141,11 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
 
   if (principal.checkAuth) {
     const problem = await principal.checkAuth();
-    if (problem) return failure({ code: 'UNAUTHENTICATED', message: problem, ...names });
+    if (problem) return toolFailureResult({ code: 'UNAUTHENTICATED', message: problem, ...names });
   }
   const parsed = ToolArgs.safeParse(raw ?? {});
   if (!parsed.success) {
-    return failure({
+    return toolFailureResult({
       code: 'INVALID_ACTION_INPUT',
       message: 'project_cli takes {module, method, input}: module and method are strings, input is an object',
       ...names,
