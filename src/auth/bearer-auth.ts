@@ -80,7 +80,7 @@ export function isUsableSub(sub: unknown): sub is string {
  * names the user `oauth:<sub>`. The prefix is reserved: a token of the daemon's own keys whose `sub` starts
  * with it is refused, so the two namespaces never meet.
  */
-export const ISSUER_USER_PREFIX = 'oauth:';
+const ISSUER_USER_PREFIX = 'oauth:';
 
 /** Who vouched for a token: the daemon's own keys, or `auth.issuer`. */
 export type TrustSource = 'own-keys' | 'issuer';

@@ -34,9 +34,9 @@ export const CACHE_MAX_AGE_MS = 10 * 60_000;
 /** Stale-if-error: while fetching fails, cached keys keep verifying this long past CACHE_MAX_AGE_MS. */
 export const STALE_IF_ERROR_MS = 60 * 60_000;
 /** One metadata or JWKS request may take this long. */
-export const FETCH_TIMEOUT_MS = 5_000;
+const FETCH_TIMEOUT_MS = 5_000;
 /** The largest metadata or JWKS document read (contract section 21). */
-export const MAX_DOCUMENT_BYTES = 1024 * 1024;
+const MAX_DOCUMENT_BYTES = 1024 * 1024;
 
 /** The issuer's keys could not be had: the token may be fine, the daemon cannot tell. */
 export class IssuerUnavailable extends Error {
@@ -44,7 +44,7 @@ export class IssuerUnavailable extends Error {
 }
 
 /** Where the metadata of `issuer` may be, in the order they are tried (RFC 8414 section 3.1, OIDC Discovery 4). */
-export function metadataUrls(issuer: string): string[] {
+function metadataUrls(issuer: string): string[] {
   const u = new URL(issuer);
   const path = u.pathname.replace(/\/+$/, '');
   const origin = u.origin;
@@ -57,7 +57,7 @@ export function metadataUrls(issuer: string): string[] {
 }
 
 /** https, or plain http on a loopback host only: keys fetched in the clear could be swapped on the way. */
-export function isSafeKeyUrl(url: string): boolean {
+function isSafeKeyUrl(url: string): boolean {
   try {
     const u = new URL(url);
     return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHostname(u.hostname));
@@ -86,7 +86,7 @@ async function fetchJson(url: string, accept = 'application/json'): Promise<unkn
 }
 
 /** The issuer's `jwks_uri` from its metadata; the metadata must name the same issuer (RFC 8414 section 3.3). */
-export async function discoverJwksUrl(issuer: string): Promise<string> {
+async function discoverJwksUrl(issuer: string): Promise<string> {
   const tried: string[] = [];
   for (const url of metadataUrls(issuer)) {
     let doc: unknown;

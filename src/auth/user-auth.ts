@@ -20,7 +20,7 @@ import { IssuerUnavailable } from './issuer-keys.js';
 import { MAX_BEARER_TOKEN_LENGTH } from '../protocol/limits.js';
 
 /** The longest bearer token accepted anywhere (declared once, in the protocol: `session/open`'s schema uses it too). */
-export const MAX_TOKEN_CHARS = MAX_BEARER_TOKEN_LENGTH;
+const MAX_TOKEN_CHARS = MAX_BEARER_TOKEN_LENGTH;
 
 /** A verified principal: the user, and when its token (so whatever it opened) stops being valid. */
 export interface Principal {
@@ -66,7 +66,7 @@ export class AuthError extends Unauthorized {
  * absent, of another scheme, holds more than one word or a token longer
  * than MAX_TOKEN_CHARS.
  */
-export function bearerOf(header: string | undefined): string | null {
+function bearerOf(header: string | undefined): string | null {
   const m = header === undefined ? null : /^Bearer +([^\s]+) *$/i.exec(header);
   return m && m[1]!.length <= MAX_TOKEN_CHARS ? m[1]! : null;
 }

@@ -21,7 +21,7 @@ import { PROJECT_CLI_BIN, PROJECT_CLI_BUNDLE, PROJECT_CLI_SNAPSHOT } from '../ru
 export type CliLaunchMode = 'snapshot' | 'bundle';
 
 /** `TOOLGATE_CLI_SNAPSHOT`: `off` (or `0`) starts from the bundle; a path uses that blob instead of the package's. */
-export const CLI_SNAPSHOT_ENV = 'TOOLGATE_CLI_SNAPSHOT';
+const CLI_SNAPSHOT_ENV = 'TOOLGATE_CLI_SNAPSHOT';
 
 const PROBE_TIMEOUT_MS = 30_000;
 

@@ -9,11 +9,11 @@ import type { RateLimitedError } from '../protocol/tool.js';
 import type { CallKeyOf, QuotaCounter, QuotaPeriod, QuotaUse, Store } from '../store/store.js';
 import type { QuotaSet } from '../config/config.js';
 
-export const PERIODS: readonly QuotaPeriod[] = ['minute', 'hour', 'day'];
-export const PERIOD_MS: Readonly<Record<QuotaPeriod, number>> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+const PERIODS: readonly QuotaPeriod[] = ['minute', 'hour', 'day'];
+const PERIOD_MS: Readonly<Record<QuotaPeriod, number>> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
 
 /** Every window a call of `action` counts against now: one per period of each quota naming it. */
-export function countersFor(set: QuotaSet | undefined, action: string, nowMs: number): QuotaCounter[] {
+function countersFor(set: QuotaSet | undefined, action: string, nowMs: number): QuotaCounter[] {
   if (!set) return [];
   const counters: QuotaCounter[] = [];
   for (const q of set.quotas) {

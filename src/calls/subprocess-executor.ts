@@ -162,7 +162,7 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
  * failure's details (`issues`, `input_schema`). Contract section 21: no
  * call grows the daemon by more than a small multiple of that bound.
  */
-export function stdoutCapOf(maxResultBytes: number = DEFAULT_MAX_RESULT_BYTES): number {
+function stdoutCapOf(maxResultBytes: number = DEFAULT_MAX_RESULT_BYTES): number {
   return maxResultBytes + 64 * 1024;
 }
 

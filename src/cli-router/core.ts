@@ -266,7 +266,7 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
  * `"status":"success"` (or `"partial"`) where the document has `"ok":true`:
  * exactly this many bytes longer (src/codec/tool-output.ts `projectionOf`).
  */
-export const PROJECTION_OVERHEAD_BYTES = '"status":"success"'.length - '"ok":true'.length;
+const PROJECTION_OVERHEAD_BYTES = '"status":"success"'.length - '"ok":true'.length;
 
 /**
  * A success, unless its projection would exceed `maxBytes`: then the failure

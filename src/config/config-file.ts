@@ -9,22 +9,20 @@ import { extname } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from './config-error.js';
-import { BoundedFileError, MAX_FILE_BYTES, readBoundedFile } from '../cli-router/bounded-file.js';
+import { BoundedFileError, readBoundedFile } from '../cli-router/bounded-file.js';
 import { closestName } from '../codec/closest-name.js';
 import { ConfigFile as ConfigSchema } from '../protocol/config.js';
 
-/** A configuration file larger than this is refused before it is parsed. */
-export const MAX_CONFIG_BYTES = MAX_FILE_BYTES;
 /** YAML aliases (`*name`) a document may resolve; more is refused as an alias bomb. */
 const MAX_YAML_ALIASES = 100;
 
-export function isYamlFile(file: string): boolean {
+function isYamlFile(file: string): boolean {
   return ['.yaml', '.yml'].includes(extname(file).toLowerCase());
 }
 
 /**
  * The file's text, read in full only when it is a regular file of at most
- * MAX_CONFIG_BYTES (`/dev/zero`, a FIFO or a directory is refused before it is
+ * MAX_FILE_BYTES (`/dev/zero`, a FIFO or a directory is refused before it is
  * opened; a file that grows while it is read stops at the limit + 1 byte).
  */
 export function readConfigText(file: string): string {
@@ -131,7 +129,7 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
 }
 
 /** `limits.call_timeout_ms: …`, and an unknown key named by its full path. */
-export function describeConfigIssue(issue: z.core.$ZodIssue): string {
+function describeConfigIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.map(String).join('.');
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => (where ? `${where}.${k}` : k));

@@ -39,7 +39,7 @@ export interface ApprovalPolicy {
 }
 
 /** No action asks. */
-export const NO_APPROVAL: ApprovalPolicy = { ask: new Set(), ttlS: DEFAULT_APPROVAL_TTL_S };
+const NO_APPROVAL: ApprovalPolicy = { ask: new Set(), ttlS: DEFAULT_APPROVAL_TTL_S };
 
 /** The policy of an `approval` object (config file or automation job); patterns are checked against the action table. */
 export function approvalPolicy(a: { ask: readonly string[]; ttl_s?: number | undefined } | undefined | null, where: string): ApprovalPolicy {

@@ -3,7 +3,7 @@ import { homedir, userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { describePgUrl, isPostgresUrl, pgUrlHasPassword, unusableDbTarget } from '../store/pg/url.js';
 
-export const DEFAULT_DB_FILE = 'toolgate.db';
+const DEFAULT_DB_FILE = 'toolgate.db';
 
 /**
  * The data folder when no database is named: TOOLGATE_HOME, else
@@ -52,7 +52,7 @@ export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv =
  * on — into the environment of the `project-cli` children, never into argv
  * or a log line (logs show `postgres://user:***@…`).
  */
-export function withPgPassword(url: string, env: NodeJS.ProcessEnv = process.env): string {
+function withPgPassword(url: string, env: NodeJS.ProcessEnv = process.env): string {
   if (!env.PGPASSWORD) return url;
   try {
     const u = new URL(url);

@@ -24,7 +24,7 @@ export { TOOL_CARD_URI, UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 export { EXTENSION_ID as MCP_APPS_EXTENSION_ID, RESOURCE_MIME_TYPE as MCP_APP_MIME_TYPE };
 
 /** The built app (scripts/bundle-mcp-app.mjs). */
-export const TOOL_CARD_FILE = join(PACKAGE_ROOT, 'dist', 'mcp-app', 'tool-card.html');
+const TOOL_CARD_FILE = join(PACKAGE_ROOT, 'dist', 'mcp-app', 'tool-card.html');
 const ICONS_DIR = join(PACKAGE_ROOT, 'assets', 'icons');
 
 export interface Icon {

@@ -33,7 +33,7 @@ import type { McpSessionRow } from '../store/store.js';
 import { MAX_MCP_SESSIONS_PER_USER, registerMcpSession } from './mcp-session.js';
 
 /** How often a daemon checks its cached sessions against the database (a DELETE elsewhere ends streams here within it). */
-export const SESSION_SWEEP_MS = 1000;
+const SESSION_SWEEP_MS = 1000;
 
 /**
  * How stale a session's recorded last use may get before a request records it again: a tenth of its idle

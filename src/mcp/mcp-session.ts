@@ -50,7 +50,7 @@ export function registerMcpSession(daemon: Services, id: string, principal: Pick
   return daemon.sessions.reserve(connectionId, undefined, { idleMs, id }).open(mcpSessionFields(daemon, principal, agent));
 }
 
-export function openMcpSession(daemon: Services, slot: SessionSlot, principal: Principal, agent: string): Session {
+function openMcpSession(daemon: Services, slot: SessionSlot, principal: Principal, agent: string): Session {
   return slot.open(mcpSessionFields(daemon, principal, agent));
 }
 

@@ -12,7 +12,7 @@ import { SKILLS_DIR } from '../runtime/package-root.js';
 import type { Logger } from '../runtime/logger.js';
 
 /** The skills folder as the catalog sees it: only the named skill folders exist. */
-export function onlySkills(files: SkillFiles, names: readonly string[]): SkillFiles {
+function onlySkills(files: SkillFiles, names: readonly string[]): SkillFiles {
   const allowed = new Set(names);
   const skillOf = (path: string) => path.split('/')[0] ?? '';
   return {

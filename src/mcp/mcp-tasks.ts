@@ -43,13 +43,13 @@ import {
 } from './mcp-task-wire.js';
 
 /** How often a client is asked to poll `tasks/get`. */
-export const TASK_POLL_INTERVAL_MS = 1000;
+const TASK_POLL_INTERVAL_MS = 1000;
 
 /** The server's `tasks` capability on 2025-11-25 (stripped by the SDK on 2026-07-28, where the extension stands instead). */
-export const TASKS_CAPABILITY_2025 = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
+const TASKS_CAPABILITY_2025 = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
 
 /** Tasks per `tasks/list` page. */
-export const TASK_LIST_PAGE = 50;
+const TASK_LIST_PAGE = 50;
 
 /** The opaque cursor of the next `tasks/list` page: the last listed stored call's `[created_at, id]`. */
 function cursorOf(next: readonly [string, string]): string {

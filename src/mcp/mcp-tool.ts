@@ -87,7 +87,7 @@ function hostError(code: number, message: string): ProtocolError {
 }
 
 /** An AbortSignal seen as the CancellationToken the tool path expects. */
-export function tokenOf(signal: AbortSignal): CancellationToken {
+function tokenOf(signal: AbortSignal): CancellationToken {
   return {
     get isCancellationRequested() {
       return signal.aborted;

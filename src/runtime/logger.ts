@@ -65,7 +65,7 @@ function chained(
 }
 
 /** How long a logged line may wait for others before it is written. */
-export const LOG_FLUSH_MS = 25;
+const LOG_FLUSH_MS = 25;
 /** Pending text past which the lines are written at the next turn instead. */
 const LOG_FLUSH_BYTES = 32 * 1024;
 

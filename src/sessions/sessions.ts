@@ -76,8 +76,8 @@ export interface SessionSlot {
 }
 
 /** Why `require` refuses a session id: it never existed here, or it lived past its token. */
-export const UNKNOWN_SESSION = 'unknown session';
-export const EXPIRED_SESSION = 'session expired: its bearer token has passed its exp; open a new session with a fresh token';
+const UNKNOWN_SESSION = 'unknown session';
+const EXPIRED_SESSION = 'session expired: its bearer token has passed its exp; open a new session with a fresh token';
 
 // Later expiries than the longest Node timer (MAX_TIMER_MS) are re-armed in steps.
 /** Expired session ids remembered, so their requests say "expired" rather than "unknown". */

@@ -28,7 +28,7 @@ function statSafe(path: string): boolean {
 }
 
 /** The frontmatter `description:` of a SKILL.md (first level, one line). */
-export function skillDescription(text: string): string {
+function skillDescription(text: string): string {
   const front = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text)?.[1] ?? '';
   const line = /^description:\s*(.*)$/m.exec(front)?.[1] ?? '';
   return line.trim().replace(/^["']|["']$/g, '');
