@@ -31,7 +31,7 @@ import { answerToolCall } from '../calls/tool-invoke.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
 import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from '../rpc/errors.js';
-import { ToolArgs } from '../rpc/methods.js';
+import { ToolArgs } from '../protocol/methods.js';
 import { Id } from '../protocol/json.js';
 import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 
