@@ -19,6 +19,7 @@ import { isPostgresUrl } from '../store/pg/url.js';
 import type { Services } from '../rpc/services.js';
 import { subprocessExecutor } from '../calls/subprocess-executor.js';
 import { InProcessExecutor } from '../calls/inprocess-executor.js';
+import { ToolCalls } from '../calls/tool-calls.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { recoverToolCalls } from '../calls/recovery.js';
@@ -155,7 +156,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
     const threadEvents = new ThreadEventBus(storeEventSource(store));
     const uiCache = new UiCache();
     const limits = limitsOf(opts, config);
-    const daemon: Services = {
+    const parts: Omit<Services, 'toolCalls'> = {
       store,
       dbPath,
       config,
@@ -178,6 +179,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
+    // The call service reads the same object: a reload's new limits and the metrics attached later reach it.
+    const daemon: Services = Object.assign(parts, { toolCalls: new ToolCalls(parts) });
     // A session ends at its token's exp, and its subscriptions with it (contract section 13).
     daemon.sessions.onExpire((s) => {
       daemon.subscriptions.dropSession(s.connectionId, s.id);

@@ -6,7 +6,6 @@
  * the approved call's run (calls/approvals.ts), a deny, an expiry after
  * `ttl_s`, or a cancel — whichever connection or daemon decided it.
  */
-import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolApprovalNotification } from '../protocol/methods.js';
 import { StoreConflictError, type PendingCallRow } from '../store/store.js';
 import { endPending, isExpired, type PendingDeps } from './pending-calls.js';
@@ -36,7 +35,7 @@ type Asked =
   | { kind: 'stored'; row: import('../store/store.js').MessageRow }
   | { kind: 'pending'; row: PendingCallRow; ui: UiSchema | undefined; created: boolean };
 
-export async function askApproval(daemon: AskDeps, conn: Peer, session: Session, call: Call, own: OwnCall, log: Logger, token: CancellationToken): Promise<ToolCallAnswer> {
+export async function askApproval(daemon: AskDeps, conn: Peer, session: Session, call: Call, own: OwnCall, log: Logger, signal: AbortSignal): Promise<ToolCallAnswer> {
   const key: CallKey = { userId: call.userId, threadId: call.threadId, toolCallId: call.toolCallId };
   const asked = await storePending(daemon, session, call);
   if (asked.kind === 'stored') return replay(daemon, conn, call, asked.row);
@@ -64,9 +63,11 @@ export async function askApproval(daemon: AskDeps, conn: Peer, session: Session,
   }
 
   // The caller cancelling its request cancels the pending call (contract section 16).
-  const cancelled = token.onCancellationRequested(() => {
+  const cancel = () => {
     endPending(daemon, key, { decision: 'cancel', surface: 'cancel_request' }).catch((err: unknown) => log.log('warn', 'the pending call could not be cancelled', { err: (err as Error).message }));
-  });
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  if (signal.aborted) cancel();
   try {
     const done = await outcomeOf(daemon, key, log);
     if (!own.sent) return replay(daemon, conn, call, done);
@@ -74,7 +75,7 @@ export async function askApproval(daemon: AskDeps, conn: Peer, session: Session,
     if (!output) throw new Error(`stored tool message ${done.id} holds no tool output`);
     return answerOf(output, done.content, messageOfOutput(output).projection);
   } finally {
-    cancelled.dispose();
+    signal.removeEventListener('abort', cancel);
   }
 }
 

@@ -1,8 +1,8 @@
 /**
  * How an admitted call runs across the restricted boundary. Each executor is
  * an object that owns its whole run path — the stored answer, the
- * credential and its audit, the run, the tool message — so `invokeTool`
- * (tool-invoke.ts) never asks which one it has:
+ * credential and its audit, the run, the tool message — so the call service
+ * (tool-calls.ts, tool-invoke.ts) never asks which one it has:
  *
  * - `InProcessExecutor` (inprocess-executor.ts): the CLI core in this
  *   process, everything in one unit of work on the daemon's connection.

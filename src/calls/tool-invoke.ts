@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { CancellationToken } from 'vscode-jsonrpc';
 import { admitCall, type Admission, type CliDocument } from '../cli-router/core.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError } from '../store/store.js';
@@ -57,17 +56,13 @@ export type { ToolCallAnswer };
  * arguments, a refused credential reach the caller only — no event
  * happened.
  */
-export async function invokeTool(...call: Parameters<typeof answerToolCall>): Promise<ToolResponse> {
-  return (await answerToolCall(...call)).response;
-}
-
-/** `invokeTool`, with the projection object the response's text was made from. */
+/** A call's answer, with the projection object the response's text was made from (ToolCalls.invoke is its one caller). */
 export async function answerToolCall(
   daemon: ToolInvokeDeps,
   conn: Peer,
   session: Session,
   params: Params,
-  token: CancellationToken,
+  signal: AbortSignal,
   requestLog: Logger,
 ): Promise<ToolCallAnswer> {
   const admission = admitCall(session.allowedActions, params.args, daemon.secrets);
@@ -76,7 +71,7 @@ export async function answerToolCall(
   const log = requestLog.child({ thread_id: params.thread_id, tool_call_id: params.tool_call_id, action: `${args.module}.${args.method}` });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
-  if (token.isCancellationRequested) throw new DaemonError('CANCELLED', 'request cancelled');
+  if (signal.aborted) throw new DaemonError('CANCELLED', 'request cancelled');
   // Contract section 5: refused, never stored — no thread, no message; only the caller hears of it.
   if (!admission.admitted && !admission.kept) return direct(conn, params.thread_id, messageOfDoc(admission.doc, args, params.tool_call_id));
 
@@ -114,7 +109,7 @@ export async function answerToolCall(
   // its quotas already: asking is no way around them.
   if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
     try {
-      return await askApproval(daemon, conn, session, call, own, log, token);
+      return await askApproval(daemon, conn, session, call, own, log, signal);
     } finally {
       daemon.subscriptions.done(own);
     }
@@ -124,12 +119,15 @@ export async function answerToolCall(
   const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
   const shared = shareRunning(daemon, { ...call, action, createdAt: running.createdAt }, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
-  const cancelled = token.onCancellationRequested(() => running.stop(CallStopped.cancelled()));
+  const cancel = () => running.stop(CallStopped.cancelled());
+  signal.addEventListener('abort', cancel, { once: true });
+  // Cancelled while it was being admitted (an await ago): stopped as it starts.
+  if (signal.aborted) cancel();
   running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
   try {
     return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
-    cancelled.dispose();
+    signal.removeEventListener('abort', cancel);
     finish();
     shared?.();
     daemon.subscriptions.done(own);

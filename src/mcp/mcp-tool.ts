@@ -1,5 +1,5 @@
 /**
- * `tools/call` of `project_cli` over MCP: a thin adapter onto `invokeTool`,
+ * `tools/call` of `project_cli` over MCP: a thin adapter onto the call service (`ToolCalls.invoke`),
  * the very path of `tool/invoke` (whitelist, credential, CLI boundary,
  * storage, subscribers, AG-UI). It only translates:
  *
@@ -16,7 +16,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { echoName, redact } from '../codec/redact.js';
@@ -27,8 +26,6 @@ import type { Connection } from '../rpc/connection.js';
 import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../sessions/sessions.js';
-import { answerToolCall } from '../calls/tool-invoke.js';
-import { observeToolCall } from '../telemetry/tool-call.js';
 import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from '../rpc/errors.js';
 import { ToolArgs } from '../protocol/methods.js';
@@ -86,20 +83,6 @@ function hostError(code: number, message: string): ProtocolError {
   return new ProtocolError(code, message);
 }
 
-/** An AbortSignal seen as the CancellationToken the tool path expects. */
-function tokenOf(signal: AbortSignal): CancellationToken {
-  return {
-    get isCancellationRequested() {
-      return signal.aborted;
-    },
-    onCancellationRequested: (listener: (e: unknown) => unknown) => {
-      const handler = () => listener(undefined);
-      signal.addEventListener('abort', handler, { once: true });
-      return { dispose: () => signal.removeEventListener('abort', handler) };
-    },
-  } as CancellationToken;
-}
-
 /**
  * The call a `tools/call` names: `(thread, tool_call_id)` from the host's
  * `_meta`, else the MCP session's thread (or the principal's) and a fresh id.
@@ -124,7 +107,7 @@ export function callIdentity(
     if (value !== undefined && findSecretIn(value, secrets) !== null) {
       throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
     }
-    // U+0000 or a lone surrogate: no engine stores it as it is (the args are admitted by answerToolCall).
+    // U+0000 or a lone surrogate: no engine stores it as it is (the args are admitted by the call service).
     const malformed = typeof value === 'string' ? malformedReason(value) : null;
     if (malformed) throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] ${malformed}, which no id may hold; nothing was stored`);
   }
@@ -190,19 +173,8 @@ export async function callProjectCli(deps: McpCallDeps, principal: McpPrincipal,
   const started = performance.now();
   try {
     const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
-    const { response, projection } = await deps.track(
-      observeToolCall(daemon.metrics, { transport: 'mcp', executor: daemon.executor.kind, ...parsed.data, toolCallId, traceparent }, async () => {
-        const answer = await answerToolCall(
-          daemon,
-          conn,
-          principal.session,
-          { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
-          tokenOf(ctx.mcpReq.signal),
-          log,
-        );
-        return { ...answer, status: answer.response.status };
-      }),
-    );
+    const call = { threadId, toolCallId, args: parsed.data, traceparent };
+    const { response, projection } = await deps.track(daemon.toolCalls.invoke(principal.session, call, { signal: ctx.mcpReq.signal, to: conn, log }));
     await Promise.all(sent);
     // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.
     if (sent.length > 0) await new Promise((resolve) => setImmediate(resolve));

@@ -14,10 +14,8 @@ import type { Services } from './services.js';
 import type { Connection } from './connection.js';
 import type { Session } from '../sessions/sessions.js';
 import { openSession } from '../sessions/session-open.js';
-import { invokeTool } from '../calls/tool-invoke.js';
 import { cancelCall, getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
-import { observeToolCall } from '../telemetry/tool-call.js';
 import { appendMessage, getHistory, threadList } from '../threads/history.js';
 import { listSkills, readSkill } from '../sessions/skills.js';
 import { initializeResult } from '../sessions/initialize.js';
@@ -47,6 +45,14 @@ interface MethodSpec<S extends z.ZodType = z.ZodType> {
   handler: Handler<S>;
 }
 
+/** `$/cancelRequest` as the AbortSignal the call service takes (a token cancelled already gives an aborted signal). */
+function abortSignalOf(token: CancellationToken): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  if (token.isCancellationRequested) controller.abort();
+  const listening = token.onCancellationRequested(() => controller.abort());
+  return { signal: controller.signal, dispose: () => listening.dispose() };
+}
+
 /**
  * A request's handler, registered by the request's one declaration in
  * src/protocol/methods.ts (its wire name and params schema come from there:
@@ -70,13 +76,15 @@ const HANDLERS = [
     return initializeResult(daemon);
   }),
   on(M.SessionOpen, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
-  on(M.ToolInvoke, ({ daemon, conn, params, token, session, log }) =>
-    observeToolCall(
-      daemon.metrics,
-      { transport: conn.transport, executor: daemon.executor.kind, ...params.args, toolCallId: params.tool_call_id, traceparent: params._meta?.traceparent },
-      () => invokeTool(daemon, conn, session(), params, token, log),
-    ),
-  ),
+  on(M.ToolInvoke, async ({ daemon, conn, params, token, session, log }) => {
+    const call = { threadId: params.thread_id, toolCallId: params.tool_call_id, args: params.args, traceparent: params._meta?.traceparent };
+    const signal = abortSignalOf(token);
+    try {
+      return (await daemon.toolCalls.invoke(session(), call, { signal: signal.signal, to: conn, log })).response;
+    } finally {
+      signal.dispose();
+    }
+  }),
   // Threads are per user: subscribing watches the session user's thread of that id (which may not exist
   // yet) and creates nothing; another user's thread of the same id is never reached.
   on(M.ThreadSubscribe, async ({ daemon, conn, params, session }) => {

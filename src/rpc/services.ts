@@ -19,9 +19,12 @@ import type { CallServiceDeps } from '../calls/call-service.js';
 import type { Executor } from '../calls/executor.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import type { PgFanout } from '../threads/pg-fanout.js';
+import type { ToolCalls } from '../calls/tool-calls.js';
 
 export interface Services extends SessionOpenDeps, ReloadTarget, ServerFacts, HistoryDeps, ToolInvokeDeps, DecideDeps, CallServiceDeps {
   executor: Executor;
+  /** The call service: the one way a tool call runs (JSON-RPC, MCP, automation). */
+  toolCalls: ToolCalls;
   /** The Prometheus registry when `metrics.enabled` (src/telemetry/metrics.ts); tool calls count into it. */
   metrics?: ToolgateMetrics | undefined;
   /** PostgreSQL only: the cross-daemon fan-out (LISTEN/NOTIFY) feeding the thread-event bus. */
