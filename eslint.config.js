@@ -2,7 +2,8 @@
 // rule of the code base — no import points upward (the graph in README.md, "Where things are"):
 //   src/app (the composition root: `toolgate`'s command line and `serve`) → src/mcp | src/http
 //   (MCP; the HTTP routes), side by side → src/rpc (JSON-RPC: dispatcher, stdio, WebSocket) →
-//   runtime (src/daemon) → telemetry | cli-router → codec | store; src/protocol is the bottom
+//   the runtime, top first: src/calls → src/threads → src/sessions → src/auth → src/config →
+//   src/runtime → telemetry → cli-router → codec | store; src/protocol is the bottom
 //   (it imports nothing of ours) and the conformance runner sees only src/protocol. Only the
 //   transports turn errors into JSON-RPC errors: below src/rpc nothing imports ResponseError or
 //   the JSON-RPC code table (the daemon throws DaemonErrors). src/inspector is not linted (a
@@ -16,6 +17,17 @@ const eslintRecommended = Object.fromEntries(
   [...builtinRules].filter(([, rule]) => rule.meta?.docs?.recommended).map(([name]) => [name, 'error']),
 );
 
+/** The runtime's folders, top first: each imports only those after it (and the layers below them all). */
+const RUNTIME = ['calls', 'threads', 'sessions', 'auth', 'config', 'runtime'];
+const WHAT = {
+  calls: 'the call service and its executors',
+  threads: 'threads (events, subscriptions, history)',
+  sessions: 'sessions',
+  auth: 'authentication and credentials',
+  config: 'the configuration',
+  runtime: 'the runtime basics',
+};
+
 /** `no-restricted-imports` with one message per forbidden layer (or `[regex, message, importNames]`). */
 const forbid = (...layers) => [
   'error',
@@ -26,8 +38,8 @@ const forbid = (...layers) => [
 const up = (dir, why) => [`^(\\.\\./)+${dir}/`, why];
 /** Below src/rpc, no JSON-RPC errors: neither vscode-jsonrpc's ResponseError nor the wire's code table. */
 const NO_WIRE_ERRORS = [
-  ['^vscode-jsonrpc', 'only src/rpc builds JSON-RPC errors: throw a DaemonError (src/daemon/errors.ts)', ['ResponseError']],
-  ['(^|/)protocol/(errors|index)\\.js$', 'only src/rpc knows JSON-RPC error codes: throw a DaemonError (src/daemon/errors.ts)', ['RpcErrorCode']],
+  ['^vscode-jsonrpc', 'only src/rpc builds JSON-RPC errors: throw a DaemonError (src/runtime/errors.ts)', ['ResponseError']],
+  ['(^|/)protocol/(errors|index)\\.js$', 'only src/rpc knows JSON-RPC error codes: throw a DaemonError (src/runtime/errors.ts)', ['RpcErrorCode']],
 ];
 
 export default defineConfig(
@@ -93,7 +105,7 @@ export default defineConfig(
         up('app', 'the store is below the composition root'),
         up('mcp', 'the store is below MCP'),
         up('http', 'the store is below the HTTP routes'),
-        up('daemon', 'the store is below the daemon'),
+        ...RUNTIME.map((d) => up(d, 'the store is below the daemon')),
         up('rpc', 'the store is below the rpc layer'),
         up('cli-router', 'the store is below the CLI router (handlers call the store)'),
         up('telemetry', 'the store is below telemetry: report through Store.onCommit'),
@@ -109,7 +121,7 @@ export default defineConfig(
         up('app', 'codec is pure: no composition root'),
         up('mcp', 'codec is pure: no MCP'),
         up('http', 'codec is pure: no HTTP routes'),
-        up('daemon', 'codec is pure: no daemon'),
+        ...RUNTIME.map((d) => up(d, 'codec is pure: no daemon')),
         up('rpc', 'codec is pure: no rpc'),
         up('store', 'codec is pure: no store (no I/O)'),
         up('cli-router', 'codec is below the CLI router (the router calls the codec)'),
@@ -126,7 +138,7 @@ export default defineConfig(
         up('app', 'the CLI router runs without the composition root'),
         up('mcp', 'the CLI router knows nothing of MCP'),
         up('http', 'the CLI router knows nothing of HTTP'),
-        up('daemon', 'the CLI router runs without the daemon'),
+        ...RUNTIME.map((d) => up(d, 'the CLI router runs without the daemon')),
         up('rpc', 'the CLI router knows nothing of JSON-RPC'),
         up('telemetry', 'project-cli loads no metrics or tracing (its start-up budget)'),
         up('conformance', 'the CLI router never uses the conformance runner'),
@@ -142,25 +154,27 @@ export default defineConfig(
         up('mcp', 'telemetry is below the transports (they call its hook)'),
         up('http', 'telemetry is below the HTTP routes (src/http serves its metrics)'),
         up('rpc', 'telemetry is below the transports (they call its hook)'),
-        up('daemon', 'telemetry is below the daemon: it sees the store and the action table, never the runtime'),
+        ...RUNTIME.map((d) => up(d, 'telemetry is below the daemon: it sees the store and the action table, never the runtime')),
         up('conformance', 'telemetry never uses the conformance runner'),
         ...NO_WIRE_ERRORS,
       ),
     },
   },
-  {
-    // src/calls (a call's lifecycle) is the daemon's layer: below the transports like it.
-    files: ['src/daemon/**/*.ts', 'src/calls/**/*.ts'],
+  // The runtime, one block per folder: nothing above it in the runtime, no transport, no JSON-RPC error.
+  ...RUNTIME.map((dir, at) => ({
+    files: [`src/${dir}/**/*.ts`],
     rules: {
       'no-restricted-imports': forbid(
-        up('app', 'the daemon is below the composition root (src/app)'),
-        up('mcp', 'the daemon is below the transports: MCP calls the daemon, never the reverse'),
-        up('http', 'the daemon is below the transports: the HTTP routes call the daemon, never the reverse'),
-        up('rpc', 'the daemon is below the transports: throw domain errors, let src/rpc map them'),
+        up('app', 'the runtime is below the composition root (src/app)'),
+        up('mcp', 'the runtime is below the transports: MCP calls it, never the reverse'),
+        up('http', 'the runtime is below the transports: the HTTP routes call it, never the reverse'),
+        up('rpc', 'the runtime is below the transports: throw domain errors, let src/rpc map them'),
+        up('conformance', 'the runtime never uses the conformance runner'),
+        ...RUNTIME.slice(0, at).map((above) => up(above, `src/${dir} is below ${WHAT[above]} (src/${above}): take what it needs as a parameter`)),
         ...NO_WIRE_ERRORS,
       ),
     },
-  },
+  })),
   {
     files: ['src/rpc/**/*.ts'],
     rules: {

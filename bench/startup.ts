@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { median } from './stats.js';
 import { BENCH_DIST, childEnv, PROJECT_CLI_BIN, REPO_ROOT, tempDir } from './env.js';
 import { calendarInput } from './anchors/calendar-input.js';
-import { issueClaims, loadSigningKey, signCredential } from '../src/daemon/credential-issuer.js';
+import { issueClaims, loadSigningKey, signCredential } from '../src/auth/credential-issuer.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 export interface StartupRow {

@@ -83,7 +83,7 @@ rmSync(`${root}dist/project-cli.bundle.mjs`, { force: true });
 await withThrowawayCall(async (call) => {
   await call([`${root}bin/project-cli.mjs`], { PROJECT_CLI_WRITE_CODE_CACHE: '1' });
   // The start-up snapshot the subprocess executor starts the CLI from (see
-  // src/daemon/cli-launch.ts); one call through it is its smoke test.
+  // src/calls/cli-launch.ts); one call through it is its smoke test.
   if (buildSnapshot()) await call(['--snapshot-blob', blob, outfile], {});
 });
 
@@ -142,7 +142,7 @@ require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {
 async function withThrowawayCall(fn) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-cache-'));
   try {
-    const { loadSigningKey, issueClaims, signCredential } = await import(`${root}dist/src/daemon/credential-issuer.js`);
+    const { loadSigningKey, issueClaims, signCredential } = await import(`${root}dist/src/auth/credential-issuer.js`);
     const { openSqliteStore } = await import(`${root}dist/src/store/sqlite/sqlite-store.js`);
     const { argsSha256 } = await import(`${root}dist/src/codec/canonical-json.js`);
     const db = join(dir, 'cache.db');

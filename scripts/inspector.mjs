@@ -70,7 +70,7 @@ createInterface({ input: child.stderr }).on('line', (line) => {
 });
 
 async function printLink(host, port) {
-  const { devToken } = await import(`${root}dist/src/daemon/dev-token.js`);
+  const { devToken } = await import(`${root}dist/src/auth/dev-token.js`);
   let token;
   try {
     token = await devToken({ user: values.user, name: values.user === 'alice' ? 'Alice' : undefined, ttlSeconds: 24 * 3600, env: process.env });

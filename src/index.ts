@@ -6,6 +6,6 @@
  */
 export { main } from './app/cli.js';
 export { serve, VERSION, DEFAULT_LIMITS, type ServeOptions, type Limits } from './app/serve.js';
-export { loadConfig, DEFAULT_CONFIG, type DaemonConfig, type AgentProfile } from './daemon/config.js';
+export { loadConfig, DEFAULT_CONFIG, type DaemonConfig, type AgentProfile } from './config/config.js';
 export { ACTION_NAMES } from './protocol/action-table.js';
 export { TOOL_ERROR_CODES, type ToolErrorCode, type ToolError } from './protocol/tool.js';

@@ -1,16 +1,16 @@
 /**
  * `toolgate` command line: parses flags and hands over. Nothing else lives here.
  */
-import { ConfigError } from '../daemon/bearer-auth.js';
+import { ConfigError } from '../config/config-error.js';
 import { DatabaseOpenError } from '../store/database.js';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PACKAGE_ROOT } from '../daemon/package-root.js';
-import { FolderError, ensureFolder, resolveDbPath } from '../daemon/data-dir.js';
+import { PACKAGE_ROOT } from '../runtime/package-root.js';
+import { FolderError, ensureFolder, resolveDbPath } from '../config/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
-import { devToken } from '../daemon/dev-token.js';
-import { devCredential } from '../daemon/dev-credential.js';
-import { addAutomationJob } from '../daemon/automation.js';
+import { devToken } from '../auth/dev-token.js';
+import { devCredential } from '../auth/dev-credential.js';
+import { addAutomationJob } from '../sessions/automation-jobs.js';
 import { serve, VERSION, type ServeOptions } from './serve.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
@@ -48,7 +48,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'conformance': {
         const values = parseCommand(CONFORMANCE, rest, io.stdout);
         if (values === null) return 0;
-        const { ConformanceUsageError, conformanceCommand } = await import('../conformance/cli.js');
+        const { ConformanceUsageError, conformanceCommand } = await import('../conformance/conformance-command.js');
         try {
           return await conformanceCommand(values, (t) => io.stdout.write(t));
         } catch (err) {

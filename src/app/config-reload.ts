@@ -3,16 +3,16 @@
  * line says what happened — `config reloaded`, or `config reload rejected`
  * with the reason naming the file and the key — and
  * `toolgate_config_reloads_total{result}` counts it. A file that does not
- * load changes nothing (src/daemon/config-reload.ts applies a valid one).
+ * load changes nothing (src/sessions/profile-reload.ts applies a valid one).
  */
-import { loadConfig, type DaemonConfig } from '../daemon/config.js';
-import { applyConfig, type LiveLimits } from '../daemon/config-reload.js';
-import type { Daemon } from '../daemon/daemon.js';
-import type { Logger } from '../daemon/logger.js';
-import { discoverSkills } from '../daemon/skills.js';
+import { loadConfig, type DaemonConfig } from '../config/config.js';
+import { applyConfig, type LiveLimits } from '../sessions/profile-reload.js';
+import type { Services } from '../rpc/services.js';
+import type { Logger } from '../runtime/logger.js';
+import { discoverSkills } from '../sessions/skills.js';
 
 export interface ReloadDeps {
-  daemon: Daemon;
+  daemon: Services;
   log: Logger;
   /** `--config`; undefined: nothing to reload. */
   file: string | undefined;

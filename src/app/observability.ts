@@ -3,14 +3,14 @@
  * registry when `metrics.enabled` says so, and — only when tracing is on —
  * the child spans around the store's transactions and project-cli processes.
  */
-import type { Daemon } from '../daemon/daemon.js';
-import type { Logger } from '../daemon/logger.js';
-import { ConfigError } from '../daemon/bearer-auth.js';
+import type { Services } from '../rpc/services.js';
+import type { Logger } from '../runtime/logger.js';
+import { ConfigError } from '../config/config-error.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import { otlpTracesEndpoint, startTracing, type Tracing } from '../telemetry/tracing.js';
 import { storeAnswers } from '../telemetry/health.js';
 import { opsRoutes } from '../http/ops-routes.js';
-import { SubprocessExecutor } from '../daemon/executor.js';
+import { SubprocessExecutor } from '../calls/subprocess-executor.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -39,7 +39,7 @@ export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log:
 }
 
 /** Child spans of each call's span: installed only when tracing is on, so a daemon without it keeps its own objects. */
-export async function traceDaemon(daemon: Daemon): Promise<void> {
+export async function traceDaemon(daemon: Services): Promise<void> {
   const { traceExecutor, traceStore } = await import('../telemetry/instrument.js');
   daemon.store = traceStore(daemon.store);
   if (daemon.executor instanceof SubprocessExecutor) traceExecutor(daemon.executor);
@@ -49,7 +49,7 @@ export async function traceDaemon(daemon: Daemon): Promise<void> {
  * The metrics registry of a `--ws` daemon whose `metrics.enabled` holds; the store reports its commits to it.
  * prom-client is loaded only then (a stdio daemon, or one with metrics off, never loads it).
  */
-export async function attachMetrics(daemon: Daemon, host: string): Promise<ToolgateMetrics | undefined> {
+export async function attachMetrics(daemon: Services, host: string): Promise<ToolgateMetrics | undefined> {
   if (!metricsEnabled(daemon.config.metrics.enabled, host)) return undefined;
   const { ToolgateMetrics } = await import('../telemetry/metrics.js');
   const store = daemon.store;
@@ -64,7 +64,7 @@ export async function attachMetrics(daemon: Daemon, host: string): Promise<Toolg
 }
 
 /** `/healthz`, `/readyz` and (with metrics) `/metrics` for the HTTP server. */
-export function daemonOpsRoutes(daemon: Daemon, accepting: () => boolean) {
+export function daemonOpsRoutes(daemon: Services, accepting: () => boolean) {
   return opsRoutes({
     ready: async () => {
       if (!accepting()) return { ready: false, reason: 'draining' };

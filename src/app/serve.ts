@@ -9,29 +9,32 @@ import { startCheckpointer } from '../store/sqlite/checkpointer.js';
 import type { PgStore } from '../store/pg/pg-store.js';
 import type { Store } from '../store/store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
-import { ConfigError, DEV_SECRET_FILE, resolveBearerKeys } from '../daemon/bearer-auth.js';
-import { loadConfig } from '../daemon/config.js';
-import { ProtectedResource } from '../daemon/protected-resource.js';
-import { loadSigningKey } from '../daemon/credential-issuer.js';
-import { describeDb, ensureFolder, keysDir, passwordInArgv, resolveDbPath } from '../daemon/data-dir.js';
+import { DEV_SECRET_FILE, resolveBearerKeys } from '../auth/bearer-auth.js';
+import { ConfigError } from '../config/config-error.js';
+import { loadConfig } from '../config/config.js';
+import { ProtectedResource } from '../auth/protected-resource.js';
+import { loadSigningKey } from '../auth/credential-issuer.js';
+import { describeDb, ensureFolder, keysDir, passwordInArgv, resolveDbPath } from '../config/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
-import type { Daemon } from '../daemon/daemon.js';
-import { inprocessExecutor, subprocessExecutor } from '../daemon/executor.js';
-import { createLogger, type Logger } from '../daemon/logger.js';
-import { PACKAGE_ROOT } from '../daemon/package-root.js';
-import { recoverToolCalls } from '../daemon/recovery.js';
-import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../daemon/sessions.js';
-import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../daemon/subscriptions.js';
+import type { Services } from '../rpc/services.js';
+import { subprocessExecutor } from '../calls/subprocess-executor.js';
+import { InProcessExecutor } from '../calls/inprocess-executor.js';
+import { ToolCalls } from '../calls/tool-calls.js';
+import { createLogger, type Logger } from '../runtime/logger.js';
+import { PACKAGE_ROOT } from '../runtime/package-root.js';
+import { recoverToolCalls } from '../calls/recovery.js';
+import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../sessions/sessions.js';
+import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../threads/subscriptions.js';
 import { httpGuard, loggedGuard } from '../rpc/http-guard.js';
 import { DEFAULT_TRANSPORT_LIMITS, type ServeContext, type TransportLimits } from '../rpc/serve-context.js';
-import { ThreadEventBus } from '../daemon/thread-events.js';
-import { storeEventSource } from '../daemon/thread-event-source.js';
-import type { DaemonConfig } from '../daemon/config.js';
+import { ThreadEventBus } from '../threads/thread-events.js';
+import { storeEventSource } from '../threads/thread-event-source.js';
+import type { DaemonConfig } from '../config/config.js';
 import { PendingWrites } from '../rpc/tracked-writer.js';
 import { openMcpStdioPrincipal } from '../mcp/mcp-session.js';
-import { discoverSkills } from '../daemon/skills.js';
-import { configuredSecrets } from '../daemon/configured-secrets.js';
-import { UiCache } from '../daemon/ui-cache.js';
+import { discoverSkills } from '../sessions/skills.js';
+import { configuredSecrets } from '../auth/configured-secrets.js';
+import { UiCache } from '../threads/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
@@ -41,7 +44,7 @@ import { ApprovalWaiters } from '../calls/approval-waiters.js';
 import { RunningCalls } from '../calls/running-calls.js';
 import { ExpirySweeper } from '../calls/expiry-sweeper.js';
 import { CallStopped } from '../calls/call-stopped.js';
-import type { LiveLimits } from '../daemon/config-reload.js';
+import type { LiveLimits } from '../sessions/profile-reload.js';
 import { reloadConfig } from './config-reload.js';
 
 export interface ServeOptions {
@@ -96,7 +99,7 @@ export const DEFAULT_LIMITS: Limits = {
 export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** Builds the runtime: every configuration problem is a ConfigError raised before anything is served. */
-export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Daemon> {
+export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Services> {
   const dbPath = resolveDbPath(opts.db, opts.env);
   const dataDir = keysDir(opts.env);
   // serve --mcp acts for one token's user: without it, refuse before anything is created.
@@ -154,14 +157,14 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     const threadEvents = new ThreadEventBus(storeEventSource(store));
     const uiCache = new UiCache();
     const limits = limitsOf(opts, config);
-    const daemon: Daemon = {
+    const parts: Omit<Services, 'toolCalls'> = {
       store,
       dbPath,
       config,
       signingKey,
       bearerKeys,
       ...(oauth ? { oauth } : {}),
-      executor: opts.executor === 'inprocess' ? inprocessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses, opts.env, log),
+      executor: opts.executor === 'inprocess' ? new InProcessExecutor() : subprocessExecutor(limitsOf(opts, config).maxProcesses, opts.env, log),
       log,
       env: opts.env,
       sessions: new SessionRegistry(limitsOf(opts, config).maxSessionsPerConnection, limitsOf(opts, config).maxConnectionsPerUser),
@@ -177,6 +180,8 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
       version: VERSION,
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
+    // The call service reads the same object: a reload's new limits and the metrics attached later reach it.
+    const daemon: Services = Object.assign(parts, { toolCalls: new ToolCalls(parts) });
     // A session ends at its token's exp, and its subscriptions with it (contract section 13).
     daemon.sessions.onExpire((s) => {
       daemon.subscriptions.dropSession(s.connectionId, s.id);
@@ -185,7 +190,7 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Dae
     // PostgreSQL: other daemons' calls of watched threads reach this daemon's bus (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
-      const { PgFanout } = await import('../daemon/pg-fanout.js');
+      const { PgFanout } = await import('../threads/pg-fanout.js');
       daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
       // Another daemon's call/cancel of a call running here (contract section 16).
       daemon.fanout.onCallCancel((key) => daemon.calls.stop(key, CallStopped.cancelled()));

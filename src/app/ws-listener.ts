@@ -8,7 +8,7 @@
  * HTTP surface, not a copy.
  */
 import type { ServeContext } from '../rpc/serve-context.js';
-import type { Logger } from '../daemon/logger.js';
+import type { Logger } from '../runtime/logger.js';
 import { createHttpServer } from '../http/http-server.js';
 import { agUiStreamRoute } from '../http/ag-ui-stream.js';
 import { callRoutes } from '../http/call-routes.js';
@@ -16,7 +16,7 @@ import { corsRoute } from '../http/cors.js';
 import { resourceMetadataRoute } from '../http/oauth-metadata.js';
 import { attachWebSocketRpc } from '../rpc/ws-transport.js';
 import { LAZY_MCP_PATH, lazyMcpHttp } from '../mcp/mcp-http-lazy.js';
-import { RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../daemon/protected-resource.js';
+import { RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../auth/protected-resource.js';
 import { attachMetrics, daemonOpsRoutes } from './observability.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

@@ -14,12 +14,12 @@ import { admitCall } from '../cli-router/core.js';
 import type { CallCancelResult } from '../protocol/methods.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
 import type { PendingCallRow } from '../store/store.js';
-import type { Daemon } from '../daemon/daemon.js';
-import type { Logger } from '../daemon/logger.js';
-import { seedOutput } from '../daemon/message-views.js';
-import { settle } from '../daemon/tool-invoke.js';
+import type { RunningCalls } from './running-calls.js';
+import type { Logger } from '../runtime/logger.js';
+import { seedOutput } from '../threads/message-views.js';
+import { settle, type SettleDeps } from './tool-invoke.js';
 import { callNotFound, storedCall } from './call-service.js';
-import { argsMismatch, endPending, isExpired, woken } from './pending-calls.js';
+import { argsMismatch, endPending, isExpired, woken, type PendingDeps } from './pending-calls.js';
 import type { CallKey } from './running-calls.js';
 
 export interface Decision {
@@ -31,7 +31,7 @@ export interface Decision {
   surface: string;
 }
 
-export async function decideCall(daemon: Daemon, key: CallKey, d: Decision, log: Logger): Promise<CallCancelResult> {
+export async function decideCall(daemon: DecideDeps, key: CallKey, d: Decision, log: Logger): Promise<CallCancelResult> {
   const pending = await daemon.store.read((tx) => tx.pendingCalls.get(key));
   if (!pending) return decided(daemon, key, d.argsSha256);
   if (pending.argsSha256 !== d.argsSha256) throw argsMismatch();
@@ -55,8 +55,16 @@ export async function decideCall(daemon: Daemon, key: CallKey, d: Decision, log:
   return decided(daemon, key, d.argsSha256);
 }
 
+
+/** What deciding a pending call needs: ending it, or running it once approved. */
+export interface DecideDeps extends PendingDeps, SettleDeps {
+  calls: RunningCalls;
+  /** Configured secrets: an approved call's args are admitted again against them. */
+  secrets?: readonly string[] | undefined;
+}
+
 /** The call's state once decided (by this request or another): done with its outcome, or still running. */
-async function decided(daemon: Daemon, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
+async function decided(daemon: DecideDeps, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
   const done = await storedCall(daemon.store, key);
   if (done) {
     if (done.args_sha256 !== argsSha256) throw argsMismatch();
@@ -75,7 +83,7 @@ async function decided(daemon: Daemon, key: CallKey, argsSha256: string): Promis
  * call/cancel and its time limit reach it) until its outcome is stored; then
  * its pending row goes and every waiter looks again.
  */
-async function runApproved(daemon: Daemon, row: PendingCallRow, log: Logger): Promise<void> {
+async function runApproved(daemon: DecideDeps, row: PendingCallRow, log: Logger): Promise<void> {
   const key = { userId: row.userId, threadId: row.threadId, toolCallId: row.toolCallId };
   const args = JSON.parse(row.args) as ToolCallArgs;
   const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: daemon.maxResultBytes };
@@ -84,12 +92,14 @@ async function runApproved(daemon: Daemon, row: PendingCallRow, log: Logger): Pr
   // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
   const release = await daemon.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
   const { running, finish } = daemon.calls.start({ ...call, action: row.action }, daemon.timeoutMs(row.action));
+  // From the approval on: the wait for a person is no part of the call's time (security.md, operations.md).
+  const started = performance.now();
   try {
     const outcome = await settle(daemon, { userId: row.userId, source: row.source, jobId: row.jobId }, call, admission, callLog, running.signal);
     if (outcome.kind === 'ran') {
       seedOutput(outcome.row, outcome.message.output);
       daemon.threadEvents.publish({ userId: row.userId, threadId: row.threadId, row: outcome.row });
-      callLog.log('info', 'tool call', { status: outcome.message.output.status, message_id: outcome.row.id });
+      callLog.log('info', 'tool call', { status: outcome.message.output.status, message_id: outcome.row.id, ms: Math.round(performance.now() - started) });
     }
   } finally {
     finish();

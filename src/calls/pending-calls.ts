@@ -9,9 +9,9 @@
 import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
 import type { ApprovalDecision, PendingCallRow, Store } from '../store/store.js';
-import { DaemonError } from '../daemon/errors.js';
-import { storeOutcome } from '../daemon/call.js';
-import type { ThreadEventBus } from '../daemon/thread-events.js';
+import { DaemonError } from '../runtime/errors.js';
+import { storeOutcome } from './call.js';
+import type { ThreadEventBus } from '../threads/thread-events.js';
 import type { ApprovalWaiters } from './approval-waiters.js';
 import type { CallKey } from './running-calls.js';
 

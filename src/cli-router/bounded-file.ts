@@ -2,7 +2,7 @@
  * Reading a file an operator names (the config file, key files): a regular
  * file of at most MAX_FILE_BYTES, checked before it is opened, so a FIFO,
  * `/dev/zero` or a directory is refused at once instead of hanging or
- * filling memory. Shared by the daemon (src/daemon sits above this folder)
+ * filling memory. Shared by the daemon (src/config and src/auth sit above this folder)
  * and project-cli.
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';

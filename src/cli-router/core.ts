@@ -10,7 +10,7 @@
  * in-process executor both call it, so their results are byte-identical.
  *
  * Trust: a signed credential (the process boundary) is verified only with
- * keys the daemon recorded in the database (`authenticate`, through the
+ * keys the daemon recorded in the database (`verifyCliCredential`, through the
  * store's `credentialKeys`). The in-process executor hands over claims the
  * daemon itself just issued, never a token: the daemon's own key — the one
  * `serve` records — is trusted by construction, so no key is looked up; the
@@ -79,11 +79,11 @@ export function render(doc: CliDocument): CoreOutcome {
  * daemon recorded in this store — an env/file key may only pin one of them.
  * Throws CredentialError.
  */
-export async function authenticate(store: Pick<Store, 'read'>, token: string, pin: PinSource): Promise<CredentialClaims> {
+export async function verifyCliCredential(store: Pick<Store, 'read'>, token: string, pin: PinSource): Promise<CredentialClaims> {
   return verifyCredential(token, await trustedKeys(store, pin));
 }
 
-export function failure(module: string | null, method: string | null, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CoreOutcome {
+export function coreFailure(module: string | null, method: string | null, code: ToolErrorCode, message: string, extra: Record<string, unknown> = {}): CoreOutcome {
   return render({ ok: false, module, method, error: { code, message, module, method, ...extra } });
 }
 
@@ -92,9 +92,9 @@ export function admitAction(claims: CredentialClaims, module: string, method: st
   const action = lookupAction(module, method);
   // Both refusals name what this credential may run (as the daemon's name the session's), so whoever
   // runs project-cli by hand can correct the call in one step; through the daemon they never occur.
-  if (!action) return failure(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}: run one of error.allowed_actions`, permitted(claims));
+  if (!action) return coreFailure(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}: run one of error.allowed_actions`, permitted(claims));
   if (!claims.actions.includes(`${module}.${method}`)) {
-    return failure(module, method, 'ACTION_NOT_ALLOWED', `the credential does not permit ${module}.${method}: it permits only error.allowed_actions`, permitted(claims));
+    return coreFailure(module, method, 'ACTION_NOT_ALLOWED', `the credential does not permit ${module}.${method}: it permits only error.allowed_actions`, permitted(claims));
   }
   return action;
 }
@@ -108,13 +108,13 @@ function permitted(claims: CredentialClaims): { allowed_actions: string[] } {
 export function admitInput(call: CoreCall): CoreOutcome | null {
   const { module, method, input, claims } = call;
   if (offersCredentialInInput(input)) {
-    return failure(module, method, 'UNAUTHENTICATED', `the credential is accepted only from the ${CREDENTIAL_ENV} environment variable`);
+    return coreFailure(module, method, 'UNAUTHENTICATED', `the credential is accepted only from the ${CREDENTIAL_ENV} environment variable`);
   }
   // Before anything is recorded: a NUL or a lone surrogate cannot be stored as it is on every engine.
   const malformed = malformedInput(input, module, method);
   if (malformed) return render(malformed);
   if (claims.call && claims.call.args_sha256 !== (call.argsSha256 ?? argsSha256({ module, method, input }))) {
-    return failure(module, method, 'UNAUTHENTICATED', 'the credential was issued for another call');
+    return coreFailure(module, method, 'UNAUTHENTICATED', 'the credential was issued for another call');
   }
   return null;
 }
@@ -230,14 +230,14 @@ function answerFromRecord(recorded: { args_sha256: string; outcome: string; exit
   if (recorded.args_sha256 === argsHash) {
     return { doc: JSON.parse(recorded.outcome) as CliDocument, stdout: recorded.outcome, exitCode: recorded.exit_code };
   }
-  return failure(module, method, 'DUPLICATE_TOOL_CALL_ID', 'this tool_call_id was already used with other arguments');
+  return coreFailure(module, method, 'DUPLICATE_TOOL_CALL_ID', 'this tool_call_id was already used with other arguments');
 }
 
 async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialClaims, rawInput: Record<string, unknown>): Promise<CoreOutcome> {
   const { module, method } = action;
   const parsed = action.input.safeParse(rawInput);
   if (!parsed.success) {
-    return failure(module, method, 'INVALID_ACTION_INPUT', `invalid input for ${module}.${method}`, {
+    return coreFailure(module, method, 'INVALID_ACTION_INPUT', `invalid input for ${module}.${method}`, {
       issues: describeIssues(parsed.error),
       input_schema: inputJsonSchema(action),
     });
@@ -257,7 +257,7 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
     // A conflict is answered by the caller from the winner; a lost database fails the whole unit (retry is safe).
     if (err instanceof StoreConflictError || err instanceof StoreUnavailableError) throw err;
     process.stderr.write(`${JSON.stringify(redact({ level: 'error', msg: 'handler failed', action: `${module}.${method}`, err }))}\n`);
-    return failure(module, method, 'INTERNAL', 'internal error');
+    return coreFailure(module, method, 'INTERNAL', 'internal error');
   }
 }
 
@@ -266,7 +266,7 @@ async function runAction(tx: Tx, action: ActionDefinition, claims: CredentialCla
  * `"status":"success"` (or `"partial"`) where the document has `"ok":true`:
  * exactly this many bytes longer (src/codec/tool-output.ts `projectionOf`).
  */
-export const PROJECTION_OVERHEAD_BYTES = '"status":"success"'.length - '"ok":true'.length;
+const PROJECTION_OVERHEAD_BYTES = '"status":"success"'.length - '"ok":true'.length;
 
 /**
  * A success, unless its projection would exceed `maxBytes`: then the failure
@@ -277,7 +277,7 @@ function boundedResult(module: string, method: string, data: unknown, maxBytes: 
   const outcome = render({ ok: true, module, method, data });
   const bytes = Buffer.byteLength(outcome.stdout, 'utf8') + PROJECTION_OVERHEAD_BYTES;
   if (bytes <= maxBytes) return outcome;
-  return failure(module, method, 'RESULT_TOO_LARGE', `the result is ${bytes} bytes, more than the ${maxBytes} a result may have: narrow the request (a key, a shorter range) or page it with a smaller limit and next_cursor`, {
+  return coreFailure(module, method, 'RESULT_TOO_LARGE', `the result is ${bytes} bytes, more than the ${maxBytes} a result may have: narrow the request (a key, a shorter range) or page it with a smaller limit and next_cursor`, {
     result_bytes: bytes,
     max_result_bytes: maxBytes,
   });

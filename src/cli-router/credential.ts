@@ -5,11 +5,11 @@ import { z } from 'zod';
 
 export const CREDENTIAL_ISSUER = 'toolgate';
 export const CREDENTIAL_AUDIENCE = 'project_cli';
-export const CREDENTIAL_ALGORITHMS = ['EdDSA', 'ES256'];
+const CREDENTIAL_ALGORITHMS = ['EdDSA', 'ES256'];
 /** Contract section 7: a lifetime of 5–10 minutes. */
-export const MIN_LIFETIME_S = 5 * 60;
-export const MAX_LIFETIME_S = 10 * 60;
-export const CLOCK_SKEW_S = 30;
+const MIN_LIFETIME_S = 5 * 60;
+const MAX_LIFETIME_S = 10 * 60;
+const CLOCK_SKEW_S = 30;
 
 const ActionName = z.string().regex(/^[a-z_]+\.[a-z_]+$/, 'exact module.method, no wildcards');
 

@@ -5,7 +5,7 @@ import { inputJsonSchema } from './registry.js';
 import { readBoundedFile } from './bounded-file.js';
 import { CredentialError, type CredentialClaims } from './credential.js';
 import { UsageError, flagKinds, offersCredentialByFlag, parseFlags } from './argv.js';
-import { CREDENTIAL_ENV, admitAction, admitInput, authenticate, execute, failure, isAction, recordedOutcome, type CoreOutcome } from './core.js';
+import { CREDENTIAL_ENV, admitAction, admitInput, verifyCliCredential, execute, coreFailure, isAction, recordedOutcome, type CoreOutcome } from './core.js';
 
 export type { CliDocument, CliError } from './core.js';
 
@@ -69,15 +69,15 @@ export async function runCli(inv: CliInvocation): Promise<CliOutcome> {
     // The database went away mid-call: nothing of this call committed unless its record did, and a retry is safe.
     if (!(err instanceof StoreUnavailableError)) throw err;
     const [module = null, method = null] = inv.argv;
-    outcome = failure(module, method, 'INTERNAL', DATABASE_UNAVAILABLE_MESSAGE);
+    outcome = coreFailure(module, method, 'INTERNAL', DATABASE_UNAVAILABLE_MESSAGE);
   }
   return { stdout: outcome.stdout, exitCode: outcome.exitCode };
 }
 
 async function run(inv: CliInvocation): Promise<CoreOutcome> {
   const [module = null, method = null, ...flagArgs] = inv.argv;
-  const fail = (code: Parameters<typeof failure>[2], message: string, extra: Record<string, unknown> = {}) =>
-    failure(module, method, code, message, extra);
+  const fail = (code: Parameters<typeof coreFailure>[2], message: string, extra: Record<string, unknown> = {}) =>
+    coreFailure(module, method, code, message, extra);
 
   if (offersCredentialByFlag(inv.argv)) {
     return fail('UNAUTHENTICATED', `the credential is accepted only from the ${CLI_ENV.credential} environment variable`);
@@ -104,7 +104,7 @@ async function run(inv: CliInvocation): Promise<CoreOutcome> {
   }
   let claims: CredentialClaims;
   try {
-    claims = await authenticate(store, token, {
+    claims = await verifyCliCredential(store, token, {
       inline: inv.env[CLI_ENV.verifyKey],
       file: inv.env[CLI_ENV.verifyKeyFile],
       readFile: inv.readFile ?? defaultReadFile,

@@ -74,7 +74,7 @@ function offsetMs(instant: number, timeZone: string): number {
  * the year is set with `setUTCFullYear`, which takes it as it is (month and
  * day may overflow, as with `Date.UTC`).
  */
-export function utcMs(year: number, monthIndex: number, day: number, h = 0, mi = 0, s = 0): number {
+function utcMs(year: number, monthIndex: number, day: number, h = 0, mi = 0, s = 0): number {
   const t = new Date(0);
   t.setUTCFullYear(year, monthIndex, day);
   t.setUTCHours(h, mi, s, 0);

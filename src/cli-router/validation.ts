@@ -15,7 +15,7 @@ export function describeIssues(error: z.ZodError, prefix: Path = []): InputIssue
 }
 
 /** `items[3].start_at`: the path as a person writes it, from the input's root. */
-export function formatPath(path: Path): string {
+function formatPath(path: Path): string {
   let out = '';
   for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : out === '' ? String(seg) : `.${String(seg)}`;
   return out || '(input)';

@@ -123,7 +123,7 @@ export function encodeMessageAsAgUiRun(threadId: string, message: AgUiMessage, t
 }
 
 /** The CUSTOM event name a call awaiting approval travels under (contract section 17). */
-export const APPROVAL_EVENT_NAME = 'toolgate.approval';
+const APPROVAL_EVENT_NAME = 'toolgate.approval';
 
 /**
  * A call awaiting approval as a run of its own: RUN_STARTED, a CUSTOM event

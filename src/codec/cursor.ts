@@ -5,7 +5,7 @@
  */
 import { findMalformedString } from './well-formed.js';
 
-export function encodeCursor(position: readonly (string | number)[]): string {
+function encodeCursor(position: readonly (string | number)[]): string {
   return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
 }
 

@@ -37,7 +37,7 @@ export function redact(value: unknown, depth = 0, secrets: readonly string[] = [
 }
 
 /** Input fields that would carry a credential: never accepted, never stored. */
-export const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
+const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
   'credential',
   'token',
   'bearer',

@@ -78,7 +78,7 @@ export function tokenScanCost(text: string): number {
 let work = 0;
 
 /** Every secret in `text`, left to right, non-overlapping (for masking). */
-export function findSecrets(text: string, secrets: readonly string[] = []): SecretHit[] {
+function findSecrets(text: string, secrets: readonly string[] = []): SecretHit[] {
   const hits: SecretHit[] = [];
   for (const s of secrets) {
     if (s.length === 0) continue;

@@ -115,7 +115,7 @@ function subjectOf(token: string): string | undefined {
 }
 
 /** An HS256 JWT with exactly these claims, signed with `secret`. */
-export function mintToken(secret: string, claims: Record<string, unknown>): string {
+function mintToken(secret: string, claims: Record<string, unknown>): string {
   const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
   const unsigned = `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}`;
   return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;

@@ -16,7 +16,7 @@ interface SchemaDoc {
 }
 
 /** `schemas/` of the package this file belongs to (found upward from here, so src and dist agree). */
-export function defaultSchemasDir(): string {
+function defaultSchemasDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, 'schemas', 'protocol.json'))) {
     const parent = dirname(dir);

@@ -21,12 +21,12 @@ import { randomUUID } from 'node:crypto';
 import { encodeApprovalAsAgUiRun, encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import { malformedReason } from '../codec/well-formed.js';
 import type { MessageRow } from '../store/store.js';
-import { AuthError, authenticate } from '../daemon/auth.js';
-import { DaemonError } from '../daemon/errors.js';
-import type { SessionSlot } from '../daemon/sessions.js';
-import type { Daemon } from '../daemon/daemon.js';
-import { threadSeqOf } from '../daemon/thread-events.js';
-import { outputOf, uiSchemaOf } from '../daemon/message-views.js';
+import { AuthError, authenticateUser } from '../auth/user-auth.js';
+import { DaemonError } from '../runtime/errors.js';
+import type { SessionSlot } from '../sessions/sessions.js';
+import type { Services } from '../rpc/services.js';
+import { threadSeqOf } from '../threads/thread-events.js';
+import { outputOf, uiSchemaOf } from '../threads/message-views.js';
 import { requestTarget } from './request-target.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 
@@ -68,7 +68,7 @@ export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {})
 }
 
 async function stream(
-  daemon: Daemon,
+  daemon: Services,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
@@ -80,7 +80,7 @@ async function stream(
   let slot: SessionSlot;
   let expiresAt: number;
   try {
-    ({ userId, expiresAt } = await authenticate(daemon, { header: req.headers.authorization }));
+    ({ userId, expiresAt } = await authenticateUser(daemon, { header: req.headers.authorization }));
     // The user's place is held from here (before anything else is awaited), so the cap holds under concurrency.
     slot = daemon.sessions.reserve(`ag-ui_${randomUUID().slice(0, 8)}`, { name: 'event streams', userId, max: MAX_STREAMS_PER_USER });
   } catch (err) {
@@ -206,7 +206,7 @@ async function stream(
  * resumes at the start of the run it did not finish. A broken tool row
  * yields nothing rather than a half-run.
  */
-function runOf(daemon: Daemon, threadId: string, row: MessageRow): string {
+function runOf(daemon: Services, threadId: string, row: MessageRow): string {
   const encoded = runs.get(row);
   if (encoded !== undefined) return encoded;
   const message = agUiMessageOf(daemon, row);
@@ -225,7 +225,7 @@ function runOf(daemon: Daemon, threadId: string, row: MessageRow): string {
 const runs = new WeakMap<MessageRow, string>();
 
 /** The output is parsed once per row (never, for the daemon's own call); the `ui_schema` is the one history serves. */
-function agUiMessageOf(daemon: Daemon, row: MessageRow): AgUiMessage | null {
+function agUiMessageOf(daemon: Services, row: MessageRow): AgUiMessage | null {
   if (row.role !== 'tool') return { kind: 'text', id: row.id, role: row.role, content: row.content };
   const output = outputOf(row);
   if (!output) return null;

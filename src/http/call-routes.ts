@@ -16,8 +16,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallApprovalBody } from '../protocol/methods.js';
 import { findSecretIn } from '../codec/secret-scan.js';
-import { AuthError, authenticate } from '../daemon/auth.js';
-import { DaemonError } from '../daemon/errors.js';
+import { AuthError, authenticateUser } from '../auth/user-auth.js';
+import { DaemonError } from '../runtime/errors.js';
 import { getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
 import type { ServeContext } from '../rpc/serve-context.js';
@@ -54,7 +54,7 @@ async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerRespon
   const { daemon } = ctx;
   let userId: string;
   try {
-    ({ userId } = await authenticate(daemon, { header: req.headers.authorization }));
+    ({ userId } = await authenticateUser(daemon, { header: req.headers.authorization }));
   } catch (err) {
     if (!(err instanceof AuthError)) throw err;
     if (err.reason === 'unavailable') return sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PACKAGE_ROOT } from '../daemon/package-root.js';
+import { PACKAGE_ROOT } from '../runtime/package-root.js';
 
 /** The built inspector (scripts/bundle-inspector.mjs bundles src/inspector/ into it). */
 const INSPECTOR_DIR = join(PACKAGE_ROOT, 'dist', 'inspector');

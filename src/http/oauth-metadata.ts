@@ -7,10 +7,10 @@
  * by the HTTP server first; CORS headers come from cors.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Daemon } from '../daemon/daemon.js';
-import { RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../daemon/protected-resource.js';
+import type { Services } from '../rpc/services.js';
+import { RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../auth/protected-resource.js';
 
-export function resourceMetadataRoute(daemon: Daemon): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function resourceMetadataRoute(daemon: Services): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     const oauth = daemon.oauth;
     if (!oauth) return false;

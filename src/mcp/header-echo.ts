@@ -33,7 +33,7 @@ function echoableValues(req: IncomingMessage): string[] {
 }
 
 /** `body` with every echoable value inside its JSON strings replaced; a body that is not JSON is replaced whole. */
-export function scrubBody(body: string, values: readonly string[]): string {
+function scrubBody(body: string, values: readonly string[]): string {
   const scrub = (text: string) => values.reduce((t, v) => (t.includes(v) ? t.split(v).join(REPLACEMENT) : t), text);
   try {
     return JSON.stringify(JSON.parse(body, (_key, value: unknown) => (typeof value === 'string' ? scrub(value) : value)));

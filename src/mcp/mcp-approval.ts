@@ -21,7 +21,7 @@
 import { FlattenedSign, flattenedVerify, decodeProtectedHeader, importJWK, type FlattenedJWSInput, type JWK } from 'jose';
 import { inputRequired, inputResponse, type InputRequest, type InputRequiredResult } from '@modelcontextprotocol/server';
 import type { ToolApprovalNotification } from '../protocol/methods.js';
-import type { SigningKey } from '../daemon/credential-issuer.js';
+import type { SigningKey } from '../auth/credential-issuer.js';
 import type { Store } from '../store/store.js';
 
 /** The embedded request's key in `inputRequests` / `inputResponses`. */

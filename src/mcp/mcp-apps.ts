@@ -17,14 +17,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { EXTENSION_ID, RESOURCE_MIME_TYPE, registerAppResource } from '@modelcontextprotocol/ext-apps/server';
-import { PACKAGE_ROOT } from '../daemon/package-root.js';
+import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { TOOL_CARD_URI } from '../protocol/mcp-apps.js';
 
 export { TOOL_CARD_URI, UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 export { EXTENSION_ID as MCP_APPS_EXTENSION_ID, RESOURCE_MIME_TYPE as MCP_APP_MIME_TYPE };
 
 /** The built app (scripts/bundle-mcp-app.mjs). */
-export const TOOL_CARD_FILE = join(PACKAGE_ROOT, 'dist', 'mcp-app', 'tool-card.html');
+const TOOL_CARD_FILE = join(PACKAGE_ROOT, 'dist', 'mcp-app', 'tool-card.html');
 const ICONS_DIR = join(PACKAGE_ROOT, 'assets', 'icons');
 
 export interface Icon {

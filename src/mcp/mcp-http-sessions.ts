@@ -25,15 +25,15 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WebStandardStreamableHTTPServerTransport, type McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
-import type { Principal } from '../daemon/auth.js';
-import type { Daemon } from '../daemon/daemon.js';
-import type { Logger } from '../daemon/logger.js';
-import type { Session } from '../daemon/sessions.js';
+import type { Principal } from '../auth/user-auth.js';
+import type { Services } from '../rpc/services.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Session } from '../sessions/sessions.js';
 import type { McpSessionRow } from '../store/store.js';
 import { MAX_MCP_SESSIONS_PER_USER, registerMcpSession } from './mcp-session.js';
 
 /** How often a daemon checks its cached sessions against the database (a DELETE elsewhere ends streams here within it). */
-export const SESSION_SWEEP_MS = 1000;
+const SESSION_SWEEP_MS = 1000;
 
 /**
  * How stale a session's recorded last use may get before a request records it again: a tenth of its idle
@@ -51,7 +51,7 @@ interface CachedSession {
 }
 
 export interface McpHttpSessionsDeps {
-  daemon: Daemon;
+  daemon: Services;
   agent: string;
   idleMs: number;
   maxMessageBytes: number;

@@ -25,7 +25,7 @@ import {
   type McpRequestContext,
 } from '@modelcontextprotocol/server';
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
-import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
+import { AuthError, authenticateUser, type Principal } from '../auth/user-auth.js';
 import { withoutHeaderEchoes } from './header-echo.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { mcpAgentName, mcpRequestSession } from './mcp-session.js';
@@ -150,7 +150,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     }
     let principal: Principal;
     try {
-      principal = await authenticate(daemon, { header: req.headers.authorization });
+      principal = await authenticateUser(daemon, { header: req.headers.authorization });
     } catch (err) {
       if (!(err instanceof AuthError)) throw err;
       if (err.reason === 'unavailable') {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { AuthError, authenticate, type Principal } from '../daemon/auth.js';
-import { ConfigError } from '../daemon/bearer-auth.js';
-import type { Daemon } from '../daemon/daemon.js';
-import type { Session, SessionSlot } from '../daemon/sessions.js';
-import { profileFields } from '../daemon/session-open.js';
+import { AuthError, authenticateUser, type Principal } from '../auth/user-auth.js';
+import { ConfigError } from '../config/config-error.js';
+import type { Services } from '../rpc/services.js';
+import type { Session, SessionSlot } from '../sessions/sessions.js';
+import { profileFields } from '../sessions/session-open.js';
 
 /** MCP sessions one user may hold open at once over HTTP; past it a new one is refused (no eviction). */
 export const MAX_MCP_SESSIONS_PER_USER = 32;
@@ -12,12 +12,12 @@ export const MAX_MCP_SESSIONS_PER_USER = 32;
  * The agent profile MCP sessions use: `mcp.agent` of the config (stdio:
  * TOOLGATE_MCP_AGENT wins, it is set per host entry), else `default`.
  */
-export function mcpAgentName(daemon: Daemon, env?: NodeJS.ProcessEnv): string {
+export function mcpAgentName(daemon: Services, env?: NodeJS.ProcessEnv): string {
   return env?.TOOLGATE_MCP_AGENT ?? daemon.config.mcp.agent ?? 'default';
 }
 
 /** What an MCP session of `agent` may see and run, for the principal's user, until its token's exp. */
-function mcpSessionFields(daemon: Daemon, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string): Omit<Session, 'id' | 'connectionId'> {
+function mcpSessionFields(daemon: Services, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string): Omit<Session, 'id' | 'connectionId'> {
   const profile = daemon.config.agents.get(agent);
   if (!profile) throw new ConfigError(`unknown agent profile "${agent}" for MCP`);
   return {
@@ -35,7 +35,7 @@ function mcpSessionFields(daemon: Daemon, principal: Pick<Principal, 'userId' | 
  * The session of one sessionless (2026-07-28) MCP request: it lives for that
  * request only, so it is not registered — MCP clients cannot name it.
  */
-export function mcpRequestSession(daemon: Daemon, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string): Session {
+export function mcpRequestSession(daemon: Services, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string): Session {
   return { id: `ses_${randomUUID()}`, connectionId: 'mcp-http', ...mcpSessionFields(daemon, principal, agent) };
 }
 
@@ -45,12 +45,12 @@ export function mcpRequestSession(daemon: Daemon, principal: Pick<Principal, 'us
  * cap per user is counted in the database, across daemons, not here; the
  * registry ends it at its token's `exp` and once unused for `idleMs`.
  */
-export function registerMcpSession(daemon: Daemon, id: string, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string, idleMs: number): Session {
+export function registerMcpSession(daemon: Services, id: string, principal: Pick<Principal, 'userId' | 'expiresAt'>, agent: string, idleMs: number): Session {
   const connectionId = `mcp_${randomUUID().slice(0, 8)}`;
   return daemon.sessions.reserve(connectionId, undefined, { idleMs, id }).open(mcpSessionFields(daemon, principal, agent));
 }
 
-export function openMcpSession(daemon: Daemon, slot: SessionSlot, principal: Principal, agent: string): Session {
+function openMcpSession(daemon: Services, slot: SessionSlot, principal: Principal, agent: string): Session {
   return slot.open(mcpSessionFields(daemon, principal, agent));
 }
 
@@ -66,7 +66,7 @@ export interface StdioPrincipal {
  * bad token stops the server before it speaks MCP; one that expires later
  * fails each call with UNAUTHENTICATED instead. The token is never echoed.
  */
-export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessEnv): Promise<StdioPrincipal> {
+export async function openMcpStdioPrincipal(daemon: Services, env: NodeJS.ProcessEnv): Promise<StdioPrincipal> {
   const token = env.TOOLGATE_MCP_TOKEN;
   if (!token) throw new ConfigError('serve --mcp acts for the user of a bearer token: set TOOLGATE_MCP_TOKEN');
   const agent = mcpAgentName(daemon, env);
@@ -74,7 +74,7 @@ export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessE
   let principal: Principal;
   try {
     // A refusal here ends the server with its reason in one line: no log line besides.
-    principal = await authenticate(daemon, { token }, { env, logRefusal: false });
+    principal = await authenticateUser(daemon, { token }, { env, logRefusal: false });
   } catch (err) {
     slot.release();
     if (err instanceof AuthError) throw new ConfigError(`TOOLGATE_MCP_TOKEN: ${err.message}`);
@@ -88,7 +88,7 @@ export async function openMcpStdioPrincipal(daemon: Daemon, env: NodeJS.ProcessE
     session: openMcpSession(daemon, slot, principal, agent),
     async checkAuth() {
       try {
-        await authenticate(daemon, { token }, { env });
+        await authenticateUser(daemon, { token }, { env });
         return null;
       } catch (err) {
         if (err instanceof AuthError && err.reason === 'unavailable') return `TOOLGATE_MCP_TOKEN: ${err.message}`;

@@ -8,11 +8,11 @@
  */
 import { SkillsExtension, type SkillCatalog, type SkillFiles } from '@modelcontextprotocol/server/ext/skills';
 import { nodeSkillFiles } from '@modelcontextprotocol/server/ext/skills/node';
-import { SKILLS_DIR } from '../daemon/package-root.js';
-import type { Logger } from '../daemon/logger.js';
+import { SKILLS_DIR } from '../runtime/package-root.js';
+import type { Logger } from '../runtime/logger.js';
 
 /** The skills folder as the catalog sees it: only the named skill folders exist. */
-export function onlySkills(files: SkillFiles, names: readonly string[]): SkillFiles {
+function onlySkills(files: SkillFiles, names: readonly string[]): SkillFiles {
   const allowed = new Set(names);
   const skillOf = (path: string) => path.split('/')[0] ?? '';
   return {

@@ -53,7 +53,6 @@ export const Task2025 = z.strictObject({
 });
 export type Task2025 = z.infer<typeof Task2025>;
 
-export const CreateTaskResult2025 = z.looseObject({ task: Task2025, _meta: Meta });
 export const ListTasksResult2025 = z.looseObject({ tasks: z.array(Task2025), nextCursor: z.string().optional() });
 export type ListTasksResult2025 = z.infer<typeof ListTasksResult2025>;
 

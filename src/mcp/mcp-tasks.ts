@@ -20,8 +20,8 @@
 import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
 import { awaitCallDone, callVisible, cancelCall, getCall, listCalls } from '../calls/call-service.js';
 import type { CallKey } from '../calls/running-calls.js';
-import type { Daemon } from '../daemon/daemon.js';
-import { DaemonError } from '../daemon/errors.js';
+import type { Services } from '../rpc/services.js';
+import { DaemonError } from '../runtime/errors.js';
 import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { Id } from '../protocol/json.js';
@@ -45,13 +45,13 @@ import {
 } from './mcp-task-wire.js';
 
 /** How often a client is asked to poll `tasks/get`. */
-export const TASK_POLL_INTERVAL_MS = 1000;
+const TASK_POLL_INTERVAL_MS = 1000;
 
 /** The server's `tasks` capability on 2025-11-25 (stripped by the SDK on 2026-07-28, where the extension stands instead). */
-export const TASKS_CAPABILITY_2025 = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
+const TASKS_CAPABILITY_2025 = { list: {}, cancel: {}, requests: { tools: { call: {} } } } as const;
 
 /** Tasks per `tasks/list` page. */
-export const TASK_LIST_PAGE = 50;
+const TASK_LIST_PAGE = 50;
 
 /** The opaque cursor of the next `tasks/list` page: the last listed stored call's `[created_at, id]`. */
 function cursorOf(next: readonly [string, string]): string {
@@ -168,7 +168,7 @@ const pause = (ms: number, until: Promise<unknown>) =>
  */
 export class McpTasks implements TaskCalls {
   constructor(
-    private readonly daemon: Daemon,
+    private readonly daemon: Services,
     private readonly principal: McpPrincipal,
     /** Keeps work that outlives its request (an approved call's run) in the daemon's drain at shutdown. */
     private readonly track: <T>(work: Promise<T>) => Promise<T> = (work) => work,

@@ -1,5 +1,5 @@
 /**
- * `tools/call` of `project_cli` over MCP: a thin adapter onto `invokeTool`,
+ * `tools/call` of `project_cli` over MCP: a thin adapter onto the call service (`ToolCalls.invoke`),
  * the very path of `tool/invoke` (whitelist, credential, CLI boundary,
  * storage, subscribers, AG-UI). It only translates:
  *
@@ -16,27 +16,24 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
-import type { CancellationToken } from 'vscode-jsonrpc';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { malformedReason } from '../codec/well-formed.js';
-import type { Daemon } from '../daemon/daemon.js';
+import type { Services } from '../rpc/services.js';
 import type { Connection } from '../rpc/connection.js';
-import { TOOL_DESCRIPTOR } from '../daemon/initialize.js';
-import type { Logger } from '../daemon/logger.js';
-import type { Session } from '../daemon/sessions.js';
-import { answerToolCall } from '../daemon/tool-invoke.js';
-import { observeToolCall } from '../telemetry/tool-call.js';
+import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Session } from '../sessions/sessions.js';
 import { metaTraceparent } from '../telemetry/spans.js';
 import { RpcErrorCode, asWireError } from '../rpc/errors.js';
-import { ToolArgs } from '../rpc/methods.js';
+import { ToolArgs } from '../protocol/methods.js';
 import { Id } from '../protocol/json.js';
 import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
 import { argsSha256 } from '../codec/canonical-json.js';
-import { HostAsked } from '../daemon/peer.js';
+import { HostAsked } from '../runtime/peer.js';
 import { cancelCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
 import { askHostResult, hostDecisionOf, mintApprovalState, type ApprovalState } from './mcp-approval.js';
@@ -58,7 +55,7 @@ export interface McpPrincipal {
 }
 
 export interface McpCallDeps {
-  daemon: Daemon;
+  daemon: Services;
   track: <T>(work: Promise<T>) => Promise<T>;
   accepting: () => boolean;
 }
@@ -73,7 +70,7 @@ export function toolResultOf(response: ToolResponse, projection: unknown = JSON.
 }
 
 /** The projection of a failure the daemon decides before any action runs. */
-function failure(error: ToolError): CallToolResult {
+function toolFailureResult(error: ToolError): CallToolResult {
   const structured = { status: 'failure' as const, error };
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
 }
@@ -92,20 +89,6 @@ function namesOf(raw: unknown, secrets: readonly string[]): { module: string | n
  */
 function hostError(code: number, message: string): ProtocolError {
   return new ProtocolError(code, message);
-}
-
-/** An AbortSignal seen as the CancellationToken the tool path expects. */
-export function tokenOf(signal: AbortSignal): CancellationToken {
-  return {
-    get isCancellationRequested() {
-      return signal.aborted;
-    },
-    onCancellationRequested: (listener: (e: unknown) => unknown) => {
-      const handler = () => listener(undefined);
-      signal.addEventListener('abort', handler, { once: true });
-      return { dispose: () => signal.removeEventListener('abort', handler) };
-    },
-  } as CancellationToken;
 }
 
 /**
@@ -132,7 +115,7 @@ export function callIdentity(
     if (value !== undefined && findSecretIn(value, secrets) !== null) {
       throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] carries a bearer token or credential; such text is refused and nothing was stored`);
     }
-    // U+0000 or a lone surrogate: no engine stores it as it is (the args are admitted by answerToolCall).
+    // U+0000 or a lone surrogate: no engine stores it as it is (the args are admitted by the call service).
     const malformed = typeof value === 'string' ? malformedReason(value) : null;
     if (malformed) throw hostError(ProtocolErrorCode.InvalidParams, `_meta["${key}"] ${malformed}, which no id may hold; nothing was stored`);
   }
@@ -161,11 +144,11 @@ export async function callProjectCli(
 
   if (principal.checkAuth) {
     const problem = await principal.checkAuth();
-    if (problem) return failure({ code: 'UNAUTHENTICATED', message: problem, ...names });
+    if (problem) return toolFailureResult({ code: 'UNAUTHENTICATED', message: problem, ...names });
   }
   const parsed = ToolArgs.safeParse(raw ?? {});
   if (!parsed.success) {
-    return failure({
+    return toolFailureResult({
       code: 'INVALID_ACTION_INPUT',
       message: 'project_cli takes {module, method, input}: module and method are strings, input is an object',
       ...names,
@@ -214,29 +197,17 @@ export async function callProjectCli(
   const started = performance.now();
   try {
     const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
-    const { response, projection, asked } = await deps.track(
-      observeToolCall(daemon.metrics, { transport: 'mcp', executor: daemon.executor.kind, ...parsed.data, toolCallId, traceparent }, async () => {
-        try {
-          const answer = await answerToolCall(
-            daemon,
-            conn,
-            principal.session,
-            { session_id: principal.session.id, thread_id: threadId, tool_call_id: toolCallId, args: parsed.data },
-            tokenOf(ctx.mcpReq.signal),
-            log,
-          );
-          return { ...answer, asked: undefined, status: answer.response.status };
-        } catch (err) {
-          if (!(err instanceof HostAsked)) throw err;
-          return { response: undefined, projection: undefined, asked: err.notification, status: 'awaiting_approval' };
-        }
-      }),
-    );
-    if (!response) {
+    const call = { threadId, toolCallId, args: parsed.data, traceparent };
+    let answer;
+    try {
+      answer = await deps.track(daemon.toolCalls.invoke(principal.session, call, { signal: ctx.mcpReq.signal, to: conn, log }));
+    } catch (err) {
+      if (!(err instanceof HostAsked)) throw err;
       // The host asks its user; its retry (same arguments, the answer, this state) decides and gets the outcome.
       log.log('info', 'tool call: the MCP host asks its user', { thread_id: threadId, tool_call_id: toolCallId });
-      return askHostResult(asked!, await mintApprovalState(daemon.signingKey, principal.session.userId, asked!));
+      return askHostResult(err.notification, await mintApprovalState(daemon.signingKey, principal.session.userId, err.notification));
     }
+    const { response, projection } = answer;
     await Promise.all(sent);
     // Let the progress leave in its own write: some clients drop progress that arrives in one read with its response.
     if (sent.length > 0) await new Promise((resolve) => setImmediate(resolve));
@@ -270,7 +241,7 @@ export async function callProjectCli(
  * again while nobody has decided.
  */
 async function applyHostDecision(
-  daemon: Daemon,
+  daemon: Services,
   principal: McpPrincipal,
   args: ToolCallArgs,
   state: ApprovalState,

@@ -295,58 +295,87 @@ const byName = ParameterStructures.byName;
 type P<S extends z.ZodType> = z.input<S>;
 type R<S extends z.ZodType> = z.output<S>;
 
-export const InitializeRequest = new RequestType<P<typeof InitializeParams>, R<typeof InitializeResult>, void>('initialize', byName);
-export const SessionOpenRequest = new RequestType<P<typeof SessionOpenParams>, R<typeof SessionOpenResult>, void>('session/open', byName);
-export const ToolInvokeRequest = new RequestType<P<typeof ToolInvokeParams>, R<typeof ToolInvokeResult>, void>('tool/invoke', byName);
-export const MessageAppendRequest = new RequestType<P<typeof MessageAppendParams>, R<typeof MessageAppendResult>, void>('message/append', byName);
-export const HistoryGetRequest = new RequestType<P<typeof HistoryGetParams>, R<typeof HistoryGetResult>, void>('history/get', byName);
-export const ThreadListRequest = new RequestType<P<typeof ThreadListParams>, R<typeof ThreadListResult>, void>('thread/list', byName);
-export const ThreadSubscribeRequest = new RequestType<P<typeof ThreadSubscribeParams>, R<typeof ThreadSubscribeResult>, void>(
-  'thread/subscribe',
-  byName,
-);
-export const ThreadUnsubscribeRequest = new RequestType<P<typeof ThreadUnsubscribeParams>, R<typeof ThreadUnsubscribeResult>, void>(
-  'thread/unsubscribe',
-  byName,
-);
-export const CallGetRequest = new RequestType<P<typeof CallGetParams>, R<typeof CallGetResult>, void>('call/get', byName);
-export const CallCancelRequest = new RequestType<P<typeof CallCancelParams>, R<typeof CallCancelResult>, void>('call/cancel', byName);
-export const CallApproveRequest = new RequestType<P<typeof CallApproveParams>, R<typeof CallCancelResult>, void>('call/approve', byName);
-export const CallDenyRequest = new RequestType<P<typeof CallDenyParams>, R<typeof CallCancelResult>, void>('call/deny', byName);
-export const SkillsListRequest = new RequestType<P<typeof SkillsListParams>, R<typeof SkillsListResult>, void>('skills/list', byName);
-export const SkillsReadRequest = new RequestType<P<typeof SkillsReadParams>, R<typeof SkillsReadResult>, void>('skills/read', byName);
-export const ShutdownRequest = new RequestType0<null, void>('shutdown');
+/**
+ * One JSON-RPC request, declared once: its wire name, its params and result
+ * schemas with their `$defs` ids in `schemas/`, and the typed vscode-jsonrpc
+ * `RequestType` clients send it with. The daemon registers its handler by
+ * this declaration (src/rpc/dispatcher.ts `on(…)`), the conformance runner
+ * and the generated host types read `REQUESTS`, built from these alone.
+ */
+export interface RequestSpec<M extends string = string, PS extends z.ZodType = z.ZodType, RS extends z.ZodType = z.ZodType> {
+  readonly method: M;
+  readonly params: PS;
+  readonly result: RS;
+  /** The params' `$defs` id; null: no params (`shutdown`). */
+  readonly paramsId: string | null;
+  readonly resultId: string;
+}
+
+function request<M extends string, PS extends z.ZodType, RS extends z.ZodType>(method: M, params: PS, result: RS, ids: { params: string; result: string }) {
+  const spec: RequestSpec<M, PS, RS> = { method, params, result, paramsId: ids.params, resultId: ids.result };
+  return { ...spec, type: new RequestType<P<PS>, R<RS>, void>(method, byName) };
+}
+
+export const Initialize = request('initialize', InitializeParams, InitializeResult, { params: 'InitializeParams', result: 'InitializeResult' });
+export const SessionOpen = request('session/open', SessionOpenParams, SessionOpenResult, { params: 'SessionOpenParams', result: 'SessionOpenResult' });
+export const ToolInvoke = request('tool/invoke', ToolInvokeParams, ToolInvokeResult, { params: 'ToolInvokeParams', result: 'ToolResponse' });
+export const MessageAppend = request('message/append', MessageAppendParams, MessageAppendResult, { params: 'MessageAppendParams', result: 'MessageAppendResult' });
+export const HistoryGet = request('history/get', HistoryGetParams, HistoryGetResult, { params: 'HistoryGetParams', result: 'HistoryGetResult' });
+export const ThreadList = request('thread/list', ThreadListParams, ThreadListResult, { params: 'ThreadListParams', result: 'ThreadListResult' });
+export const ThreadSubscribe = request('thread/subscribe', ThreadSubscribeParams, ThreadSubscribeResult, { params: 'ThreadSubscribeParams', result: 'ThreadSubscribeResult' });
+export const ThreadUnsubscribe = request('thread/unsubscribe', ThreadUnsubscribeParams, ThreadUnsubscribeResult, {
+  params: 'ThreadSubscribeParams',
+  result: 'ThreadSubscribeResult',
+});
+export const CallGet = request('call/get', CallGetParams, CallGetResult, { params: 'CallGetParams', result: 'CallGetResult' });
+export const CallCancel = request('call/cancel', CallCancelParams, CallCancelResult, { params: 'CallCancelParams', result: 'CallCancelResult' });
+export const CallApprove = request('call/approve', CallApproveParams, CallCancelResult, { params: 'CallApproveParams', result: 'CallCancelResult' });
+export const CallDeny = request('call/deny', CallDenyParams, CallCancelResult, { params: 'CallDenyParams', result: 'CallCancelResult' });
+export const SkillsList = request('skills/list', SkillsListParams, SkillsListResult, { params: 'SkillsListParams', result: 'SkillsListResult' });
+export const SkillsRead = request('skills/read', SkillsReadParams, SkillsReadResult, { params: 'SkillsReadParams', result: 'SkillsReadResult' });
+/** LSP's `shutdown`: no params (`RequestType0`); whatever a client sends along is ignored. */
+const shutdownSpec: RequestSpec<'shutdown', typeof ShutdownParams, typeof ShutdownResult> = {
+  method: 'shutdown',
+  params: ShutdownParams,
+  result: ShutdownResult,
+  paramsId: null,
+  resultId: 'ShutdownResult',
+};
+export const Shutdown = { ...shutdownSpec, type: new RequestType0<null, void>(shutdownSpec.method) };
+
+export const InitializeRequest = Initialize.type;
+export const SessionOpenRequest = SessionOpen.type;
+export const ToolInvokeRequest = ToolInvoke.type;
+export const MessageAppendRequest = MessageAppend.type;
+export const HistoryGetRequest = HistoryGet.type;
+export const ThreadListRequest = ThreadList.type;
+export const ThreadSubscribeRequest = ThreadSubscribe.type;
+export const ThreadUnsubscribeRequest = ThreadUnsubscribe.type;
+export const CallGetRequest = CallGet.type;
+export const CallCancelRequest = CallCancel.type;
+export const CallApproveRequest = CallApprove.type;
+export const CallDenyRequest = CallDeny.type;
+export const SkillsListRequest = SkillsList.type;
+export const SkillsReadRequest = SkillsRead.type;
+export const ShutdownRequest = Shutdown.type;
 export const ExitNotification = new NotificationType0('exit');
 export const ToolResultNotificationType = new NotificationType<R<typeof ToolResultNotification>>('tool/result', byName);
 export const ToolApprovalNotificationType = new NotificationType<R<typeof ToolApprovalNotification>>('tool/approval', byName);
 
+/** Every request of the protocol, in the order docs/protocols/methods.md lists them. */
+export const REQUEST_SPECS = [Initialize, SessionOpen, ToolInvoke, MessageAppend, HistoryGet, ThreadList, ThreadSubscribe, ThreadUnsubscribe, CallGet, CallCancel, CallApprove, CallDeny, SkillsList, SkillsRead, Shutdown] as const;
+
+type AnyRequest = (typeof REQUEST_SPECS)[number];
+
 /**
- * The method table: each request's name → the ids of its params and result
- * shapes (the `$defs` keys in `schemas/`). The daemon dispatches by these names,
- * the conformance runner validates by these ids.
+ * The method table, built from the declarations above: each request's name →
+ * its schemas and the ids of its params and result shapes (the `$defs` keys in
+ * `schemas/`). The daemon dispatches by these names, the conformance runner
+ * validates by these ids.
  */
-export const REQUESTS = {
-  initialize: { params: InitializeParams, result: InitializeResult, paramsId: 'InitializeParams', resultId: 'InitializeResult' },
-  'session/open': { params: SessionOpenParams, result: SessionOpenResult, paramsId: 'SessionOpenParams', resultId: 'SessionOpenResult' },
-  'tool/invoke': { params: ToolInvokeParams, result: ToolInvokeResult, paramsId: 'ToolInvokeParams', resultId: 'ToolResponse' },
-  'message/append': { params: MessageAppendParams, result: MessageAppendResult, paramsId: 'MessageAppendParams', resultId: 'MessageAppendResult' },
-  'history/get': { params: HistoryGetParams, result: HistoryGetResult, paramsId: 'HistoryGetParams', resultId: 'HistoryGetResult' },
-  'thread/list': { params: ThreadListParams, result: ThreadListResult, paramsId: 'ThreadListParams', resultId: 'ThreadListResult' },
-  'thread/subscribe': { params: ThreadSubscribeParams, result: ThreadSubscribeResult, paramsId: 'ThreadSubscribeParams', resultId: 'ThreadSubscribeResult' },
-  'thread/unsubscribe': {
-    params: ThreadUnsubscribeParams,
-    result: ThreadUnsubscribeResult,
-    paramsId: 'ThreadSubscribeParams',
-    resultId: 'ThreadSubscribeResult',
-  },
-  'call/get': { params: CallGetParams, result: CallGetResult, paramsId: 'CallGetParams', resultId: 'CallGetResult' },
-  'call/cancel': { params: CallCancelParams, result: CallCancelResult, paramsId: 'CallCancelParams', resultId: 'CallCancelResult' },
-  'call/approve': { params: CallApproveParams, result: CallCancelResult, paramsId: 'CallApproveParams', resultId: 'CallCancelResult' },
-  'call/deny': { params: CallDenyParams, result: CallCancelResult, paramsId: 'CallDenyParams', resultId: 'CallCancelResult' },
-  'skills/list': { params: SkillsListParams, result: SkillsListResult, paramsId: 'SkillsListParams', resultId: 'SkillsListResult' },
-  'skills/read': { params: SkillsReadParams, result: SkillsReadResult, paramsId: 'SkillsReadParams', resultId: 'SkillsReadResult' },
-  shutdown: { params: ShutdownParams, result: ShutdownResult, paramsId: null, resultId: 'ShutdownResult' },
-} as const;
+export const REQUESTS = Object.fromEntries(
+  REQUEST_SPECS.map(({ method, params, result, paramsId, resultId }) => [method, { params, result, paramsId, resultId }]),
+) as { readonly [S in AnyRequest as S['method']]: Pick<S, 'params' | 'result' | 'paramsId' | 'resultId'> };
 
 export type RequestMethod = keyof typeof REQUESTS;
 

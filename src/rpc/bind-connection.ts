@@ -4,7 +4,7 @@
  * log line per call, and notifications that never throw on a closed peer.
  */
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
-import type { Daemon } from '../daemon/daemon.js';
+import type { Services } from './services.js';
 import type { Connection } from './connection.js';
 import { METHODS, dispatch, type ConnectionState } from './dispatcher.js';
 import { RpcErrorCode } from './errors.js';
@@ -35,7 +35,7 @@ export interface BoundConnection {
 
 let requestCounter = 0;
 
-export function bindConnection(daemon: Daemon, rpc: MessageConnection, opts: BindOptions): BoundConnection {
+export function bindConnection(daemon: Services, rpc: MessageConnection, opts: BindOptions): BoundConnection {
   let closed = false;
   const conn: Connection = {
     id: opts.id,

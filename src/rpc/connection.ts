@@ -1,4 +1,4 @@
-import type { Peer } from '../daemon/peer.js';
+import type { Peer } from '../runtime/peer.js';
 
 /**
  * One client connection as the transports see it: a daemon `Peer` (its id,

@@ -7,21 +7,20 @@
  */
 import { ResponseError, type CancellationToken } from 'vscode-jsonrpc';
 import type { z } from 'zod';
-import * as M from './methods.js';
+import * as M from '../protocol/methods.js';
+import type { RequestSpec } from '../protocol/methods.js';
 import { RpcErrorCode, asWireError, invalidParams, unauthorized } from './errors.js';
-import type { Daemon } from '../daemon/daemon.js';
+import type { Services } from './services.js';
 import type { Connection } from './connection.js';
-import type { Session } from '../daemon/sessions.js';
-import { openSession } from '../daemon/session-open.js';
-import { invokeTool } from '../daemon/tool-invoke.js';
+import type { Session } from '../sessions/sessions.js';
+import { openSession } from '../sessions/session-open.js';
 import { cancelCall, getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
-import { observeToolCall } from '../telemetry/tool-call.js';
-import { appendMessage, getHistory, threadList } from '../daemon/history.js';
-import { listSkills, readSkill } from '../daemon/skills.js';
-import { initializeResult } from '../daemon/initialize.js';
-import { constantTimeEqual } from '../daemon/constant-time.js';
-import type { Logger } from '../daemon/logger.js';
+import { appendMessage, getHistory, threadList } from '../threads/history.js';
+import { listSkills, readSkill } from '../sessions/skills.js';
+import { initializeResult } from '../sessions/initialize.js';
+import { constantTimeEqual } from '../auth/constant-time.js';
+import type { Logger } from '../runtime/logger.js';
 import { refuseSecretsInParams } from './secret-guard.js';
 import { refuseMalformedStrings } from './string-guard.js';
 import { echoName, scrubError } from '../codec/redact.js';
@@ -32,7 +31,7 @@ export interface ConnectionState {
 }
 
 type Handler<S extends z.ZodType> = (ctx: {
-  daemon: Daemon;
+  daemon: Services;
   conn: Connection;
   state: ConnectionState;
   params: z.infer<S>;
@@ -46,10 +45,27 @@ interface MethodSpec<S extends z.ZodType = z.ZodType> {
   handler: Handler<S>;
 }
 
-const method = <S extends z.ZodType>(params: S, handler: Handler<S>): MethodSpec => ({ params, handler }) as unknown as MethodSpec;
+/** `$/cancelRequest` as the AbortSignal the call service takes (a token cancelled already gives an aborted signal). */
+function abortSignalOf(token: CancellationToken): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  if (token.isCancellationRequested) controller.abort();
+  const listening = token.onCancellationRequested(() => controller.abort());
+  return { signal: controller.signal, dispose: () => listening.dispose() };
+}
 
-export const METHODS: Readonly<Record<string, MethodSpec>> = {
-  initialize: method(M.InitializeParams, ({ daemon, conn, state, params }) => {
+/**
+ * A request's handler, registered by the request's one declaration in
+ * src/protocol/methods.ts (its wire name and params schema come from there:
+ * "go to definition" on the spec reaches both). Params are parsed by that
+ * schema before the handler runs.
+ */
+function on<M extends string, S extends z.ZodType>(spec: RequestSpec<M, S>, handler: Handler<S>): readonly [M, MethodSpec] {
+  return [spec.method, { params: spec.params, handler } as unknown as MethodSpec];
+}
+
+/** Every request's handler, by its declaration. */
+const HANDLERS = [
+  on(M.Initialize, ({ daemon, conn, state, params }) => {
     if (state.initialized) throw new ResponseError(RpcErrorCode.InvalidRequest, 'already initialized');
     const serviceKey = daemon.env.TOOLGATE_SERVICE_KEY;
     if (params.service_key !== undefined) {
@@ -59,40 +75,38 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
     state.initialized = true;
     return initializeResult(daemon);
   }),
-  'session/open': method(M.SessionOpenParams, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
-  'tool/invoke': method(M.ToolInvokeParams, ({ daemon, conn, params, token, session, log }) =>
-    observeToolCall(
-      daemon.metrics,
-      { transport: conn.transport, executor: daemon.executor.kind, ...params.args, toolCallId: params.tool_call_id, traceparent: params._meta?.traceparent },
-      () => invokeTool(daemon, conn, session(), params, token, log),
-    ),
-  ),
+  on(M.SessionOpen, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
+  on(M.ToolInvoke, async ({ daemon, conn, params, token, session, log }) => {
+    const call = { threadId: params.thread_id, toolCallId: params.tool_call_id, args: params.args, traceparent: params._meta?.traceparent };
+    const signal = abortSignalOf(token);
+    try {
+      return (await daemon.toolCalls.invoke(session(), call, { signal: signal.signal, to: conn, log })).response;
+    } finally {
+      signal.dispose();
+    }
+  }),
   // Threads are per user: subscribing watches the session user's thread of that id (which may not exist
   // yet) and creates nothing; another user's thread of the same id is never reached.
-  'thread/subscribe': method(M.ThreadSubscribeParams, async ({ daemon, conn, params, session }) => {
+  on(M.ThreadSubscribe, async ({ daemon, conn, params, session }) => {
     const s = session();
     daemon.subscriptions.subscribe(s.userId, params.thread_id, conn, s.id);
     // Answered once the thread's position is read (on PostgreSQL: other daemons' calls reach us too).
     await daemon.threadEvents.ready(s.userId, params.thread_id);
     return { thread_id: params.thread_id, subscribed: true };
   }),
-  'thread/unsubscribe': method(M.ThreadSubscribeParams, ({ daemon, conn, params, session }) => {
+  on(M.ThreadUnsubscribe, ({ daemon, conn, params, session }) => {
     const s = session();
     daemon.subscriptions.unsubscribe(s.userId, params.thread_id, conn.id, s.id);
     return { thread_id: params.thread_id, subscribed: false };
   }),
-  'message/append': method(M.MessageAppendParams, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),
-  'history/get': method(M.HistoryGetParams, ({ daemon, params, session }) => getHistory(daemon, session(), params)),
-  'thread/list': method(M.ThreadListParams, ({ daemon, params, session }) => threadList(daemon, session(), params)),
+  on(M.MessageAppend, ({ daemon, params, session }) => appendMessage(daemon, session(), params)),
+  on(M.HistoryGet, ({ daemon, params, session }) => getHistory(daemon, session(), params)),
+  on(M.ThreadList, ({ daemon, params, session }) => threadList(daemon, session(), params)),
   // A call of the session's user, from any of its connections (contract section 16).
-  'call/get': method(M.CallGetParams, ({ daemon, params, session }) =>
-    getCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id }),
-  ),
-  'call/cancel': method(M.CallCancelParams, ({ daemon, params, session }) =>
-    cancelCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id }),
-  ),
+  on(M.CallGet, ({ daemon, params, session }) => getCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id })),
+  on(M.CallCancel, ({ daemon, params, session }) => cancelCall(daemon, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id })),
   // A person's decision on a call awaiting approval, bound to its args digest (contract section 17).
-  'call/approve': method(M.CallApproveParams, ({ daemon, conn, params, session, log }) =>
+  on(M.CallApprove, ({ daemon, conn, params, session, log }) =>
     decideCall(
       daemon,
       { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id },
@@ -100,7 +114,7 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
       log,
     ),
   ),
-  'call/deny': method(M.CallDenyParams, ({ daemon, conn, params, session, log }) =>
+  on(M.CallDeny, ({ daemon, conn, params, session, log }) =>
     decideCall(
       daemon,
       { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id },
@@ -108,13 +122,20 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
       log,
     ),
   ),
-  'skills/list': method(M.SkillsListParams, ({ session }) => listSkills(session())),
-  'skills/read': method(M.SkillsReadParams, ({ params, session }) => readSkill(session(), params.name, params.path)),
-  shutdown: method(M.ShutdownParams, ({ state }) => {
+  on(M.SkillsList, ({ session }) => listSkills(session())),
+  on(M.SkillsRead, ({ params, session }) => readSkill(session(), params.name, params.path)),
+  on(M.Shutdown, ({ state }) => {
     state.shutdownRequested = true;
     return null;
   }),
-};
+] as const;
+
+/** A request of the protocol without a handler above fails to compile here (its name is the error). */
+type Unhandled = Exclude<M.RequestMethod, (typeof HANDLERS)[number][0]>;
+const _everyRequestHandled: [Unhandled] extends [never] ? true : Unhandled = true;
+
+/** The dispatch table: wire name → params schema and handler, every request of the protocol once. */
+export const METHODS = Object.fromEntries(HANDLERS) as Readonly<Record<M.RequestMethod, MethodSpec>>;
 
 /**
  * Handles one request. Params must be an object (by-name); positional
@@ -135,7 +156,7 @@ export async function dispatch(...args: Parameters<typeof dispatchRequest>): Pro
 }
 
 async function dispatchRequest(
-  daemon: Daemon,
+  daemon: Services,
   conn: Connection,
   state: ConnectionState,
   name: string,
@@ -145,7 +166,7 @@ async function dispatchRequest(
 ): Promise<unknown> {
   // Contract: any request other than `initialize` before it is -32002, known method or not.
   if (!state.initialized && name !== 'initialize') throw new ResponseError(RpcErrorCode.NotInitialized, 'initialize first');
-  const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
+  const spec = Object.hasOwn(METHODS, name) ? METHODS[name as M.RequestMethod] : undefined;
   if (!spec) throw new ResponseError(RpcErrorCode.MethodNotFound, `unknown method ${echoName(name, daemon.secrets)}`);
   if (state.shutdownRequested) throw new ResponseError(RpcErrorCode.InvalidRequest, 'shutdown was requested');
   const parsed = spec.params.safeParse(rawParams ?? (name === 'shutdown' ? {} : undefined));

@@ -1,12 +1,12 @@
 /**
  * The one place that turns the daemon's domain errors into JSON-RPC errors.
- * Services throw `DaemonError`s (src/daemon/errors.ts) and know no wire
+ * Services throw `DaemonError`s (src/runtime/errors.ts) and know no wire
  * code; the dispatcher and the MCP adapter both answer through
  * `wireErrorOf`, so `tool/invoke` and MCP's `tools/call` fail alike.
  */
 import { ResponseError } from 'vscode-jsonrpc';
 import { RpcErrorCode } from '../protocol/errors.js';
-import { DaemonError, type DaemonErrorCode } from '../daemon/errors.js';
+import { DaemonError, type DaemonErrorCode } from '../runtime/errors.js';
 import { StoreUnavailableError } from '../store/store.js';
 
 /** The wire's JSON-RPC error codes, declared once in src/protocol/errors.ts. */

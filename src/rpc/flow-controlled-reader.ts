@@ -18,7 +18,7 @@ import { AbstractMessageReader, type DataCallback, type Disposable, type Message
 type Hold = 'backpressure' | 'window';
 
 /** A request the window counts: a method, and an id its response will carry. */
-export function takesSlot(m: Message): boolean {
+function takesSlot(m: Message): boolean {
   const { method, id } = m as { method?: unknown; id?: unknown };
   return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
 }

@@ -49,7 +49,7 @@ export function envelopeProblem(m: unknown): EnvelopeProblem | null {
 }
 
 /** The reason only (stdio answers `id: null` whatever the message held). */
-export function invalidReason(m: unknown): string | null {
+function invalidReason(m: unknown): string | null {
   return envelopeProblem(m)?.reason ?? null;
 }
 

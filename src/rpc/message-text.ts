@@ -1,14 +1,14 @@
 /**
  * The JSON text of one outgoing JSON-RPC message, as every writer of the
  * daemon's transports produces it (stdio's framer, WebSocket frames). A
- * notification whose params are shared (`shareParams`, src/daemon/peer.ts:
+ * notification whose params are shared (`shareParams`, src/runtime/peer.ts:
  * the `tool/result`s of one stored message, sent to the caller and to every
  * subscriber) reuses the params' text serialized by the first write; the
  * bytes are exactly `JSON.stringify(message)`'s — vscode-jsonrpc builds a
  * notification as `{jsonrpc, method, params}`, in that order.
  */
 import type { Message } from 'vscode-jsonrpc/node';
-import { sharedParamsText } from '../daemon/peer.js';
+import { sharedParamsText } from '../runtime/peer.js';
 
 export function messageText(msg: Message): string {
   const m = msg as { jsonrpc?: unknown; method?: unknown; params?: unknown; id?: unknown };

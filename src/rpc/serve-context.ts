@@ -6,7 +6,7 @@
  * transports, the AG-UI stream and the HTTP server all take it (tests build
  * one with `serveContext(daemon, …)`).
  */
-import type { Daemon } from '../daemon/daemon.js';
+import type { Services } from './services.js';
 import { httpGuard, type HttpGuard } from './http-guard.js';
 import { PendingWrites } from './tracked-writer.js';
 
@@ -25,7 +25,7 @@ export interface TransportLimits {
 }
 
 export interface ServeContext {
-  daemon: Daemon;
+  daemon: Services;
   limits: TransportLimits;
   /** False once the daemon stops taking calls (shutdown). */
   accepting(): boolean;
@@ -46,7 +46,7 @@ export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = {
 };
 
 /** A context with the defaults for whatever is not given (always accepting, untracked calls, the config's guard). */
-export function serveContext(daemon: Daemon, parts: Partial<Omit<ServeContext, 'daemon' | 'limits'>> & { limits?: Partial<TransportLimits> } = {}): ServeContext {
+export function serveContext(daemon: Services, parts: Partial<Omit<ServeContext, 'daemon' | 'limits'>> & { limits?: Partial<TransportLimits> } = {}): ServeContext {
   return {
     daemon,
     limits: { ...DEFAULT_TRANSPORT_LIMITS, ...parts.limits },

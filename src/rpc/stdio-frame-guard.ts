@@ -19,7 +19,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 
 /** Longer than any honest header block (`Content-Length` plus `Content-Type`). */
-export const MAX_HEADER_BYTES = 8 * 1024;
+const MAX_HEADER_BYTES = 8 * 1024;
 const TERMINATOR = Buffer.from('\r\n\r\n');
 /** Header names are RFC 7230 tokens. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -136,7 +136,7 @@ function firstNonBlank(bytes: Buffer): number {
 }
 
 /** The declared body length, or why the header block cannot be parsed. */
-export function parseHeaderBlock(block: string): number | string {
+function parseHeaderBlock(block: string): number | string {
   let length: number | undefined;
   for (const line of block.split('\r\n')) {
     const colon = line.indexOf(':');

@@ -21,7 +21,7 @@ export interface WsRpcServer {
   closeAll(): void;
 }
 
-export const RPC_PATH = '/rpc';
+const RPC_PATH = '/rpc';
 /** Paths an upgrade is served at: `/rpc`, and `/` for clients that connect to the bare address (pygls' start_ws). */
 const RPC_PATHS = new Set([RPC_PATH, '/']);
 

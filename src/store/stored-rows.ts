@@ -1,7 +1,7 @@
 /**
  * What the rows the wire is rebuilt from must hold — checked when they are
  * written and when a migration walks them, never on every read (history
- * reads them back as typed; see src/daemon/history.ts).
+ * reads them back as typed; see src/threads/history.ts).
  *
  * - A tool message's `metadata` is `{tool_agent_output}` (ToolAgentOutput),
  *   its `status` the output's own; a user or assistant message's is `{}` or

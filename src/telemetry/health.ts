@@ -5,7 +5,7 @@
 import type { Store } from '../store/store.js';
 
 /** A store that does not answer within this is not ready (a load balancer should stop sending). */
-export const STORE_PROBE_TIMEOUT_MS = 2_000;
+const STORE_PROBE_TIMEOUT_MS = 2_000;
 
 /** Whether a point read (a primary-key lookup that finds nothing) completes in time on the store's own path. */
 export async function storeAnswers(store: Store, timeoutMs = STORE_PROBE_TIMEOUT_MS): Promise<boolean> {

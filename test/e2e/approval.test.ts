@@ -113,6 +113,12 @@ for (const { transport, executor } of CASES) {
       assert.deepEqual(approved, { state: 'done', outcome: answer });
       assert.equal(await eventExists(host, eventId), 0);
       assert.equal(await credentialsFor(host, 'del-1'), 1);
+      // Its `tool call` log line carries the run's `ms`, as every call's does (security.md, operations.md).
+      const logged = await waitFor(
+        () => host.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'tool call' && l.tool_call_id === 'del-1'),
+        'the approved call\'s tool call log line',
+      );
+      assert.equal(typeof logged.ms, 'number', JSON.stringify(logged));
       // A second decision finds it decided; a deny after it changes nothing; re-invoking answers the stored outcome.
       assert.deepEqual(await other.request('call/approve', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: asked.args_sha256 }), approved);
       assert.deepEqual(await other.request('call/deny', { session_id: approver.session_id, thread_id: 't', tool_call_id: 'del-1', args_sha256: asked.args_sha256 }), approved);

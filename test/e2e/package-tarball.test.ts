@@ -142,7 +142,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
       'bin/toolgate.mjs', 'bin/project-cli.mjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/project-cli.snapshot.blob', 'dist/src/index.js', 'dist/src/index.d.ts',
       'dist/src/app/cli.js', 'dist/daemon/cli.js', 'dist/daemon/checkpoint-worker.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
       'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
-      'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/cli.js',
+      'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/conformance-command.js',
       'schemas/action-inputs.json', 'docs/protocols/conformance.md',
       'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/examples/demo-host/demo.js', 'dist/examples/stdio-host/main.js',
       'examples/README.md', 'docs/protocols/README.md', 'docs/protocols/transports.md', 'docs/protocols/data-flow.md',

@@ -20,7 +20,7 @@ import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { startPgWireProxy } from '../helpers/pg-wire-proxy.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { addAutomationJob } from '../../src/daemon/automation.js';
+import { addAutomationJob } from '../../src/sessions/automation-jobs.js';
 import { NOTIFY_STATEMENT } from '../../src/store/pg/notifier.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { createDaemon } from '../../src/app/serve.js';
-import { createLogger } from '../../src/daemon/logger.js';
+import { createLogger } from '../../src/runtime/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
 import { serveContext } from '../../src/rpc/serve-context.js';
 import { tempDir } from '../helpers/repo.js';

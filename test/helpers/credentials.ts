@@ -1,6 +1,6 @@
 /**
  * Controlled credentials for tests: an asymmetric key pair and a minter that
- * signs claims the way src/daemon/credential-issuer.ts does — but lets a test
+ * signs claims the way src/auth/credential-issuer.ts does — but lets a test
  * bend any claim (lifetime, iss, aud, call binding…) to probe the CLI.
  */
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';

@@ -25,8 +25,8 @@ import { ToolgateClient } from '../../src/client/index.js';
 import { createDaemon, limitsOf } from '../../src/app/serve.js';
 import { serveOptionsOf } from '../../src/app/cli.js';
 import { listenWs } from '../../src/app/ws-listener.js';
-import type { Daemon } from '../../src/daemon/daemon.js';
-import { createLogger } from '../../src/daemon/logger.js';
+import type { Services } from '../../src/rpc/services.js';
+import { createLogger } from '../../src/runtime/logger.js';
 import { serveStdio } from '../../src/rpc/stdio-transport.js';
 import { serveContext, type ServeContext } from '../../src/rpc/serve-context.js';
 import { Client as McpClient } from '@modelcontextprotocol/client';
@@ -41,7 +41,7 @@ import { pgDatabaseFor, TEST_PG_URL } from './pg.js';
 export interface InProcessHost extends Client {
   transport: Transport;
   /** The runtime itself: its store, sessions, subscriptions and executor, for a test to look at or to hold. */
-  daemon: Daemon;
+  daemon: Services;
   ctx: ServeContext;
   dbPath: string;
   dataDir: string;
@@ -145,7 +145,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
 export interface InProcessMcp {
   /** The MCP SDK's client, connected to `serve --mcp`'s own server over an in-memory pipe pair. */
   client: McpClient;
-  daemon: Daemon;
+  daemon: Services;
   dbPath: string;
   stderr(): string;
   stop(): Promise<void>;

@@ -16,7 +16,7 @@ import {
 } from '../../../src/codec/ag-ui.js';
 import { buildToolAgentOutput, projectText, type ToolAgentOutput, type ToolCallArgs } from '../../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../../src/codec/ui-hints.js';
-import { compileStoredUi } from '../../../src/daemon/ui.js';
+import { compileStoredUi } from '../../../src/threads/ui.js';
 import { validateUiSchema } from '../../helpers/ui-schema-validator.js';
 import { follow, sseResponse, ThreadFollower, verifySse } from '../../helpers/ag-ui-client.js';
 

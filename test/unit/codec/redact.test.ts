@@ -37,7 +37,7 @@ test('a database URL’s password never reaches a log line, in a message, a fiel
 
 test('a password given as a URL query parameter (the driver accepts ?password=) is masked too', async () => {
   const { describePgUrl, pgUrlHasPassword } = await import('../../../src/store/pg/url.js');
-  const { passwordInArgv } = await import('../../../src/daemon/data-dir.js');
+  const { passwordInArgv } = await import('../../../src/config/data-dir.js');
   const url = 'postgres://tg@db.internal/tg?sslmode=disable&password=Qu3ry-S3cret&sslpassword=K3y-S3cret';
   const out = JSON.stringify(redact({ msg: `cannot open ${url}`, err: new Error(`connect ${url} failed`) }));
   assert.ok(!out.includes('S3cret'), out);

@@ -1,5 +1,5 @@
 /**
- * `authenticate` (src/daemon/auth.ts) remembers a token verified with the
+ * `authenticate` (src/auth/user-auth.ts) remembers a token verified with the
  * daemon's own keys (its HS256 secret or JWKS file, fixed while it runs) until
  * the token's `exp`: an MCP host sends the same token with every request, and
  * a verification costs ~200 µs of WebCrypto. Seen here by swapping the keys
@@ -10,9 +10,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT, type JWTPayload } from 'jose';
-import { AuthError, authenticate } from '../../../src/daemon/auth.js';
-import { Unauthorized } from '../../../src/daemon/bearer-auth.js';
-import type { Daemon } from '../../../src/daemon/daemon.js';
+import { AuthError, authenticateUser } from '../../../src/auth/user-auth.js';
+import { Unauthorized } from '../../../src/auth/bearer-auth.js';
+import type { Services } from '../../../src/rpc/services.js';
 
 const secretOf = (s: string) => ({ kind: 'secret' as const, secret: new TextEncoder().encode(s), origin: 'env' as const });
 
@@ -25,7 +25,7 @@ function daemonWith(parts: Partial<Record<'bearerKeys' | 'oauth', unknown>>) {
     bearerKeys: null,
     store: { transaction: async (fn: (tx: unknown) => Promise<void>) => fn({ users: { provision: async (id: string) => void provisioned.push(id) } }) },
     ...parts,
-  } as unknown as Daemon & { bearerKeys: unknown };
+  } as unknown as Services & { bearerKeys: unknown };
   return { daemon, provisioned };
 }
 
@@ -37,11 +37,11 @@ test("a token verified with the daemon's own keys is remembered; another token i
   const exp = Math.floor(Date.now() / 1000) + 600;
   const ann = await mint('ann', 'first-secret-0123456789abcdef', exp);
   const bob = await mint('bob', 'first-secret-0123456789abcdef', exp);
-  const first = await authenticate(daemon, { token: ann });
+  const first = await authenticateUser(daemon, { token: ann });
   assert.equal(first.userId, 'ann');
   daemon.bearerKeys = secretOf('other-secret-0123456789abcdef');
-  assert.deepEqual(await authenticate(daemon, { header: `Bearer ${ann}` }), first, 'answered from memory, not with the keys now in place');
-  await assert.rejects(authenticate(daemon, { token: bob }), (err) => err instanceof AuthError && err.reason === 'invalid', 'a token not seen before is verified');
+  assert.deepEqual(await authenticateUser(daemon, { header: `Bearer ${ann}` }), first, 'answered from memory, not with the keys now in place');
+  await assert.rejects(authenticateUser(daemon, { token: bob }), (err) => err instanceof AuthError && err.reason === 'invalid', 'a token not seen before is verified');
 });
 
 test('a remembered token is refused from its exp on; a failure is not remembered', async (t) => {
@@ -49,19 +49,19 @@ test('a remembered token is refused from its exp on; a failure is not remembered
   const nowS = Math.floor(Date.now() / 1000);
   const cy = await mint('cy', 'first-secret-0123456789abcdef', nowS + 5);
   t.mock.timers.enable({ apis: ['Date'], now: nowS * 1000 });
-  assert.equal((await authenticate(daemon, { token: cy }, { provision: 'always' })).userId, 'cy');
+  assert.equal((await authenticateUser(daemon, { token: cy }, { provision: 'always' })).userId, 'cy');
   t.mock.timers.tick(4_999);
-  assert.equal((await authenticate(daemon, { token: cy }, { provision: 'always' })).userId, 'cy');
+  assert.equal((await authenticateUser(daemon, { token: cy }, { provision: 'always' })).userId, 'cy');
   assert.deepEqual(provisioned, ['cy', 'cy'], "provision: 'always' writes on every call, remembered or not");
   t.mock.timers.tick(1);
-  await assert.rejects(authenticate(daemon, { token: cy }), (err) => err instanceof AuthError && err.reason === 'invalid', 'expired at exp');
+  await assert.rejects(authenticateUser(daemon, { token: cy }), (err) => err instanceof AuthError && err.reason === 'invalid', 'expired at exp');
   t.mock.timers.reset();
   // A token refused once (wrong key) is verified again once the keys would take it.
   const { daemon: d2 } = daemonWith({ bearerKeys: secretOf('wrong-secret-0123456789abcdef') });
   const dee = await mint('dee', 'first-secret-0123456789abcdef', nowS + 600);
-  await assert.rejects(authenticate(d2, { token: dee }), AuthError);
+  await assert.rejects(authenticateUser(d2, { token: dee }), AuthError);
   d2.bearerKeys = secretOf('first-secret-0123456789abcdef');
-  assert.equal((await authenticate(d2, { token: dee })).userId, 'dee');
+  assert.equal((await authenticateUser(d2, { token: dee })).userId, 'dee');
 });
 
 test('an auth.issuer token is verified on every request (its keys rotate)', async () => {
@@ -77,9 +77,9 @@ test('an auth.issuer token is verified on every request (its keys rotate)', asyn
     },
   };
   const { daemon } = daemonWith({ oauth });
-  await authenticate(daemon, { token: 'at.one' });
-  await authenticate(daemon, { token: 'at.one' });
+  await authenticateUser(daemon, { token: 'at.one' });
+  await authenticateUser(daemon, { token: 'at.one' });
   assert.deepEqual(verified, ['at.one', 'at.one']);
   retired = true;
-  await assert.rejects(authenticate(daemon, { token: 'at.one' }), AuthError, 'refused as soon as its key is gone');
+  await assert.rejects(authenticateUser(daemon, { token: 'at.one' }), AuthError, 'refused as soon as its key is gone');
 });

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '../../../src/daemon/bearer-auth.js';
-import { loadConfig } from '../../../src/daemon/config.js';
+import { ConfigError } from '../../../src/config/config-error.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
 

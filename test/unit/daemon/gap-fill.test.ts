@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import { storeEventSource } from '../../../src/daemon/thread-event-source.js';
+import { storeEventSource } from '../../../src/threads/thread-event-source.js';
 import { tempDir } from '../../helpers/repo.js';
 
 test('a gap of 2,500 messages is read whole, in order, and nothing past its end', async () => {

@@ -1,5 +1,5 @@
 /**
- * `history/get` (src/daemon/history.ts) in process: pages run newest first
+ * `history/get` (src/threads/history.ts) in process: pages run newest first
  * (oldest first within a page) through `before`/`next_before` to the end;
  * the `context` view is the stored content alone, the `ui` view replays a
  * tool message's `ui_schema` exactly as its live `tool/result` carried it
@@ -13,7 +13,7 @@ import { startInProcess, type InProcessHost } from '../../helpers/in-process.js'
 import { openSession } from '../../helpers/host.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import { waitFor } from '../../helpers/wait-for.js';
-import { UiCache } from '../../../src/daemon/ui-cache.js';
+import { UiCache } from '../../../src/threads/ui-cache.js';
 import type { HistoryGetResult, ToolResponse, ToolResultNotification } from '../../../src/protocol/index.js';
 
 describe('history/get', () => {

@@ -1,5 +1,5 @@
 /**
- * The cache of `auth.issuer`'s signing keys (src/daemon/issuer-keys.ts), with
+ * The cache of `auth.issuer`'s signing keys (src/auth/issuer-keys.ts), with
  * a clock the test moves: stale-if-error past the cache's age, one fetch per
  * cooldown whoever asks, and documents bounded to 1 MiB.
  */
@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { decodeProtectedHeader, type CompactJWSHeaderParameters, type FlattenedJWSInput, type JWTVerifyGetKey } from 'jose';
-import { CACHE_MAX_AGE_MS, COOLDOWN_MS, IssuerUnavailable, issuerKeys, STALE_IF_ERROR_MS } from '../../../src/daemon/issuer-keys.js';
-import { createLogger } from '../../../src/daemon/logger.js';
+import { CACHE_MAX_AGE_MS, COOLDOWN_MS, IssuerUnavailable, issuerKeys, STALE_IF_ERROR_MS } from '../../../src/auth/issuer-keys.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 import { startTestIssuer } from '../../helpers/oauth-issuer.js';
 
 const quiet = createLogger(() => {}, 'error');

@@ -14,12 +14,12 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { createDaemon } from '../../../src/app/serve.js';
-import { createLogger } from '../../../src/daemon/logger.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 import { serveStdio } from '../../../src/rpc/stdio-transport.js';
 import { serveContext } from '../../../src/rpc/serve-context.js';
 import { ToolgateClient } from '../../../src/client/index.js';
 import type { ToolResultNotification } from '../../../src/protocol/index.js';
-import type { StoredMessageEvent } from '../../../src/daemon/thread-events.js';
+import type { StoredMessageEvent } from '../../../src/threads/thread-events.js';
 import { tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../../helpers/tokens.js';
 

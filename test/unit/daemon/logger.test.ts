@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { once } from 'node:events';
-import { createLogger, stderrLines } from '../../../src/daemon/logger.js';
+import { createLogger, stderrLines } from '../../../src/runtime/logger.js';
 
 /** A field that records whether anything read or serialized it. */
 function probe() {

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionRegistry } from '../../../src/daemon/sessions.js';
-import { SubscriptionRegistry } from '../../../src/daemon/subscriptions.js';
-import { ThreadEventBus } from '../../../src/daemon/thread-events.js';
-import type { Peer } from '../../../src/daemon/peer.js';
-import { DaemonError } from '../../../src/daemon/errors.js';
+import { SessionRegistry } from '../../../src/sessions/sessions.js';
+import { SubscriptionRegistry } from '../../../src/threads/subscriptions.js';
+import { ThreadEventBus } from '../../../src/threads/thread-events.js';
+import type { Peer } from '../../../src/runtime/peer.js';
+import { DaemonError } from '../../../src/runtime/errors.js';
 
 const fields = (connectionId: string) => ({ userId: 'u', connectionId, source: 'session' as const, jobId: null, enabledSkills: [], allowedActions: [] });
 const conn = (id: string): Peer => ({ id, trusted: false, notify: () => {} });

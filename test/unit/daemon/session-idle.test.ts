@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SessionRegistry, type Session } from '../../../src/daemon/sessions.js';
+import { SessionRegistry, type Session } from '../../../src/sessions/sessions.js';
 
 const fields = { userId: 'ann', source: 'session' as const, jobId: null, enabledSkills: [], allowedActions: [] };
 

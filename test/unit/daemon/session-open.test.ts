@@ -1,5 +1,5 @@
 /**
- * `session/open` (src/daemon/session-open.ts) in process: a good token
+ * `session/open` (src/sessions/session-open.ts) in process: a good token
  * opens a session for its `sub` with the agent profile's skills and
  * whitelist; a forged, expired or over-long token, a params object of the
  * wrong shape, an unknown profile or a skill outside the profile are each

@@ -1,6 +1,6 @@
 /**
  * The subprocess executor answers a call at the end of the child's output,
- * not at the child's exit (src/daemon/subprocess-executor.ts): project-cli
+ * not at the child's exit (src/calls/subprocess-executor.ts): project-cli
  * closes stdout and stderr right before it exits, and the kernel frees a
  * process's memory before it closes its files, so waiting for the exit
  * waited out that teardown on every call. The slot, the timeout and the
@@ -14,9 +14,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnCliWithin } from '../../../src/daemon/subprocess-executor.js';
-import type { CliLauncher } from '../../../src/daemon/cli-launch.js';
-import { createLogger } from '../../../src/daemon/logger.js';
+import { spawnCliWithin } from '../../../src/calls/subprocess-executor.js';
+import type { CliLauncher } from '../../../src/calls/cli-launch.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 import { tempDir } from '../../helpers/repo.js';
 
 const DOC = { ok: true, module: 'memory', method: 'read', data: { memories: [] } };

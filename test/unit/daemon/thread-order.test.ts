@@ -8,10 +8,10 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ThreadEventBus, type StoredMessageEvent, type ThreadEventSource } from '../../../src/daemon/thread-events.js';
-import { storeEventSource } from '../../../src/daemon/thread-event-source.js';
-import { SubscriptionRegistry } from '../../../src/daemon/subscriptions.js';
-import type { Peer } from '../../../src/daemon/peer.js';
+import { ThreadEventBus, type StoredMessageEvent, type ThreadEventSource } from '../../../src/threads/thread-events.js';
+import { storeEventSource } from '../../../src/threads/thread-event-source.js';
+import { SubscriptionRegistry } from '../../../src/threads/subscriptions.js';
+import type { Peer } from '../../../src/runtime/peer.js';
 import type { MessageRow } from '../../../src/store/store.js';
 import { openPgStore } from '../../../src/store/pg/pg-store.js';
 import { PgThreadFeed } from '../../../src/store/pg/thread-feed.js';

@@ -20,12 +20,12 @@ import { tempDir } from '../../helpers/repo.js';
 import { follow, ThreadFollower, verifySse } from '../../helpers/ag-ui-client.js';
 import { createHttpServer } from '../../../src/http/http-server.js';
 import { agUiStreamRoute } from '../../../src/http/ag-ui-stream.js';
-import { SessionRegistry } from '../../../src/daemon/sessions.js';
+import { SessionRegistry } from '../../../src/sessions/sessions.js';
 import { serveContext } from '../../../src/rpc/serve-context.js';
-import { ThreadEventBus } from '../../../src/daemon/thread-events.js';
+import { ThreadEventBus } from '../../../src/threads/thread-events.js';
 import { ApprovalWaiters } from '../../../src/calls/approval-waiters.js';
-import type { Daemon } from '../../../src/daemon/daemon.js';
-import { createLogger } from '../../../src/daemon/logger.js';
+import type { Services } from '../../../src/rpc/services.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import type { MessageRow } from '../../../src/store/store.js';
 import { buildToolAgentOutput, projectText } from '../../../src/codec/tool-output.js';
@@ -502,7 +502,7 @@ describe('AG-UI event stream on the --ws server', () => {
 describe('AG-UI event stream, in process', () => {
   let server: Server;
   let base: string;
-  let daemon: Daemon;
+  let daemon: Services;
   let row: MessageRow;
   let token: string;
 
@@ -516,7 +516,7 @@ describe('AG-UI event stream, in process', () => {
       threadEvents: new ThreadEventBus(),
       sessions: new SessionRegistry(),
       approvals: new ApprovalWaiters(),
-    } as unknown as Daemon;
+    } as unknown as Services;
     await store.transaction((tx) => tx.users.ensure('erin'));
     const args = createArgs('Stored');
     const output = buildToolAgentOutput(

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostnameOf } from '../../../src/mcp/mcp-http.js';
 import { toolAnnotations, toolDescription } from '../../../src/mcp/mcp-server.js';
-import { defaultDataDir, resolveDbPath } from '../../../src/daemon/data-dir.js';
+import { defaultDataDir, resolveDbPath } from '../../../src/config/data-dir.js';
 
 test('config host and origin entries become the host names the SDK guards compare', () => {
   assert.equal(hostnameOf('mcp.example.com'), 'mcp.example.com');

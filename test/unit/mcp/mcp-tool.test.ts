@@ -14,7 +14,7 @@ import { startMcpInProcess, type InProcessMcp } from '../../helpers/in-process.j
 import { tempDir } from '../../helpers/repo.js';
 import { dbCount } from '../../helpers/db.js';
 import { mintBearer } from '../../helpers/tokens.js';
-import { TOOL_DESCRIPTOR } from '../../../src/daemon/initialize.js';
+import { TOOL_DESCRIPTOR } from '../../../src/sessions/initialize.js';
 import { TOOL_OUTPUT_JSON_SCHEMA } from '../../../src/mcp/mcp-server.js';
 
 interface Called {

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DaemonError, threadNotFound } from '../../../src/daemon/errors.js';
+import { DaemonError, threadNotFound } from '../../../src/runtime/errors.js';
 import { RPC_ERROR_DATA_CODES, RpcErrorCode } from '../../../src/protocol/errors.js';
 import { WIRE_ERRORS, asWireError, wireErrorOf } from '../../../src/rpc/errors.js';
 

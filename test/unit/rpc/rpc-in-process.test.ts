@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { createDaemon } from '../../../src/app/serve.js';
-import { createLogger } from '../../../src/daemon/logger.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 import { serveStdio } from '../../../src/rpc/stdio-transport.js';
 import { serveContext } from '../../../src/rpc/serve-context.js';
 import { runConformance } from '../../../src/conformance/runner.js';

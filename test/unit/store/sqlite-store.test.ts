@@ -15,7 +15,7 @@ import { openSqliteStore, type SqliteStore } from '../../../src/store/sqlite/sql
 import { MIGRATIONS } from '../../../src/store/migrations.js';
 import { startCheckpointer } from '../../../src/store/sqlite/checkpointer.js';
 import { createDaemon } from '../../../src/app/serve.js';
-import { createLogger } from '../../../src/daemon/logger.js';
+import { createLogger } from '../../../src/runtime/logger.js';
 import { tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
 

@@ -8,17 +8,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { CancellationToken } from 'vscode-jsonrpc';
 import { createDaemon } from '../../../src/app/serve.js';
-import { createLogger } from '../../../src/daemon/logger.js';
-import { invokeTool } from '../../../src/daemon/tool-invoke.js';
-import { SubprocessExecutor } from '../../../src/daemon/executor.js';
+import { createLogger } from '../../../src/runtime/logger.js';
+import { SubprocessExecutor } from '../../../src/calls/subprocess-executor.js';
 import { buildToolAgentOutput } from '../../../src/codec/tool-output.js';
 import { deriveUiHints } from '../../../src/codec/ui-hints.js';
 import { MIGRATIONS } from '../../../src/store/migrations.js';
 import { openStore } from '../../../src/store/open-store.js';
 import { STORED_ROW_CHECK, StoredRowError, toolMessageMetadata } from '../../../src/store/stored-rows.js';
-import { checkedToolMessage } from '../../../src/daemon/tool-message.js';
+import { checkedToolMessage } from '../../../src/calls/tool-message.js';
 import { execute } from '../../../src/cli-router/core.js';
 import { ActionError } from '../../../src/cli-router/errors.js';
 import type { ActionDefinition } from '../../../src/cli-router/action.js';
@@ -32,7 +30,6 @@ import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
 const ARGS: ToolCallArgs = { module: 'memory', method: 'read', input: {} };
 const OK_DOC: CliDocument = { ok: true, module: 'memory', method: 'read', data: { memories: [] } };
 const goodOutput = (): ToolAgentOutput => buildToolAgentOutput(OK_DOC, ARGS, 'c1', deriveUiHints);
-const never: CancellationToken = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as unknown as CancellationToken;
 
 test('toolMessageMetadata writes a ToolAgentOutput and refuses anything else', () => {
   assert.deepEqual(JSON.parse(toolMessageMetadata(goodOutput())), { tool_agent_output: goodOutput() });
@@ -57,7 +54,7 @@ test('a call whose output is no ToolAgentOutput fails and stores nothing — no 
     const heard: unknown[] = [];
     const peer = { id: 'p1', trusted: false, notify: (_m: string, p: unknown) => heard.push(p) };
     await assert.rejects(
-      invokeTool(daemon, peer, session, { session_id: session.id, thread_id: 't1', tool_call_id: 'c1', args: ARGS }, never, daemon.log),
+      daemon.toolCalls.invoke(session, { threadId: 't1', toolCallId: 'c1', args: ARGS }, { signal: new AbortController().signal, to: { ...peer, transport: 'stdio' }, log: daemon.log }),
       (err: unknown) => err instanceof StoredRowError && /tool_agent_output\.error\.code/.test((err as Error).message),
     );
     assert.equal(await daemon.store.read((tx) => tx.threads.exists('ria', 't1')), false, 'no half-written thread');

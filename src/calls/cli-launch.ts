@@ -1,0 +1,89 @@
+/**
+ * How the subprocess executor starts project-cli: from the V8 start-up
+ * snapshot the build makes of the evaluated bundle (dist/project-cli.snapshot.blob,
+ * scripts/bundle-cli.mjs) when it runs on this node, else from the bundle
+ * through bin/project-cli.mjs. Same program, argv, environment and output
+ * either way (contract section 1); the snapshot only skips reading, compiling
+ * and evaluating the bundle on every call.
+ *
+ * A blob fits only the node binary that built it, and a wrong or damaged one
+ * makes node abort (or crash) before any JavaScript runs — so the daemon never
+ * bets a call on it. At start it probes the blob once in the background
+ * (`--help` through it, with the empty environment a call has); calls use the
+ * bundle until the probe has passed, and for good when it fails. The outcome is
+ * logged once: which mode serves, and why not the snapshot.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Logger } from '../runtime/logger.js';
+import { PROJECT_CLI_BIN, PROJECT_CLI_BUNDLE, PROJECT_CLI_SNAPSHOT } from '../runtime/package-root.js';
+
+export type CliLaunchMode = 'snapshot' | 'bundle';
+
+/** `TOOLGATE_CLI_SNAPSHOT`: `off` (or `0`) starts from the bundle; a path uses that blob instead of the package's. */
+const CLI_SNAPSHOT_ENV = 'TOOLGATE_CLI_SNAPSHOT';
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+export class CliLauncher {
+  private current: CliLaunchMode = 'bundle';
+  private readonly snapshotArgs: string[];
+  /** Settles with the mode calls use from then on, once the probe is done. */
+  readonly ready: Promise<CliLaunchMode>;
+
+  /** `blob` null: the bundle, no probe (the caller says why). */
+  constructor(blob: string | null, log: Logger) {
+    this.snapshotArgs = blob ? ['--snapshot-blob', blob, PROJECT_CLI_BUNDLE] : [];
+    this.ready = blob ? this.decide(blob, log) : Promise.resolve('bundle');
+  }
+
+  get mode(): CliLaunchMode {
+    return this.current;
+  }
+
+  /** How one call starts: node's arguments (argv[1] is the program's path in both modes, the call's words after it). */
+  launch(module: string, method: string): { mode: CliLaunchMode; args: string[] } {
+    const mode = this.current;
+    return { mode, args: mode === 'snapshot' ? [...this.snapshotArgs, module, method] : [PROJECT_CLI_BIN, module, method] };
+  }
+
+  private async decide(blob: string, log: Logger): Promise<CliLaunchMode> {
+    const failed = existsSync(blob) ? await probe(blob) : 'the start-up snapshot is missing';
+    if (failed) {
+      log.log('warn', 'project-cli launch', { mode: 'bundle', snapshot: blob, node: process.version, reason: failed });
+      return 'bundle';
+    }
+    this.current = 'snapshot';
+    log.log('info', 'project-cli launch', { mode: 'snapshot', snapshot: blob });
+    return 'snapshot';
+  }
+}
+
+/** Runs `--help` from the blob; null when it answered as project-cli does, else why not. */
+function probe(blob: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--snapshot-blob', blob, PROJECT_CLI_BUNDLE, '--help'], { env: {}, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8', shell: false }, (err, stdout, stderr) => {
+      if (err) {
+        const status = err.signal ? `signal ${err.signal}` : `exit ${String(err.code)}`;
+        return resolve(`the snapshot does not run on this node (${status}): ${whatWentWrong(stderr)}`);
+      }
+      resolve(stdout.startsWith('project-cli') ? null : `the snapshot answered --help with: ${whatWentWrong(stdout)}`);
+    });
+  });
+}
+
+/** The line of node's stderr that says what went wrong (an abort prints a banner and a native stack). */
+function whatWentWrong(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim().replace(/^#\s*/, '')).filter(Boolean);
+  return (lines.find((l) => /assert|error|fail|cannot|incompatible/i.test(l)) ?? lines[0] ?? '').slice(0, 200);
+}
+
+/** The launcher the daemon's environment asks for (CLI_SNAPSHOT_ENV), probing from now. */
+export function cliLauncher(env: NodeJS.ProcessEnv, log: Logger): CliLauncher {
+  const knob = env[CLI_SNAPSHOT_ENV]?.trim();
+  if (knob === 'off' || knob === '0') {
+    log.log('info', 'project-cli launch', { mode: 'bundle', reason: `${CLI_SNAPSHOT_ENV}=${knob}` });
+    return new CliLauncher(null, log);
+  }
+  return new CliLauncher(knob && knob !== '1' ? knob : PROJECT_CLI_SNAPSHOT, log);
+}

@@ -1,0 +1,281 @@
+import type { z } from 'zod';
+import { admitCall, type Admission, type CliDocument } from '../cli-router/core.js';
+import { argsSha256 } from '../codec/canonical-json.js';
+import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError } from '../store/store.js';
+import type { ToolInvokeParams } from '../protocol/methods.js';
+import type { ToolResponse } from '../protocol/tool.js';
+import { DaemonError } from '../runtime/errors.js';
+import type { Session } from '../sessions/sessions.js';
+import type { Peer } from '../runtime/peer.js';
+import type { OwnCall, SubscriptionRegistry } from '../threads/subscriptions.js';
+import type { RunningCalls } from './running-calls.js';
+import type { ExecDeps, Executor } from './executor.js';
+import type { Logger } from '../runtime/logger.js';
+import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
+import { seedOutput } from '../threads/message-views.js';
+import { CallStopped } from './call-stopped.js';
+import { rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
+import type { QuotaCounter } from '../store/store.js';
+import { answerOf, direct, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
+import { askApproval, type AskDeps } from './approval-ask.js';
+
+export type { ToolResponse };
+
+type Params = z.infer<typeof ToolInvokeParams>;
+
+/** What settling an admitted call needs: its executor and what the executor needs. */
+export interface SettleDeps extends ExecDeps {
+  executor: Executor;
+}
+
+/** What a `tool/invoke` needs: settling, quotas, approvals, the running calls and the caller's subscriptions. */
+export interface ToolInvokeDeps extends SettleDeps, AskDeps {
+  calls: RunningCalls;
+  subscriptions: SubscriptionRegistry;
+  /** Configured secrets: text carrying one verbatim is refused. */
+  secrets?: readonly string[] | undefined;
+  metrics?: { quotaRejected(action: string): void } | undefined;
+}
+
+export type { ToolCallAnswer };
+
+/**
+ * `tool/invoke`: admit the call (core `admitCall`: no credential in the
+ * input, the action exists and is whitelisted — once), answer a call stored
+ * before from the store, else run it with the daemon's executor (which
+ * stores its tool message), then — only once that commit is durable —
+ * publish it on the thread-event bus and answer.
+ *
+ * The caller's `tool/result` notifications (a batch: one non-final per
+ * item, then the final one) reach its connection before the response,
+ * through the thread-event bus's ordered dispatch, the path every
+ * subscriber's take (subscriptions.ts `deliverOwn`): a subscription of the
+ * caller's connection sends them in the thread's order and marks the call
+ * sent, else the caller's own part of that dispatch sends them — a
+ * subscribed caller gets each exactly once. A stored call replayed, an id used with other
+ * arguments, a refused credential reach the caller only — no event
+ * happened.
+ */
+/** A call's answer, with the projection object the response's text was made from (ToolCalls.invoke is its one caller). */
+export async function answerToolCall(
+  daemon: ToolInvokeDeps,
+  conn: Peer,
+  session: Session,
+  params: Params,
+  signal: AbortSignal,
+  requestLog: Logger,
+): Promise<ToolCallAnswer> {
+  const admission = admitCall(session.allowedActions, params.args, daemon.secrets);
+  // A credential or token anywhere in the args: only the masked copy is ever sent, and nothing is kept.
+  const args = admission.admitted ? params.args : admission.args;
+  const log = requestLog.child({ thread_id: params.thread_id, tool_call_id: params.tool_call_id, action: `${args.module}.${args.method}` });
+
+  // Cancelled before anything happened: leave no trace, not even a thread.
+  if (signal.aborted) throw new DaemonError('CANCELLED', 'request cancelled');
+  // Contract section 5: refused, never stored — no thread, no message; only the caller hears of it.
+  if (!admission.admitted && !admission.kept) return direct(conn, params.thread_id, messageOfDoc(admission.doc, args, params.tool_call_id));
+
+  const call: Call = {
+    userId: session.userId,
+    threadId: params.thread_id,
+    toolCallId: params.tool_call_id,
+    args,
+    argsSha256: argsSha256(args),
+    maxResultBytes: daemon.maxResultBytes,
+  };
+  const action = `${args.module}.${args.method}`;
+  // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
+  // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
+  let quota: QuotaDecision = { kind: 'free' };
+  if (admission.admitted) {
+    try {
+      quota = await takeQuota(daemon.store, session.quotas, call, action);
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      return unavailable(conn, call, log, err);
+    }
+    if (quota.kind === 'limited') {
+      daemon.metrics?.quotaRejected(action);
+      log.log('info', 'tool call refused: quota reached', { quota: quota.refusal.pattern, period: quota.refusal.period, retry_after_ms: quota.refusal.retryAfterMs });
+      const doc: CliDocument = { ok: false, module: args.module, method: args.method, error: rateLimitedError(args.module, args.method, quota.refusal) };
+      return direct(conn, call.threadId, messageOfDoc(doc, args, call.toolCallId));
+    }
+  }
+  const counted = quota.kind === 'counted' ? quota.counters : undefined;
+  // From here a subscription of this connection that sends the call's stored message marks it sent.
+  const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
+  // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
+  // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
+  // its quotas already: asking is no way around them.
+  if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+    try {
+      return await askApproval(daemon, conn, session, call, own, log, signal);
+    } finally {
+      daemon.subscriptions.done(own);
+    }
+  }
+  // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
+  // caller by cancelling this very request, and its time limit stops it (contract section 16).
+  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
+  const shared = shareRunning(daemon, { ...call, action, createdAt: running.createdAt }, log);
+  if (log.enabled('debug')) log.log('debug', 'tool call running');
+  const cancel = () => running.stop(CallStopped.cancelled());
+  signal.addEventListener('abort', cancel, { once: true });
+  // Cancelled while it was being admitted (an await ago): stopped as it starts.
+  if (signal.aborted) cancel();
+  running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
+  try {
+    return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal, counted);
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    finish();
+    shared?.();
+    daemon.subscriptions.done(own);
+  }
+}
+
+/** A call still running this long is shared with the other daemons; a quicker one costs no round trip. */
+const SHARE_AFTER_MS = 100;
+
+/**
+ * PostgreSQL: a call still running after SHARE_AFTER_MS is marked as this
+ * daemon's and recorded running in `calls`, so `call/get` and `call/cancel`
+ * on any daemon find it (contract section 16). Off the call's path: it runs
+ * while the call runs, and the returned end (once the outcome is stored)
+ * removes the row, then the mark. Most calls end sooner and share nothing
+ * (they are found `done` everywhere from their commit on).
+ */
+function shareRunning(daemon: ToolInvokeDeps, c: Call & { action: string; createdAt: string }, log: Logger): (() => void) | undefined {
+  const shared = daemon.store.sharedCalls;
+  if (!shared || !daemon.store.holdCall) return undefined;
+  const key = { userId: c.userId, threadId: c.threadId, toolCallId: c.toolCallId };
+  let started: Promise<() => Promise<void>> | undefined;
+  const timer = setTimeout(() => {
+    started = share();
+    // Handled where it ends (below); a failure before then is no reason to fail the call.
+    started.catch(() => {});
+  }, SHARE_AFTER_MS);
+  const share = async () => {
+    const release = await daemon.store.holdCall!(c.userId, c.threadId, c.toolCallId);
+    try {
+      await shared.running({ ...key, action: c.action, argsSha256: c.argsSha256, createdAt: c.createdAt });
+    } catch (err) {
+      await release();
+      throw err;
+    }
+    return release;
+  };
+  return () => {
+    clearTimeout(timer);
+    void started
+      ?.then(async (release) => {
+        try {
+          await shared.ended(key);
+        } finally {
+          await release();
+        }
+      })
+      .catch((err: unknown) => log.log('warn', 'the running call could not be shared with other daemons', { err: (err as Error).message }));
+  };
+}
+
+/** The stored part of a call: settle it, then answer it as run, as stored before, or as a duplicate id. */
+async function runAndAnswer(
+  daemon: ToolInvokeDeps,
+  conn: Peer,
+  session: Session,
+  call: Call,
+  admission: Admission,
+  own: OwnCall,
+  log: Logger,
+  signal: AbortSignal,
+  counted: QuotaCounter[] | undefined,
+): Promise<ToolCallAnswer> {
+  const started = performance.now();
+  let outcome: Outcome;
+  try {
+    outcome = await settle(daemon, session, call, admission, log, signal);
+  } catch (err) {
+    if (!(err instanceof StoreUnavailableError)) throw err;
+    await giveBack(daemon, call, counted, log);
+    return unavailable(conn, call, log, err);
+  }
+  // Counted, then found stored (a twin of the call, raced from another connection or daemon, stored first): a
+  // replay never counts.
+  if (outcome.kind !== 'ran') await giveBack(daemon, call, counted, log);
+  switch (outcome.kind) {
+    case 'stored':
+      return replay(daemon, conn, call, outcome.row);
+    case 'duplicate':
+      // The id belongs to another call: answer, but store nothing under it.
+      return direct(conn, call.threadId, outcome.message);
+    case 'ran': {
+      const { row, message } = outcome;
+      log.log('info', 'tool call', { status: message.output.status, message_id: row.id, ms: Math.round(performance.now() - started) });
+      seedOutput(row, message.output);
+      const event = { userId: call.userId, threadId: call.threadId, row, origin: conn.id };
+      await daemon.subscriptions.deliverOwn(conn, own, event);
+      return answerOf(message.output, message.text, message.projection);
+    }
+  }
+}
+
+/**
+ * The call's unit of work: the executor's (admitted), or the whitelist's
+ * refusal stored as the call's outcome. A call with the same id stored
+ * first (before, or concurrently by another process): answer as it did; if
+ * it has recorded the action but not stored its message yet, run again,
+ * reading the store first this time — the core answers from that record.
+ */
+export async function settle(daemon: SettleDeps, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
+  const storeDoc = (doc: CliDocument) =>
+    daemon.store.transaction(async (tx): Promise<Outcome> => {
+      const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
+      return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, doc);
+    });
+  const run = (optimistic: boolean): Promise<Outcome> =>
+    admission.admitted ? daemon.executor.execute(daemon, session, { ...call, action: admission.action }, log, optimistic, signal) : storeDoc(admission.doc);
+  try {
+    try {
+      // First as a new call (the executor may skip reading the store first); a stored twin shows as a conflict.
+      return await run(true);
+    } catch (err) {
+      if (!(err instanceof StoreConflictError)) throw err;
+      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      return winner ? { kind: 'stored', row: winner } : await run(false);
+    }
+  } catch (err) {
+    if (!(err instanceof CallStopped)) throw err;
+    // Stopped before anything of it committed (its unit was undone whole): stored as stopped, done.
+    const { module, method } = call.args;
+    log.log('info', 'tool call stopped', { code: err.code });
+    try {
+      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } });
+    } catch (conflict) {
+      // A twin of this call (another daemon's) stored first: its outcome is the call's.
+      if (!(conflict instanceof StoreConflictError)) throw conflict;
+      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      if (!winner) throw conflict;
+      return { kind: 'stored', row: winner };
+    }
+  }
+}
+
+/** The database went away: answered, never stored; the same tool_call_id is safe to retry. */
+function unavailable(conn: Peer, call: Call, log: Logger, err: StoreUnavailableError): ToolCallAnswer {
+  log.log('warn', 'tool call failed: database unavailable', { error: err.message });
+  const { module, method } = call.args;
+  const doc: CliDocument = { ok: false, module, method, error: { code: 'INTERNAL', message: DATABASE_UNAVAILABLE_MESSAGE, module, method } };
+  return direct(conn, call.threadId, messageOfDoc(doc, call.args, call.toolCallId));
+}
+
+/** Takes a call's count back off its quotas (it did not run after all); a failure only costs the user one count. */
+async function giveBack(daemon: { store: ExecDeps['store'] }, call: Call, counted: QuotaCounter[] | undefined, log: Logger): Promise<void> {
+  if (!counted) return;
+  try {
+    await daemon.store.transaction((tx) => tx.quotas.giveBack(call.userId, counted));
+  } catch (err) {
+    log.log('warn', 'a quota count could not be given back', { error: (err as Error).message });
+  }
+}
+

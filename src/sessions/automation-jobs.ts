@@ -1,0 +1,69 @@
+import { openStore } from '../store/open-store.js';
+import { STORED_ROW_CHECK } from '../store/stored-rows.js';
+import { ConfigError } from '../config/config-error.js';
+import { compileQuotas, expandActions } from '../config/config.js';
+import { describeConfigIssues } from '../config/config-file.js';
+import { QuotasConfig } from '../protocol/config.js';
+import type { QuotaLimitsRow } from '../store/store.js';
+import { resolveDbPath } from '../config/data-dir.js';
+import { discoverSkills } from './skills.js';
+import { MAX_APPROVAL_TTL_S } from '../protocol/config.js';
+
+export interface AddJobOptions {
+  owner: string;
+  skills: string[];
+  allow: string[];
+  /** `--quota`: JSON text of `{"<pattern>": {per_minute?, per_hour?, per_day?}}`, as a profile's `quotas`. */
+  quota?: string | undefined;
+  /** Actions that wait for a person's approval (contract section 17). */
+  ask?: string[];
+  /** `--ask-ttl-s`, as typed. */
+  askTtlS?: string;
+  db?: string | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * `automation add`: a job runs as its owner with exactly these skills and
+ * actions (wildcards expanded now, so the job never widens later). The owner
+ * is provisioned if the daemon has not seen them yet.
+ */
+export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: string }> {
+  const known = discoverSkills();
+  const unknown = opts.skills.filter((s) => !known.includes(s));
+  if (unknown.length > 0) throw new ConfigError(`unknown skill(s): ${unknown.join(', ')} (known: ${known.join(', ')})`);
+  if (opts.allow.length === 0) throw new ConfigError('--allow needs at least one action');
+  const actions = expandActions(opts.allow, '--allow');
+  const quotas = opts.quota === undefined ? undefined : parseQuotas(opts.quota);
+  const ask = opts.ask?.length ? expandActions(opts.ask, '--ask') : [];
+  let ttlS: number | undefined;
+  if (opts.askTtlS !== undefined) {
+    ttlS = Number(opts.askTtlS);
+    if (!/^\d+$/.test(opts.askTtlS) || ttlS < 1 || ttlS > MAX_APPROVAL_TTL_S) throw new ConfigError(`--ask-ttl-s: must be a whole number of seconds from 1 to ${MAX_APPROVAL_TTL_S}`);
+  }
+  const approval = ask.length > 0 ? { ask, ...(ttlS ? { ttl_s: ttlS } : {}) } : null;
+  const store = await openStore(resolveDbPath(opts.db, opts.env), { checkRows: STORED_ROW_CHECK });
+  try {
+    const job = await store.transaction(async (tx) => {
+      await tx.users.ensure(opts.owner);
+      return tx.automationJobs.create({ ownerId: opts.owner, enabledSkills: [...new Set(opts.skills)], allowedActions: actions, ...(quotas ? { quotas } : {}), approval });
+    });
+    return { job_id: job.id };
+  } finally {
+    await store.close();
+  }
+}
+
+/** `--quota`: validated by the config's own schema, each pattern checked against the action table. */
+function parseQuotas(text: string): Record<string, QuotaLimitsRow> | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new ConfigError('--quota: not valid JSON (e.g. {"calendar.create":{"per_minute":5}})');
+  }
+  const parsed = QuotasConfig.safeParse(raw);
+  if (!parsed.success) throw new ConfigError(`--quota: ${describeConfigIssues(parsed.error.issues)}`);
+  compileQuotas(parsed.data, '--quota');
+  return Object.keys(parsed.data).length > 0 ? parsed.data : undefined;
+}
