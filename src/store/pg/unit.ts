@@ -107,32 +107,33 @@ function combineText(writes: readonly Statement[], main: Statement | undefined):
  */
 interface TextNode {
   next: Map<string, TextNode>;
+  /** The part's number of values (its placeholders): the same text with another count is not looked up here. */
+  arity: number;
   /** The combined text when these parts are all the writes and there is no main statement / with `main` as the last. */
   writesOnly?: string;
   withMain?: string;
 }
 const COMBINED_MAX = 256;
-let combinedRoot: TextNode = { next: new Map() };
+let combinedRoot: TextNode = { next: new Map(), arity: 0 };
 let combinedCount = 0;
 
+/** The node of `part` under `node`, made when missing; undefined when the text was kept with another arity. */
+function childOf(node: TextNode, part: Statement): TextNode | undefined {
+  let child = node.next.get(part.text);
+  if (!child) node.next.set(part.text, (child = { next: new Map(), arity: part.values.length }));
+  return child.arity === part.values.length ? child : undefined;
+}
+
 function combinedText(writes: readonly Statement[], main: Statement | undefined): string {
-  let node = combinedRoot;
-  for (const w of writes) {
-    let child = node.next.get(w.text);
-    if (!child) node.next.set(w.text, (child = { next: new Map() }));
-    node = child;
-  }
-  let mainNode = node;
-  if (main) {
-    let child = node.next.get(main.text);
-    if (!child) node.next.set(main.text, (child = { next: new Map() }));
-    mainNode = child;
-  }
+  let node: TextNode | undefined = combinedRoot;
+  for (const w of writes) node = node && childOf(node, w);
+  const mainNode = node && main ? childOf(node, main) : node;
+  if (!node || !mainNode) return combineText(writes, main);
   const kept = main ? mainNode.withMain : node.writesOnly;
   if (kept !== undefined) return kept;
   const text = combineText(writes, main);
   if (++combinedCount > COMBINED_MAX) {
-    combinedRoot = { next: new Map() };
+    combinedRoot = { next: new Map(), arity: 0 };
     combinedCount = 0;
   } else if (main) mainNode.withMain = text;
   else node.writesOnly = text;
