@@ -33,6 +33,17 @@ function stat(pid: number): Stat | undefined {
   }
 }
 
+/** A process's user and system CPU time, ms (undefined once it is gone). */
+export function userSysMs(pid: number): { user: number; sys: number } | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return { user: (Number(f[11]) * 1000) / TICKS, sys: (Number(f[12]) * 1000) / TICKS };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The summed CPU time (ms) of the given processes; a process gone counts 0. */
 export const cpuMs = (pids: readonly number[]): number => pids.reduce((sum, p) => sum + (stat(p)?.cpuMs ?? 0), 0);
 

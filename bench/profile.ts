@@ -43,7 +43,8 @@ function areaOf(url: string, fn: string): string {
   return url.replace(/.*\//, '');
 }
 
-export function summarize(file: string, calls: number): ProfileSummary {
+/** `top`: how many areas and functions to keep (the rest are left out of the lists, not of `busyPerCall`). */
+export function summarize(file: string, calls: number, top = { areas: 14, functions: 15 }): ProfileSummary {
   const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   // Leave out start-up: the main module's first run and every module load.
@@ -78,8 +79,8 @@ export function summarize(file: string, calls: number): ProfileSummary {
   return {
     calls,
     busyPerCall: busy / calls,
-    areas: sorted(areas).slice(0, 14).map(([area, us]) => ({ area, usPerCall: us / calls, share: us / busy })),
-    functions: sorted(fns).slice(0, 15).map(([fn, us]) => ({ fn, usPerCall: us / calls })),
+    areas: sorted(areas).slice(0, top.areas).map(([area, us]) => ({ area, usPerCall: us / calls, share: us / busy })),
+    functions: sorted(fns).slice(0, top.functions).map(([fn, us]) => ({ fn, usPerCall: us / calls })),
   };
 }
 

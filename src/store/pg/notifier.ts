@@ -47,6 +47,8 @@ export interface CommittedMessage extends ThreadRef {
  */
 export const NOTIFY_STATEMENT = `SELECT set_config('synchronous_commit', 'off', true) AS sync, count(pg_notify($1, p)) AS sent FROM unnest($2::text[]) AS p`;
 
+const NOTIFY_STATEMENT_NAME = 'tg_notify_batch';
+
 const RETRY_MS = 1_000;
 /** How long a notification may wait for the units still running (fan-out latency under load). */
 export const MAX_WAIT_MS = 5;
@@ -65,7 +67,15 @@ export class PgThreadNotifier {
   private readonly connection: DedicatedConnection;
   private closing = false;
 
-  constructor(url: string, log: ConnectionLog) {
+  /**
+   * `named`: the statement is prepared once on the connection (as the store's own are), so the server
+   * does not parse and plan it again for every batch; off behind a pooler in transaction mode.
+   */
+  constructor(
+    url: string,
+    log: ConnectionLog,
+    private readonly named = false,
+  ) {
     this.connection = new DedicatedConnection({
       url,
       log,
@@ -118,7 +128,8 @@ export class PgThreadNotifier {
       this.pending = new Map();
       try {
         const client = this.connection.current ?? (await this.connection.open());
-        await client.query(NOTIFY_STATEMENT, [THREAD_EVENTS_CHANNEL, [...batch.values()].map(payloadOf)]);
+        const values = [THREAD_EVENTS_CHANNEL, [...batch.values()].map(payloadOf)];
+        await client.query(this.named ? { name: NOTIFY_STATEMENT_NAME, text: NOTIFY_STATEMENT, values } : { text: NOTIFY_STATEMENT, values });
       } catch {
         // Newer commits of the same threads arrived meanwhile: they win.
         for (const [k, m] of batch) {

@@ -37,9 +37,19 @@ import {
 import { PgThreadNotifier, type CommittedMessage } from './notifier.js';
 import { PgThreadFeed, type FeedLog, type FeedSink, type FeedStorage, type ThreadRef } from './thread-feed.js';
 
+/** Names already derived (a call sends the same few texts over and over); bounded, as `combine`'s texts are. */
+const NAMES = new Map<string, string>();
+const NAMES_MAX = 512;
+
 /** Statements are prepared once per connection, under a name derived from their text. */
 function statementName(text: string): string {
-  return `tg_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  let name = NAMES.get(text);
+  if (name === undefined) {
+    name = `tg_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    if (NAMES.size >= NAMES_MAX) NAMES.clear();
+    NAMES.set(text, name);
+  }
+  return name;
 }
 
 /**
@@ -152,7 +162,7 @@ export class PgStore implements Store {
   ) {
     this.directUrl = opts.listenUrl ?? url;
     this.namedStatements = opts.namedStatements ?? opts.listenUrl === undefined;
-    this.notifier = new PgThreadNotifier(url, log ?? { log: () => {} });
+    this.notifier = new PgThreadNotifier(url, log ?? { log: () => {} }, this.namedStatements);
   }
 
   onCommit?: CommitListener;

@@ -153,6 +153,15 @@ const MESSAGE_COLUMNS_CUT = `id, user_id, thread_id, thread_seq, role, substr(co
   created_at, octet_length(content)::int8 AS bytes`;
 const MESSAGE_SIZE = 'thread_seq, (octet_length(content) + octet_length(metadata::text))::int8 AS bytes';
 
+/** `PgMessages.insert`'s statement (its comment says what it does), one constant string: its statement name is derived once. */
+const INSERT_MESSAGE = `WITH bumped AS (
+         INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, ${SERVER_NOW}, ${SERVER_NOW})
+         ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1, updated_at = GREATEST(t.updated_at, ${SERVER_NOW})
+         RETURNING last_seq, updated_at)
+       INSERT INTO messages (id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
+         SELECT $3, $1, $2, bumped.last_seq, $4, $5, $6::jsonb, $7, $8, bumped.updated_at FROM bumped
+         RETURNING thread_seq, created_at`;
+
 export class PgMessages implements MessagesRepo {
   /** `inserted`: told of each message this repository inserts (the store sends it to listeners once the unit commits). */
   constructor(
@@ -172,13 +181,7 @@ export class PgMessages implements MessagesRepo {
     // included: the thread stays gapless. Listeners hear of it after the
     // unit commits (`inserted`; notifier.ts says why not inside it).
     const id = newRowId('msg_');
-    const text = `WITH bumped AS (
-         INSERT INTO threads AS t (user_id, id, last_seq, created_at, updated_at) VALUES ($1, $2, 1, ${SERVER_NOW}, ${SERVER_NOW})
-         ON CONFLICT (user_id, id) DO UPDATE SET last_seq = t.last_seq + 1, updated_at = GREATEST(t.updated_at, ${SERVER_NOW})
-         RETURNING last_seq, updated_at)
-       INSERT INTO messages (id, user_id, thread_id, thread_seq, role, content, metadata, tool_call_id, status, created_at)
-         SELECT $3, $1, $2, bumped.last_seq, $4, $5, $6::jsonb, $7, $8, bumped.updated_at FROM bumped
-         RETURNING thread_seq, created_at`;
+    const text = INSERT_MESSAGE;
     const values = [m.userId, m.threadId, id, m.role, m.content, m.metadataJson, m.toolCallId ?? null, m.status ?? null];
     type Assigned = { thread_seq: number; created_at: string };
     // As the last statement it carries the unit's held writes (it reads none of their tables); else it is one more write in the transaction.

@@ -78,30 +78,89 @@ interface Pending {
 }
 
 /**
+ * The text `combine` makes of some statements' texts: each write a CTE, its
+ * placeholders moved past the ones before it. The texts are this store's
+ * own constants, whose only `$` are placeholders — so a call sends the
+ * same few combinations over and over, and each is worked out once
+ * (`combinedText`).
+ */
+function combineText(writes: readonly Statement[], main: Statement | undefined): string {
+  let offset = 0;
+  const renumbered = (s: Statement) => {
+    const at = offset;
+    offset += s.values.length;
+    return at === 0 ? s.text : s.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + at}`);
+  };
+  const ctes = writes.map((w, i) => `held_${i} AS (${renumbered(w)})`);
+  if (!main) return `WITH ${ctes.join(',\n')}\nSELECT 1`;
+  const text = renumbered(main);
+  // The main statement's own CTEs join the list (a data-modifying WITH must be at the top level).
+  const own = /^\s*WITH\s/i.exec(text);
+  return own ? `WITH ${ctes.join(',\n')},\n${text.slice(own[0].length)}` : `WITH ${ctes.join(',\n')}\n${text}`;
+}
+
+/**
+ * Combined texts by their parts' texts, a tree of maps keyed by each part's
+ * text in order (a string's hash is kept on the string, so a lookup does
+ * not re-read a constant text). Bounded: a store's texts are its own
+ * constants, but a caller could in principle vary them.
+ */
+interface TextNode {
+  next: Map<string, TextNode>;
+  /** The part's number of values (its placeholders): the same text with another count is not looked up here. */
+  arity: number;
+  /** The combined text when these parts are all the writes and there is no main statement / with `main` as the last. */
+  writesOnly?: string;
+  withMain?: string;
+}
+const COMBINED_MAX = 256;
+let combinedRoot: TextNode = { next: new Map(), arity: 0 };
+let combinedCount = 0;
+
+/** The node of `part` under `node`, made when missing; undefined when the text was kept with another arity. */
+function childOf(node: TextNode, part: Statement): TextNode | undefined {
+  let child = node.next.get(part.text);
+  if (!child) node.next.set(part.text, (child = { next: new Map(), arity: part.values.length }));
+  return child.arity === part.values.length ? child : undefined;
+}
+
+function combinedText(writes: readonly Statement[], main: Statement | undefined): string {
+  let node: TextNode | undefined = combinedRoot;
+  for (const w of writes) node = node && childOf(node, w);
+  const mainNode = node && main ? childOf(node, main) : node;
+  if (!node || !mainNode) return combineText(writes, main);
+  const kept = main ? mainNode.withMain : node.writesOnly;
+  if (kept !== undefined) return kept;
+  const text = combineText(writes, main);
+  if (++combinedCount > COMBINED_MAX) {
+    combinedRoot = { next: new Map(), arity: 0 };
+    combinedCount = 0;
+  } else if (main) mainNode.withMain = text;
+  else node.writesOnly = text;
+  return text;
+}
+
+/**
  * One statement of the held writes and then `main` (or `SELECT 1`): each
- * write a CTE, its placeholders moved past the ones before it. The texts
- * are this store's own constants, whose only `$` are placeholders.
+ * write a CTE, its placeholders moved past the ones before it.
  */
 export function combine(writes: readonly Statement[], main?: Statement): Statement {
   if (writes.length === 0 && main) return main;
   const values: unknown[] = [];
-  const renumbered = (s: Statement) => {
-    const offset = values.length;
-    values.push(...s.values);
-    return s.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
-  };
-  const ctes = writes.map((w, i) => `held_${i} AS (${renumbered(w)})`);
-  if (!main) return { text: `WITH ${ctes.join(',\n')}\nSELECT 1`, values };
-  const text = renumbered(main);
-  // The main statement's own CTEs join the list (a data-modifying WITH must be at the top level).
-  const own = /^\s*WITH\s/i.exec(text);
-  return { text: own ? `WITH ${ctes.join(',\n')},\n${text.slice(own[0].length)}` : `WITH ${ctes.join(',\n')}\n${text}`, values };
+  for (const w of writes) for (const v of w.values) values.push(v);
+  if (main) for (const v of main.values) values.push(v);
+  return { text: combinedText(writes, main), values };
+}
+
+/** The table of a `table/part` name. */
+function tableOf(name: string): string {
+  const slash = name.indexOf('/');
+  return slash < 0 ? name : name.slice(0, slash);
 }
 
 /** Whether a write of `w` may change what a read of `r` sees (`table/part` names: the unit's comment). */
 export function touches(w: string, r: string): boolean {
-  const table = (name: string) => name.split('/', 1)[0]!;
-  return w === r || table(w) === r || w === table(r);
+  return w === r || tableOf(w) === r || w === tableOf(r);
 }
 
 export class PgUnit {
