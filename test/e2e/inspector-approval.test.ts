@@ -11,10 +11,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { openSession, startHost } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
-import { screenshotPath, tempDir } from '../helpers/repo.js';
+import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
 import type { CallGetResult, ToolResponse } from '../../src/protocol/index.js';
@@ -25,6 +25,14 @@ function askConfig(): string {
   const profile = { enabled_skills: ['calendar', 'memory'], allowed_actions: ['calendar.*', 'memory.*'], approval: { ask: ['calendar.delete', 'memory.forget'], ttl_s: 600 } };
   writeFileSync(file, JSON.stringify({ agents: { default: profile } }));
   return file;
+}
+
+async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {
+  await page.addScriptTag({ path: join(REPO_ROOT, 'node_modules', 'axe-core', 'axe.min.js') });
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }> } }).axe;
+    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+  });
 }
 
 const errorOf = (r: ToolResponse) => (JSON.parse(r.content[0]!.text) as { error?: { code?: string; reason?: string } }).error;
@@ -46,7 +54,8 @@ test('calls awaiting approval appear in the inspector with their args and card; 
     const drop = await create('create-drop', 'Old standup');
 
     browser = await launchBrowser();
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP otherwise.
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 }, bypassCSP: true })).newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(`http://127.0.0.1:${host.port}/#token=${token}`);
@@ -77,6 +86,7 @@ test('calls awaiting approval appear in the inspector with their args and card; 
     await asked2.getByTestId('approval-ui').getByText('Will be forgotten').waitFor();
     assert.match(await page.getByTestId('approvals-count').innerText(), /^2 calls await your approval/);
     await page.screenshot({ path: screenshotPath('inspector-approval.png') });
+    assert.deepEqual(await axeViolations(page), [], 'axe-core finds no accessibility violations with calls awaiting approval');
 
     // Nothing ran yet.
     const state = (id: string) => host.request<CallGetResult>('call/get', { session_id: agent.session_id, thread_id: 'planning', tool_call_id: id });
