@@ -65,7 +65,9 @@ async function sigtermTheLauncher(command: string, args: string[], said: RegExp)
   delete env['TOOLGATE_BEARER_SECRET'];
   const npm = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let ended = false;
   npm.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  npm.stderr.on('end', () => (ended = true));
   npm.stdout.resume();
   let daemon: number | undefined;
   try {
@@ -73,6 +75,8 @@ async function sigtermTheLauncher(command: string, args: string[], said: RegExp)
     daemon = await waitFor(() => daemonUnder(npm.pid!), 'the daemon among the launcher’s descendants');
     npm.kill('SIGTERM');
     await waitFor(() => !alive(daemon!), () => `the daemon (pid ${daemon}) to be gone after SIGTERM to ${command}; stderr: ${stderr}`, 20_000);
+    // Every process that held the pipe is gone once it ends: the daemon's last lines are all in.
+    await waitFor(() => ended, () => `the launcher's stderr to end; stderr: ${stderr}`);
     assert.match(stderr, said);
     assert.match(stderr, /"msg":"stopped","exit_code":0/);
   } finally {
