@@ -47,7 +47,12 @@ const child = spawn(process.execPath, [`${root}bin/toolgate.mjs`, 'serve', '--ws
   env: process.env,
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill('SIGTERM'));
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+// Through `npm run inspector`, a SIGTERM to npm ends npm and its shell but is not passed on: the
+// parent changing is the one trace of it (the daemon does the same under npx: src/app/launcher-watch.ts).
+const { watchLauncher } = await import(`${root}dist/src/app/launcher-watch.js`);
+watchLauncher(process.env, () => child.kill('SIGTERM'));
+// 'close', not 'exit': the daemon's last log lines ("stopped") are read and passed on before this exits.
+child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 
 // Pass the daemon's log lines through; the one that says where it listens triggers the link.
 let linked = false;

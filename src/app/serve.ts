@@ -39,6 +39,7 @@ import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
 import { listenWs } from './ws-listener.js';
+import { watchLauncher } from './launcher-watch.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { ApprovalWaiters } from '../calls/approval-waiters.js';
 import { RunningCalls } from '../calls/running-calls.js';
@@ -292,6 +293,11 @@ export async function serve(opts: ServeOptions): Promise<number> {
     };
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+    // Under npx / npm run, a SIGTERM to npm reaches npm only: its going is the daemon's signal.
+    watchLauncher(opts.env, ({ ppid, command }) => {
+      log.log('info', 'the npm process that launched the daemon is gone: stopping as on SIGTERM', { launcher_pid: ppid, npm_command: command });
+      resolve(0);
+    });
   });
   // SIGHUP reloads --config (contract section 20) rather than ending the daemon.
   const onHangUp = () => {

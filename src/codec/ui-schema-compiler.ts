@@ -12,6 +12,7 @@ import type {
   InviteStatusValue,
   UiHints,
 } from './ui-hints.js';
+import type { Memory } from '../protocol/actions.js';
 import type { UiAction, UiCard, UiComponent, UiField, UiSchema, UiStatusBadge, UiTone } from './ui-schema-types.js';
 
 /** Compiles hints to a `ui_schema` that validates against `schemas/ui-schema.json`. */
@@ -96,16 +97,20 @@ export function compileUiSchema(hints: UiHints): UiSchema {
         empty_text: 'No contacts found.',
       });
     case 'memory_saved':
-      return root('Memory saved', {
-        type: 'card',
-        title: 'Memory saved',
-        children: [
-          field('Key', hints.memory.key),
-          field('Content', hints.memory.content),
-          field('Updated at', hints.memory.updated_at),
-        ],
+      // Titled once: the schema says what happened, the card names the memory (as events are shown).
+      return root('Memory saved', memoryCard(hints.memory));
+    case 'memory_list':
+      return root(`${hints.count} ${hints.count === 1 ? 'memory' : 'memories'}`, {
+        type: 'list',
+        items: hints.memories.map(memoryCard),
+        empty_text: 'No memories found.',
       });
   }
+}
+
+/** A memory as a card: its key as the title, then its content and when it was last written. */
+function memoryCard(memory: Memory): UiCard {
+  return { type: 'card', title: memory.key, children: [field('Content', memory.content), field('Updated at', memory.updated_at)] };
 }
 
 /** What approving the call changes: the thing it acts on as it is now, then the call's input. */

@@ -107,6 +107,7 @@ export class CallForm {
     const live = this.rpc();
     if (!live || !this.session()) return;
 
+    this.conversation.expectOwnCall(toolCallId);
     setBusy(this.submit, true, 'Calling…');
     this.setStatus('pending', `Calling ${module}.${method} (${toolCallId})…`);
     try {
@@ -128,6 +129,7 @@ export class CallForm {
           card.setTitle(module, method);
           card.setStatus(status, true);
           card.setOutcome(undefined, error);
+          this.conversation.reveal(card);
         }
         card.setContent(text);
       }

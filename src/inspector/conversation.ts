@@ -8,6 +8,7 @@ import { byId, el, placeholder, str, timeElement, type Announcer } from './dom.j
 import { RpcError, describeError, type RpcClient } from './rpc-client.js';
 import { ToolCard } from './tool-card.js';
 import type { Selection } from './threads.js';
+import type { ThreadWatches } from './watches.js';
 import type { HistoryGetResult, HistoryMessage, SessionOpenResult, ToolResultNotification } from './wire.js';
 
 /** A `history/get` page, read defensively (a reply is not trusted to have every field). */
@@ -16,11 +17,12 @@ type HistoryPage = Partial<HistoryGetResult>;
 export class Conversation {
   private selected: string | null = null;
   private selectedIsNew = false;
-  private subscribed: string | null = null;
   private nextBefore: string | null = null;
   /** Bumped on every selection: an answer for an older selection is dropped. */
   private selectSeq = 0;
   private readonly cards = new Map<string, ToolCard>();
+  /** Calls made from this page (the call form): their cards are always brought into view. */
+  private readonly ownCalls = new Set<string>();
   private readonly list = byId('message-list');
   private readonly threadLabel = byId('conversation-thread');
   private readonly loadOlderButton = byId<HTMLButtonElement>('load-older');
@@ -28,6 +30,7 @@ export class Conversation {
   constructor(
     private readonly rpc: () => RpcClient | null,
     private readonly session: () => SessionOpenResult | null,
+    private readonly watches: ThreadWatches,
     private readonly changed: () => void,
     private readonly announcer: Announcer,
   ) {
@@ -49,11 +52,6 @@ export class Conversation {
     const session = this.session();
     if (!rpc || !session) return;
     const seq = ++this.selectSeq;
-    if (this.subscribed && this.subscribed !== threadId) {
-      const previous = this.subscribed;
-      this.subscribed = null;
-      rpc.request('thread/unsubscribe', { session_id: session.session_id, thread_id: previous }).catch(() => {});
-    }
     this.selected = threadId;
     this.selectedIsNew = Boolean(opts.isNew);
     this.nextBefore = null;
@@ -90,30 +88,15 @@ export class Conversation {
     } finally {
       if (seq === this.selectSeq) this.list.removeAttribute('aria-busy');
     }
-    await this.subscribe(threadId, seq);
+    await this.subscribe(threadId);
   }
 
-  /** Watches the selected thread live (idempotent). */
-  async subscribe(threadId: string, seq = this.selectSeq): Promise<void> {
-    const rpc = this.rpc();
-    const session = this.session();
-    if (!rpc || !session || this.subscribed === threadId) return;
-    try {
-      await rpc.request('thread/subscribe', { session_id: session.session_id, thread_id: threadId }, { timeoutMs: 15_000 });
-      if (seq !== this.selectSeq || this.selected !== threadId) {
-        // The selection moved on while we waited: undo.
-        rpc.request('thread/unsubscribe', { session_id: session.session_id, thread_id: threadId }).catch(() => {});
-        return;
-      }
-      this.subscribed = threadId;
-    } catch (err) {
-      if (seq === this.selectSeq) this.announcer.say(`Live updates unavailable for ${threadId}: ${describeError(err)}`);
-    }
-  }
-
-  /** The connection closed: the daemon dropped the subscription with it. */
-  connectionLost(): void {
-    this.subscribed = null;
+  /**
+   * Watches the thread live (idempotent). A thread once watched stays watched: the page
+   * hears its calls, and the ones waiting for approval, whichever thread is shown.
+   */
+  async subscribe(threadId: string): Promise<void> {
+    await this.watches.watch(threadId);
   }
 
   /** Reselects the thread that was shown (after a reconnect reopened the session). */
@@ -123,15 +106,9 @@ export class Conversation {
 
   /** Empties the view (a new session, or sign-out). */
   reset(): void {
-    const rpc = this.rpc();
-    const session = this.session();
-    if (this.subscribed && rpc && session) {
-      rpc.request('thread/unsubscribe', { session_id: session.session_id, thread_id: this.subscribed }).catch(() => {});
-    }
     this.selectSeq++;
     this.selected = null;
     this.selectedIsNew = false;
-    this.subscribed = null;
     this.nextBefore = null;
     this.cards.clear();
     this.threadLabel.textContent = '';
@@ -142,8 +119,17 @@ export class Conversation {
   /** A `tool/result` notification (of any thread this connection watches or called). */
   onToolResult(n: ToolResultNotification): void {
     if (n.thread_id !== this.selected) return;
+    const isNew = !this.cards.has(n.tool_call_id);
+    const follow = isNew && (this.isNearBottom() || this.ownCalls.has(n.tool_call_id));
     const card = this.cardFor(n.tool_call_id);
     card.apply(n);
+    // Scrolled to once its content is in: a card is empty when it is appended, and grows after.
+    if (follow) this.reveal(card);
+  }
+
+  /** A call this page makes (the call form): its card is scrolled into view when it comes, wherever the reader is. */
+  expectOwnCall(toolCallId: string): void {
+    this.ownCalls.add(toolCallId);
   }
 
   /** The card of a call, appended to the conversation when it is new. */
@@ -153,11 +139,14 @@ export class Conversation {
       card = new ToolCard(toolCallId);
       this.cards.set(toolCallId, card);
       this.list.querySelectorAll(':scope > .placeholder').forEach((p) => p.remove());
-      const nearBottom = this.isNearBottom();
       this.list.append(card.li);
-      if (nearBottom) this.scrollToBottom();
     }
     return card;
+  }
+
+  /** Brings the card into view: the list scrolls, and the page too when the list is below the fold. */
+  reveal(card: ToolCard): void {
+    card.li.scrollIntoView({ block: 'nearest' });
   }
 
   hasCard(toolCallId: string): boolean {

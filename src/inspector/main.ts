@@ -1,21 +1,24 @@
 /**
  * toolgate web inspector: opens a session with a bearer token, lists
  * threads, replays history with the tool UI rendered from `ui_schema`, shows
- * `tool/result` notifications live and makes `project_cli` calls by hand.
+ * `tool/result` notifications live, lists the calls awaiting the user's
+ * approval (Approve / Deny) and makes `project_cli` calls by hand.
  * Served by `toolgate serve --ws` next to its JSON-RPC endpoint
  * (`ws://HOST:PORT/rpc`); an ordinary, untrusted client of it.
  *
  * This file only wires the parts together; each concern lives in its own
  * module and owns its own state: connection, session, threads,
- * conversation (with its tool cards), call form.
+ * watched threads, conversation (with its tool cards), approvals, call form.
  */
+import { ApprovalList } from './approvals.js';
 import { CallForm } from './call-form.js';
 import { Connection } from './connection.js';
 import { Conversation } from './conversation.js';
 import { Announcer, byId, str } from './dom.js';
 import { SessionPanel } from './session.js';
 import { ThreadList } from './threads.js';
-import type { ToolResultNotification } from './wire.js';
+import { ThreadWatches } from './watches.js';
+import type { ToolApprovalNotification, ToolResultNotification } from './wire.js';
 
 const announcer = new Announcer(byId('live-region'));
 
@@ -23,7 +26,10 @@ let connection: Connection;
 const rpc = () => connection.rpc;
 const session = () => sessionPanel.session;
 
-const conversation = new Conversation(rpc, session, () => {
+const watches = new ThreadWatches(rpc, session, (threadId, reason) => announcer.say(`Live updates unavailable for ${threadId}: ${reason}`));
+const approvals = new ApprovalList(rpc, session, announcer);
+
+const conversation = new Conversation(rpc, session, watches, () => {
   threads.render();
   const selected = conversation.selection.threadId;
   if (selected) callForm.setThread(selected);
@@ -33,18 +39,25 @@ const threads = new ThreadList(rpc, session, () => conversation.selection, (thre
   void conversation.select(threadId, { isNew }).then(() => {
     if (isNew) callForm.focus();
   });
-}, announcer);
+}, watches, announcer);
 
 const sessionPanel: SessionPanel = new SessionPanel(rpc, {
   async opened(s, restoring) {
-    if (!restoring) conversation.reset(); // a new session (maybe another user): start clean
+    if (!restoring) {
+      // A new session (maybe another user): start clean.
+      watches.reset();
+      conversation.reset();
+      approvals.clear();
+    }
     callForm.setAllowed(s.allowed_actions);
     threads.setEnabled(true);
     await threads.refresh();
     if (restoring) await conversation.restore();
   },
   signedOut() {
+    watches.reset();
     conversation.reset();
+    approvals.clear();
     threads.clear();
     threads.setEnabled(false);
     callForm.setAllowed([]);
@@ -58,11 +71,12 @@ const callForm = new CallForm(rpc, session, conversation, threads, () => byId('t
 connection = new Connection(Connection.urlOf(location), {
   async ready(client) {
     client.on('tool/result', (params) => onToolResult(params as ToolResultNotification));
+    client.on('tool/approval', (params) => approvals.onApproval(params as ToolApprovalNotification));
     await sessionPanel.reopen();
   },
   lost() {
     sessionPanel.connectionLost();
-    conversation.connectionLost();
+    watches.connectionLost();
     threads.setEnabled(false);
   },
 });
@@ -81,6 +95,7 @@ function onToolResult(n: ToolResultNotification): void {
     threads.refreshSoon();
   }
   conversation.onToolResult(n);
+  approvals.onToolResult(n);
 }
 
 // The fragment goes first: nothing may see the token in the address bar.

@@ -2,10 +2,19 @@
  * The threads panel: the session user's threads (`thread/list`, most recent
  * first), the selected one marked, and a form that starts a new thread id.
  * Choosing a thread hands it to the conversation.
+ *
+ * The list keeps itself current: it is read again every few seconds while a
+ * session is open and the page is visible (a thread another connection made
+ * appears without Refresh), and the listed threads are watched, so a call
+ * in any of them that waits for approval reaches the page.
  */
 import { byId, el, timeElement, type Announcer } from './dom.js';
 import { describeError, type RpcClient } from './rpc-client.js';
+import type { ThreadWatches } from './watches.js';
 import type { SessionOpenResult, ThreadSummary } from './wire.js';
+
+/** How often the list is read again while the page is visible. */
+export const THREAD_POLL_MS = 3000;
 
 export interface Selection {
   threadId: string | null;
@@ -16,6 +25,7 @@ export interface Selection {
 export class ThreadList {
   threads: ThreadSummary[] = [];
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
   private readonly list = byId('thread-list');
   private readonly status = byId('threads-status');
   private readonly refreshButton = byId<HTMLButtonElement>('refresh-threads');
@@ -28,6 +38,7 @@ export class ThreadList {
     private readonly session: () => SessionOpenResult | null,
     private readonly selection: () => Selection,
     private readonly choose: (threadId: string, isNew: boolean) => void,
+    private readonly watches: ThreadWatches,
     private readonly announcer: Announcer,
   ) {
     this.refreshButton.addEventListener('click', () => void this.refresh());
@@ -44,25 +55,35 @@ export class ThreadList {
     return this.threads.some((t) => t.thread_id === threadId);
   }
 
+  /** Enabled while a session is open: the buttons work and the list keeps itself current. */
   setEnabled(enabled: boolean): void {
     this.refreshButton.disabled = !enabled;
     this.newSubmit.disabled = !enabled;
+    clearInterval(this.pollTimer);
+    this.pollTimer = enabled
+      ? setInterval(() => {
+          if (document.visibilityState === 'visible') void this.refresh({ quiet: true });
+        }, THREAD_POLL_MS)
+      : undefined;
   }
 
-  async refresh(): Promise<void> {
+  /** Reads the list again; `quiet` (the periodic read) says nothing unless it fails. */
+  async refresh(opts: { quiet?: boolean } = {}): Promise<void> {
     const rpc = this.rpc();
     const session = this.session();
     if (!rpc || !session) return;
-    this.status.textContent = 'Loading threads…';
+    if (!opts.quiet) this.status.textContent = 'Loading threads…';
     try {
       const result = await rpc.request<{ threads?: unknown }>('thread/list', { session_id: session.session_id }, { timeoutMs: 20_000 });
       this.threads = Array.isArray(result?.threads)
         ? (result.threads as unknown[]).filter((t): t is ThreadSummary => !!t && typeof (t as ThreadSummary).thread_id === 'string')
         : [];
       this.render();
+      await this.watches.watchAll(this.threads.map((t) => t.thread_id));
+      this.render(); // now marked live
     } catch (err) {
       this.status.textContent = `Could not list threads: ${describeError(err)}`;
-      this.announcer.say(this.status.textContent);
+      if (!opts.quiet) this.announcer.say(this.status.textContent); // a failing poll is not said every few seconds
     }
   }
 
@@ -102,6 +123,8 @@ export class ThreadList {
     button.dataset['testid'] = 'thread-item';
     button.dataset['threadId'] = t.thread_id;
     if (t.thread_id === selected) button.setAttribute('aria-current', 'true');
+    // Watched: its calls (and those awaiting approval) reach this page as they happen.
+    if (this.watches.has(t.thread_id)) button.dataset['live'] = 'true';
     button.append(el('span', 'thread-id', t.thread_id));
     const meta = el('span', 'thread-meta');
     if (isNew) {

@@ -12,4 +12,13 @@ export type {
 } from '../protocol/tool.js';
 export type { UiSchema, UiComponent, UiAction } from '../protocol/ui-schema.js';
 export type { InputIssue } from '../protocol/tool.js';
-export type { HistoryGetResult, HistoryMessage, InitializeResult, SessionOpenResult, ThreadSummary } from '../protocol/methods.js';
+export type {
+  CallApprovalBody,
+  CallCancelResult,
+  HistoryGetResult,
+  HistoryMessage,
+  InitializeResult,
+  SessionOpenResult,
+  ThreadSummary,
+  ToolApprovalNotification,
+} from '../protocol/methods.js';

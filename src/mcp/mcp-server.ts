@@ -19,7 +19,7 @@ import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
 import { actionSpec } from '../protocol/action-table.js';
-import { selfContainedJsonSchema } from '../protocol/self-contained.js';
+import { portableJsonSchema, selfContainedJsonSchema } from '../protocol/self-contained.js';
 import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
 import { listSkills, readSkill } from '../sessions/skills.js';
 import { TASK_RUN_META_KEY, callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
@@ -57,7 +57,19 @@ function advertised<T>(json: Record<string, unknown>, validate: StandardSchemaV1
  * Schema (no `$defs`, which the SDK does not follow to see an object root),
  * with `type: "object"` stated at the root, and validated by the same zod schema.
  */
-export const TOOL_OUTPUT_JSON_SCHEMA: Record<string, unknown> = { type: 'object', ...selfContainedJsonSchema(ToolProjection) };
+export const TOOL_OUTPUT_JSON_SCHEMA: Record<string, unknown> = { type: 'object', ...outputSchemaOf() };
+/**
+ * Written portably (portableJsonSchema: what MCP Inspector's `--strict` checks), and with `data`
+ * declared as what it is, a JSON object: every action's data shape is one (ACTION_DATA_SHAPES,
+ * checked by test/unit/mcp/mcp-output-schema.test.ts), while the zod declaration keeps it `unknown`.
+ */
+function outputSchemaOf(): Record<string, unknown> {
+  const schema = portableJsonSchema(selfContainedJsonSchema(ToolProjection)) as { anyOf: Array<{ properties: { data?: Record<string, unknown> } }> };
+  const ok = schema.anyOf.find((branch) => branch.properties.data !== undefined);
+  if (!ok) throw new Error('ToolProjection has no branch with data');
+  ok.properties.data = { type: 'object', additionalProperties: true, ...ok.properties.data };
+  return schema;
+}
 const ToolOutputSchema = advertised<ToolProjection>(TOOL_OUTPUT_JSON_SCHEMA, (value) => ToolProjection['~standard'].validate(value));
 
 export function toolDescription(enabledSkills: readonly string[]): string {

@@ -62,7 +62,8 @@ export type UiDeriverRef =
   | 'event_shared'
   | 'invite_status'
   | 'contact_list'
-  | 'memory_saved';
+  | 'memory_saved'
+  | 'memory_list';
 
 export interface ActionSpec {
   readonly description: string;
@@ -231,7 +232,7 @@ export const ACTIONS = {
     input: once(() => z.strictObject({ key: memoryKey().optional(), ...pageFields() })),
     data: 'MemoryReadData',
     annotations: READ,
-    ui: null,
+    ui: 'memory_list',
     example: {},
   },
 } as const satisfies Record<string, ActionSpec>;

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startHost } from '../helpers/host.js';
+import { openSession, startHost } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
@@ -154,6 +154,56 @@ test('at 390 px from a #token= link: conversation first, a failure’s issues sh
     await host.stop();
   }
   assert.ok(!host.stderr().includes(token), 'the token is in no log line');
+});
+
+test('a call made from the form brings its card into view; placeholders read as hints, not values', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
+  const host = await startHost({ transport: 'ws' });
+  let browser: Browser | undefined;
+  try {
+    const token = await mintBearer('carol', { name: 'Carol' });
+    const s = await openSession(host, token);
+    // A thread longer than the message list's height.
+    for (let i = 0; i < 8; i++) {
+      await host.request('tool/invoke', {
+        session_id: s.session_id, thread_id: 'long', tool_call_id: `c${i}`,
+        args: { module: 'calendar', method: 'create', input: { title: `Meeting ${i}`, start_at: '2026-05-01T10:00:00Z', end_at: '2026-05-01T11:00:00Z', description: 'x'.repeat(200) } },
+      });
+    }
+    browser = await launchBrowser();
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    await page.goto(`http://127.0.0.1:${host.port}/`);
+
+    // Placeholders are hints: each says so in words and is drawn unlike typed text.
+    const placeholders = await page.locator('input[placeholder], textarea[placeholder]').evaluateAll((els) =>
+      els.map((e: any) => ({ id: e.id, text: e.placeholder, style: (globalThis as any).getComputedStyle(e, '::placeholder').fontStyle })),
+    );
+    assert.ok(placeholders.length >= 4, JSON.stringify(placeholders));
+    for (const p of placeholders) {
+      assert.match(p.text, /^(e\.g\. |blank|paste )/i, `#${p.id}: "${p.text}" reads as a hint`);
+      assert.equal(p.style, 'italic', `#${p.id} placeholder is drawn unlike a value`);
+    }
+
+    await page.getByTestId('token-input').fill(token);
+    await page.getByTestId('open-session').click();
+    await page.locator('[data-testid="thread-item"][data-thread-id="long"]').click();
+    const list = page.getByTestId('message-list');
+    await list.locator('[data-testid="tool-card"][data-tool-call-id="c7"]').waitFor();
+    // The reader scrolls up to the oldest message, then makes a call.
+    await list.evaluate((e: any) => (e.scrollTop = 0));
+    await page.getByTestId('call-module').fill('calendar');
+    await page.getByTestId('call-method').fill('create');
+    await page.getByTestId('call-tool-call-id').fill('from-form');
+    await page.getByTestId('call-input').fill(JSON.stringify({ title: 'Made here', start_at: '2026-05-02T10:00:00Z', end_at: '2026-05-02T11:00:00Z' }));
+    await page.getByTestId('call-submit').click();
+    const card = list.locator('[data-testid="tool-card"][data-tool-call-id="from-form"][data-status="success"]');
+    await card.waitFor();
+    await page.getByTestId('call-status').filter({ hasText: 'Response: success' }).waitFor();
+    const [box, view] = await Promise.all([card.evaluate((e: any) => e.getBoundingClientRect().toJSON()), list.evaluate((e: any) => e.getBoundingClientRect().toJSON())]);
+    assert.ok(box.top >= view.top - 1 && box.bottom <= view.bottom + 1, `the new card is in view: card ${JSON.stringify(box)}, list ${JSON.stringify(view)}`);
+  } finally {
+    await browser?.close();
+    await host.stop();
+  }
 });
 
 test('npm run inspector prints a ready #token= link; the daemon accepts the token and never logs it', { timeout: 60_000 }, async () => {

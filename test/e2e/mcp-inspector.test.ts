@@ -67,6 +67,10 @@ test('the MCP Inspector CLI lists, calls and reads a skill over stdio and over H
     for (const target of [stdio, http]) {
       const listed = (await inspect(target, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
       assert.deepEqual(listed.tools.map((t) => t.name), ['project_cli']);
+      // Its tool-schema portability lint in full (--strict) finds nothing: no warning, no error (exit 6).
+      const strict = await run([...target, '--method', 'tools/list', '--strict']);
+      assert.equal(strict.status, 0, strict.stderr);
+      assert.doesNotMatch(strict.stderr, /^(Warning|Error): tool|Schema portability/m);
       const called = (await inspect(target, ['--method', 'tools/call', '--tool-name', 'project_cli', '--tool-arg', 'module=memory', 'method=read', 'input={}'])) as {
         structuredContent: { status: string };
       };

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc/node';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
-import { tempDir } from '../helpers/repo.js';
+import { REPO_ROOT, tempDir } from '../helpers/repo.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -117,15 +117,30 @@ describe('probes', () => {
       host.proc.kill('SIGTERM');
       const ready = await until('/readyz 503', () => get(host, '/readyz'), (r) => r.status === 503);
       assert.deepEqual(JSON.parse(ready.body), { status: 'not ready', reason: 'draining' });
-      assert.equal((await get(host, '/healthz')).status, 200, 'the process still serves');
+      const health = await get(host, '/healthz');
+      assert.equal(health.status, 200, 'the process still serves');
+      let refusal = '';
       await assert.rejects(
         host.request('tool/invoke', { session_id: s.session_id, thread_id: 'drain', tool_call_id: 'd1', args: createArgs('Late') }),
-        (err: ResponseError<unknown>) => err.code === -32004,
+        (err: ResponseError<unknown>) => ((refusal = err.message), err.code === -32004),
       );
       for (const c of paused) process.kill(c, 'SIGCONT');
       paused.clear();
       assert.equal((await call).status, 'success', 'the in-flight call finished');
       assert.equal(await host.exited, 0);
+      await assert.rejects(fetch(`http://127.0.0.1:${host.port}/readyz`), 'nothing listens once it exited');
+
+      // docs/operations.md shows exactly this sequence: the probes' answers, the refusal, the log lines in order.
+      const block = /<!-- drain-sequence -->\n```\n([\s\S]*?)```/.exec(readFileSync(join(REPO_ROOT, 'docs', 'operations.md'), 'utf8'))?.[1] ?? '';
+      assert.ok(block.includes(`${ready.body} 503`) && block.includes(`${health.body} 200`), block);
+      assert.ok(block.includes(`-32004 "${refusal}"`), block);
+      const logged = host.stderr().split('\n').filter((l) => l.startsWith('{"ts"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      let at = 0;
+      for (const shown of block.split('\n').filter((l) => l.startsWith('{"level"')).map((l) => JSON.parse(l) as Record<string, unknown>)) {
+        const found = logged.findIndex((line, i) => i >= at && Object.entries(shown).every(([k, v]) => line[k] === v));
+        assert.ok(found >= 0, `the daemon logged ${JSON.stringify(shown)} after line ${at}: ${host.stderr()}`);
+        at = found + 1;
+      }
     } finally {
       for (const c of paused) {
         try {
