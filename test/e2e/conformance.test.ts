@@ -1,42 +1,16 @@
 /**
- * The conformance runner, run as a host author would run it: against toolgate over both
- * transports (all checks pass), and against deliberately broken daemons (the defect is named).
+ * The conformance runner, run as a host author would run it: against toolgate over stdio (all
+ * checks pass), and against deliberately broken daemons (the defect is named). Over WebSocket:
+ * conformance-ws.test.ts, a file of its own so the two run side by side.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer as userToken } from '../helpers/tokens.js';
-import { startHost } from '../helpers/host.js';
+import { assertAllPassed, conformance, quote } from '../helpers/conformance-run.js';
 
 const FAKE = join(REPO_ROOT, 'dist', 'test', 'fixtures', 'broken-daemon.js');
-
-/** Runs `toolgate conformance …`; resolves with its exit code and stdout lines. */
-function conformance(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; lines: string[]; stderr: string }> {
-  const child = spawn(process.execPath, [TOOLGATE_BIN, 'conformance', ...args], {
-    // No NODE_EXTRA_CA_CERTS: every child would spend its start loading certificates.
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, lines: out.trimEnd().split('\n'), stderr: err })));
-}
-
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-function assertAllPassed(result: { code: number | null; lines: string[]; stderr: string }, expectSkips: boolean, daemonLog = ''): void {
-  const report = result.lines.join('\n');
-  // A failure shows the daemon's last log lines too: what it saw when a check failed.
-  assert.equal(result.code, 0, `${report}\n${result.stderr}${daemonLog ? `\n--- daemon log (tail) ---\n${daemonLog.slice(-4000)}` : ''}`);
-  assert.match(result.lines.at(-1)!, /^\d+ passed, 0 failed$/);
-  assert.ok(!result.lines.some((l) => l.startsWith('FAIL')), report);
-  assert.equal(result.lines.some((l) => l.startsWith('skip')), expectSkips, report);
-}
 
 describe('toolgate conformance', () => {
   for (const executor of ['subprocess', 'inprocess'] as const) {
@@ -54,27 +28,6 @@ describe('toolgate conformance', () => {
       assert.equal(skipped.filter((l) => /^skip .*approval: .*needs --ask-agent NAME/.test(l)).length, 3, skipped.join('\n'));
       // Subscriptions are checked over stdio too.
       assert.ok(result.lines.some((l) => /^ok .*thread\/subscribe on the calling connection/.test(l)));
-    });
-
-    test(`passes against toolgate over WebSocket, every check applicable (a narrower and an asking agent profile configured, ${executor} executor)`, async () => {
-      const dir = tempDir();
-      const config = join(dir, 'toolgate.config.json');
-      writeFileSync(config, JSON.stringify({
-          agents: {
-            default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] },
-            reader: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] },
-            asker: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'] } },
-          },
-        }),);
-      const host = await startHost({ transport: 'ws', args: ['--config', config, '--executor', executor] });
-      try {
-        const [a, b] = await Promise.all([userToken('conf-alice'), userToken('conf-bob')]);
-        const result = await conformance(['--ws', `ws://127.0.0.1:${host.port}/rpc`, '--token', a, '--token-b', b, '--secret', TEST_BEARER_SECRET, '--agent', 'reader', '--ask-agent', 'asker']);
-        assertAllPassed(result, false, host.stderr());
-        assert.equal(result.lines.filter((l) => /^ok .*approval: /.test(l)).length, 3, result.lines.join('\n'));
-      } finally {
-        await host.stop();
-      }
     });
   }
 

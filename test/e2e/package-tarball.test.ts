@@ -289,7 +289,10 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     const db = join(work, 'data', 'conformance.db');
     const conformanceEnv = homeOf('conformance');
     const token = await devToken('carol', db, conformanceEnv);
-    const r = await run(bin, ['conformance', '--stdio', `${bin} serve --stdio --db ${db}`, '--token', token], conformanceEnv);
+    // The in-process executor: this test is about the runner's dependencies and the installed daemon's protocol. Every
+    // check against the subprocess executor runs in conformance.test.ts; the installed package's project-cli (its
+    // start-up snapshot included) runs a call in the stdio session test below.
+    const r = await run(bin, ['conformance', '--stdio', `${bin} serve --stdio --executor inprocess --db ${db}`, '--token', token], conformanceEnv);
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout.trimEnd().split('\n').at(-1) ?? '', /^\d+ passed, 0 failed$/);
   });

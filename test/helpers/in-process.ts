@@ -186,3 +186,11 @@ export async function startMcpInProcess(token: string, opts: Omit<InProcessOptio
     },
   };
 }
+
+/**
+ * The executor on each transport, for a suite that runs the same cases over both: one each. The
+ * two executors answer byte for byte alike (test/e2e/executors.test.ts,
+ * unit/daemon/model-facing-errors.test.ts), so the suite covers both without sending every case
+ * through a project-cli process twice.
+ */
+export const EXECUTOR_FOR: Readonly<Record<Transport, 'subprocess' | 'inprocess'>> = { stdio: 'subprocess', ws: 'inprocess' };

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResponseError } from 'vscode-jsonrpc/node';
 import { openSession, TRANSPORTS } from '../../helpers/host.js';
-import { startInProcess } from '../../helpers/in-process.js';
+import { EXECUTOR_FOR, startInProcess } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import type { HistoryGetResult } from '../../../src/protocol/index.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -14,9 +14,9 @@ import { waitFor } from '../../helpers/wait-for.js';
 type Page = HistoryGetResult;
 
 for (const transport of TRANSPORTS) {
-  describe(`over ${transport}`, () => {
+  describe(`over ${transport} (${EXECUTOR_FOR[transport]} executor)`, () => {
     test('pages run newest first, oldest first within a page, until next_before is null', async () => {
-      const host = await startInProcess({ executor: 'subprocess', transport });
+      const host = await startInProcess({ executor: EXECUTOR_FOR[transport], transport });
       try {
         const s = await openSession(host, await mintBearer('alice'));
         for (let i = 1; i <= 7; i++) {
@@ -47,7 +47,7 @@ for (const transport of TRANSPORTS) {
     });
 
     test('thread/list shows the user’s threads, most recently used first, with counts', async () => {
-      const host = await startInProcess({ executor: 'subprocess', transport });
+      const host = await startInProcess({ executor: EXECUTOR_FOR[transport], transport });
       try {
         const s = await openSession(host, await mintBearer('alice'));
         const other = await openSession(host, await mintBearer('bob'));

@@ -10,7 +10,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { openSession, rpcError, TRANSPORTS, type Client } from '../../helpers/host.js';
-import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
+import { EXECUTOR_FOR, startInProcess, type InProcessHost } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import type { HistoryGetResult, ToolResponse } from '../../../src/protocol/index.js';
 import { waitFor } from '../../helpers/wait-for.js';
@@ -26,13 +26,13 @@ function shape(value: unknown): unknown {
   return JSON.parse(JSON.stringify(value).replace(/msg_[0-9a-f-]{36}/g, 'msg_*').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T'));
 }
 
-for (const transport of TRANSPORTS) describe(`over ${transport}`, () => {
+for (const transport of TRANSPORTS) describe(`over ${transport} (${EXECUTOR_FOR[transport]} executor)`, () => {
   let host: InProcessHost;
   let alice: string;
   let bob: string;
 
   before(async () => {
-    host = await startInProcess({ executor: 'subprocess', transport });
+    host = await startInProcess({ executor: EXECUTOR_FOR[transport], transport });
     alice = (await openSession(host, await mintBearer('alice'))).session_id;
     bob = (await openSession(host, await mintBearer('bob'))).session_id;
   });

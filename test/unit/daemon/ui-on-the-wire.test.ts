@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSession, TRANSPORTS, type Client } from '../../helpers/host.js';
-import { startInProcess } from '../../helpers/in-process.js';
+import { EXECUTOR_FOR, startInProcess } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import { validateUiSchema } from '../../helpers/ui-schema-validator.js';
 import { assertWireShape } from '../../helpers/wire-validator.js';
@@ -32,9 +32,9 @@ function keysDeep(value: unknown, out = new Set<string>()): Set<string> {
 }
 
 for (const transport of TRANSPORTS) {
-  describe(`over ${transport}`, () => {
+  describe(`over ${transport} (${EXECUTOR_FOR[transport]} executor)`, () => {
     test('every message matches schemas/; ui_schema on every templated action, valid, replayed identically; ui_hints never on the wire', async () => {
-      const host = await startInProcess({ executor: 'subprocess', transport });
+      const host = await startInProcess({ executor: EXECUTOR_FOR[transport], transport });
       try {
         const alice = await openSession(host, await mintBearer('alice', { phone: '+15550101', name: 'Alice' }));
         const bobClient: Client = transport === 'ws' ? await host.connect() : host;
