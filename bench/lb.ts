@@ -11,11 +11,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import pg from 'pg';
 import { ToolgateClient } from '../src/client/index.js';
 import { startHost, type Host } from '../test/helpers/host.js';
 import { startHaproxy } from '../test/helpers/haproxy.js';
 import { mintBearer } from '../test/helpers/tokens.js';
+import { pgAdmin } from './pg-admin.js';
 
 const base = process.env.BENCH_PG_URL;
 if (!base) throw new Error('set BENCH_PG_URL (a role with CREATEDB)');
@@ -23,15 +23,7 @@ const CONCURRENCY = 8;
 const CALLS = Number(process.env.CALLS ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: base });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (sql: string) => pgAdmin(base, sql);
 
 /** calls/s of CALLS creates at CONCURRENCY, each worker a WebSocket session of its own on `url`. */
 async function run(url: string, token: string, label: string): Promise<number> {

@@ -28,6 +28,7 @@ import { parentOf, serverCpu, serverDelta, userSysMs } from './proc-cpu.js';
 import { summarize } from './profile.js';
 import { startToolgateStdio } from './targets/toolgate.js';
 import { median } from './stats.js';
+import { pgAdmin } from './pg-admin.js';
 
 const base = process.env.BENCH_PG_URL;
 if (!base) throw new Error('set BENCH_PG_URL (a role with CREATEDB, on a durable cluster)');
@@ -35,15 +36,7 @@ const CALLS = Number(process.env.CALLS ?? 1500);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const SEQ = 300;
 
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: base });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (sql: string) => pgAdmin(base, sql);
 
 /** The profile's areas and functions, grouped as the header says. */
 const GROUPS: Array<[string, (area: string, fn: string) => boolean]> = [

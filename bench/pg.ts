@@ -36,6 +36,7 @@ import { median, medianRatio } from './stats.js';
 import { childEnv, REPO_ROOT, tempDir } from './env.js';
 import type { Target } from './target.js';
 import { startToolgateStdio, type Synchronous } from './targets/toolgate.js';
+import { pgAdmin } from './pg-admin.js';
 
 const run = promisify(execFile);
 
@@ -124,8 +125,8 @@ async function onServer(given: string, source: string): Promise<Database> {
   const fresh = new URL(given);
   fresh.pathname = `/${name}`;
   try {
-    await admin(given, `CREATE DATABASE ${name}`);
-    return { url: fresh.toString(), source: `${source} (fresh database)`, dispose: () => admin(given, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+    await pgAdmin(given, `CREATE DATABASE ${name}`);
+    return { url: fresh.toString(), source: `${source} (fresh database)`, dispose: () => pgAdmin(given, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
   } catch {
     return { url: given, source, dispose: async () => {} };
   }
@@ -153,16 +154,6 @@ async function throwawayCluster(log: (l: string) => void): Promise<Database | st
 
 /** The script's environment: a bare one, plus PG_BINDIR when set (which PostgreSQL to use). */
 const clusterEnv = () => childEnv(process.env.PG_BINDIR ? { PG_BINDIR: process.env.PG_BINDIR } : {});
-
-async function admin(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function describeServer(url: string): Promise<{ version: string; fsync: string; synchronousCommit: string }> {
   const client = new pg.Client({ connectionString: url });
