@@ -17,7 +17,6 @@ import {
   CalendarReadData,
   CalendarShareData,
   ContactsReadData,
-  MemoryReadData,
   MemoryUpdateData,
   type Contact,
   type InviteStatus,
@@ -103,13 +102,6 @@ export interface MemorySavedHints {
   memory: Memory;
 }
 
-/** `memory.read`: the memories found (a page, or the one under a key). */
-export interface MemoryListHints {
-  template: 'memory_list';
-  count: number;
-  memories: Memory[];
-}
-
 /**
  * A call awaiting approval (contract section 17): what approving it would
  * change, as it stands now — the event about to be deleted or shared, the
@@ -139,8 +131,7 @@ export type UiHints =
   | EventSharedHints
   | InviteStatusHints
   | ContactListHints
-  | MemorySavedHints
-  | MemoryListHints;
+  | MemorySavedHints;
 
 export type UiTemplate = UiHints['template'];
 
@@ -208,16 +199,12 @@ const DERIVERS: Readonly<Record<UiDeriverRef, Deriver>> = {
     const r = MemoryUpdateData.safeParse(data);
     return r.success ? { template: 'memory_saved', memory: r.data.memory } : null;
   },
-  memory_list: (data) => {
-    const r = MemoryReadData.safeParse(data);
-    return r.success ? { template: 'memory_list', count: r.data.count, memories: r.data.items } : null;
-  },
 };
 
 /**
  * Derives the UI hints for one tool result.
  *
- * Returns `null` for an action without a stable UI (e.g. `memory.forget`, anything
+ * Returns `null` for an action without a stable UI (e.g. `memory.read`, `memory.forget`, anything
  * unknown), for `data` that does not have the action's documented shape, and for a `failure` —
  * except a `calendar.create` batch in which every item failed, whose per-item errors are shown.
  * Never throws. The result holds only plain JSON values, copied out of `data`.

@@ -99,12 +99,6 @@ export function compileUiSchema(hints: UiHints): UiSchema {
     case 'memory_saved':
       // Titled once: the schema says what happened, the card names the memory (as events are shown).
       return root('Memory saved', memoryCard(hints.memory));
-    case 'memory_list':
-      return root(`${hints.count} ${hints.count === 1 ? 'memory' : 'memories'}`, {
-        type: 'list',
-        items: hints.memories.map(memoryCard),
-        empty_text: 'No memories found.',
-      });
   }
 }
 

@@ -62,8 +62,7 @@ export type UiDeriverRef =
   | 'event_shared'
   | 'invite_status'
   | 'contact_list'
-  | 'memory_saved'
-  | 'memory_list';
+  | 'memory_saved';
 
 export interface ActionSpec {
   readonly description: string;
@@ -232,7 +231,7 @@ export const ACTIONS = {
     input: once(() => z.strictObject({ key: memoryKey().optional(), ...pageFields() })),
     data: 'MemoryReadData',
     annotations: READ,
-    ui: 'memory_list',
+    ui: null,
     example: {},
   },
 } as const satisfies Record<string, ActionSpec>;

@@ -17,8 +17,7 @@ import { openSession, startHost, type Client, type Host } from '../helpers/host.
 import { REPO_ROOT } from '../helpers/repo.js';
 import { mintBearer } from '../helpers/tokens.js';
 import type { HistoryMessage, ToolResponse } from '../../src/protocol/index.js';
-import { ToolProjection } from '../../src/protocol/tool.js';
-import { selfContainedJsonSchema } from '../../src/protocol/self-contained.js';
+import { TOOL_OUTPUT_JSON_SCHEMA } from '../../src/mcp/mcp-server.js';
 import { assertWireShape } from '../helpers/wire-validator.js';
 
 interface Structured {
@@ -80,8 +79,10 @@ for (const kind of MCP_KINDS) {
       const tool = tools[0]!;
       assert.deepEqual([...(tool.inputSchema.required ?? [])].sort(), ['input', 'method', 'module']);
       assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}).sort(), ['input', 'method', 'module']);
-      // The output schema is ToolProjection of src/protocol, generated, self-contained (no $defs to follow), object-rooted.
-      assert.deepEqual(tool.outputSchema, { type: 'object', ...selfContainedJsonSchema(ToolProjection) });
+      // The output schema is ToolProjection of src/protocol, generated, self-contained (no $defs to follow),
+      // object-rooted and written portably (mcp-server.ts; test/unit/mcp/mcp-output-schema.test.ts checks the rules).
+      assert.deepEqual(tool.outputSchema, TOOL_OUTPUT_JSON_SCHEMA);
+      assert.equal((tool.outputSchema as { type?: string }).type, 'object');
       assert.ok(!JSON.stringify(tool.outputSchema).includes('$ref'), 'no $ref for a client to resolve');
       assert.equal(tool.annotations?.readOnlyHint, false);
       assert.equal(tool.annotations?.destructiveHint, true);

@@ -91,20 +91,13 @@ const CASES: Case[] = [
     data: { items: [], count: 0 } },
   { template: 'memory_saved', name: 'memory.update', module: 'memory', method: 'update', status: 'success',
     data: { memory: { key: 'standup', content: 'Daily standup is at 09:30, Mon–Fri.', updated_at: '2026-04-21T02:00:00.000Z' } } },
-  { template: 'memory_list', name: 'memory.read', module: 'memory', method: 'read', status: 'success',
-    data: { items: [
-      { key: 'standup', content: 'Daily standup is at 09:30, Mon–Fri.', updated_at: '2026-04-21T02:00:00.000Z' },
-      { key: 'lunch', content: 'No peanuts.', updated_at: '2026-04-20T02:00:00.000Z' },
-    ], count: 2, next_cursor: null } },
-  { template: 'memory_list', name: 'memory.read empty', module: 'memory', method: 'read', status: 'success',
-    data: { items: [], count: 0, next_cursor: null } },
 ];
 
 // Listing every template here makes the compiler fail to type-check when one is added without a case.
 // `approval` is the one not derived from a result (a call awaiting approval): tested on its own below.
 const ALL_TEMPLATES: Record<Exclude<UiTemplate, 'approval'>, true> = {
   event_list: true, event: true, event_batch: true, event_batch_item: true, event_deleted: true,
-  event_shared: true, invite_status: true, contact_list: true, memory_saved: true, memory_list: true,
+  event_shared: true, invite_status: true, contact_list: true, memory_saved: true,
 };
 
 function hintsOf(c: Case): UiHints {
@@ -215,8 +208,8 @@ test('hints come only from data of the protocol’s shape (src/protocol/actions.
 });
 
 test('actions without a stable UI, unknown actions and failures give no hints', () => {
-  // memory.read has a card (memory_list, issue #42); a read that is not the documented shape has none.
-  assert.equal(deriveUiHints('memory', 'read', { items: 'k', count: 1 }, 'success'), null);
+  const memory = { items: [{ key: 'k', content: 'c', updated_at: '2026-04-21T02:00:00.000Z' }], count: 1, next_cursor: null };
+  assert.equal(deriveUiHints('memory', 'read', memory, 'success'), null);
   assert.equal(deriveUiHints('memory', 'forget', { key: 'k', forgotten: true }, 'success'), null);
   assert.equal(deriveUiHints('calendar', 'export', { items: [], count: 0 }, 'success'), null);
   assert.equal(deriveUiHints('weather', 'read', { items: [], count: 0 }, 'success'), null);

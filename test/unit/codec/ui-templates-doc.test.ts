@@ -46,7 +46,6 @@ const EXAMPLES: Array<[name: string, module: string, method: string, status: Too
   ['invite_status', 'calendar', 'accept_invite', 'success', { invite: { invite_id: 'inv_1', event_id: 'evt_1', status: 'accepted' } }],
   ['contact_list', 'contacts', 'read', 'success', { items: [{ user_id: 'bob', name: 'Bob', phone: '+15550100' }], count: 1 }],
   ['memory_saved', 'memory', 'update', 'success', { memory: { key: 'lunch', content: 'no peanuts', updated_at: '2031-04-01T09:00:00.000Z' } }],
-  ['memory_list', 'memory', 'read', 'success', { items: [{ key: 'lunch', content: 'no peanuts', updated_at: '2031-04-01T09:00:00.000Z' }], count: 1, next_cursor: null }],
 ];
 
 const marker = (name: string) => [`<!-- ui-template:${name} -->\n`, `<!-- /ui-template:${name} -->`] as const;

@@ -102,7 +102,7 @@ for (const transport of TRANSPORTS) {
           const args = (ev.payload as { tool_call_args: { module: string; method: string } }).tool_call_args;
           return `${args.module}.${args.method}`;
         };
-        const templated = new Set(['calendar.read', 'calendar.create', 'calendar.update', 'calendar.delete', 'calendar.share', 'calendar.accept_invite', 'calendar.reject_invite', 'contacts.read', 'memory.update', 'memory.read']);
+        const templated = new Set(['calendar.read', 'calendar.create', 'calendar.update', 'calendar.delete', 'calendar.share', 'calendar.accept_invite', 'calendar.reject_invite', 'contacts.read', 'memory.update']);
         for (const [id, note] of finals) {
           const action = actionOf(id);
           if (note.status !== 'failure' && templated.has(action)) assert.ok(note.ui_schema, `${action} (${id}) carries a ui_schema`);
