@@ -265,6 +265,10 @@ export async function serve(opts: ServeOptions): Promise<number> {
   const daemon = await createDaemon(opts, log);
   // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
   log.maskSecrets(daemon.secrets ?? []);
+  // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's):
+  // swept once before any transport listens, then every SWEEP_MS.
+  const sweeper = new ExpirySweeper(daemon, log);
+  await sweeper.sweep();
   if (tracing) await traceDaemon(daemon);
   const limits = limitsOf(opts, daemon.config);
   const inflight = new Set<Promise<unknown>>();
@@ -325,9 +329,6 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = new Promise<number>(() => {});
     stop = () => listener.close();
   }
-  // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's).
-  const sweeper = new ExpirySweeper(daemon, log);
-  await sweeper.sweep();
   sweeper.start();
   log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
   // Start-up is over: the young generation may grow again (start-up-heap.ts).

@@ -8,6 +8,7 @@
  * daemons are safe: each end is the conditional removal of the pending row
  * (pending-calls.ts), so exactly one of them stores the failure.
  */
+import type { CallKeyOf } from '../store/store.js';
 import { endPending, type PendingDeps } from './pending-calls.js';
 
 /** How often the database is swept: a late expiry is at most this late for a call nobody waits on. */
@@ -49,16 +50,23 @@ export class ExpirySweeper {
 
   private async sweepOnce(now: number): Promise<number> {
     let ended = 0;
+    let keys: CallKeyOf[];
     try {
-      const keys = await this.deps.store.read((tx) => tx.pendingCalls.expired(new Date(now).toISOString(), SWEEP_LIMIT));
-      for (const key of keys) {
-        if (await endPending(this.deps, key, { decision: 'expire', surface: 'ttl' })) ended += 1;
-      }
-      if (ended > 0) this.log.log('info', 'calls awaiting approval expired', { count: ended });
+      keys = await this.deps.store.read((tx) => tx.pendingCalls.expired(new Date(now).toISOString(), SWEEP_LIMIT));
     } catch (err) {
       // The database may be away for a moment; the next sweep tries again.
       this.log.log('warn', 'the expiry sweep failed', { err: (err as Error).message });
+      return 0;
     }
+    for (const key of keys) {
+      // One call that cannot be ended holds up none of the others.
+      try {
+        if (await endPending(this.deps, key, { decision: 'expire', surface: 'ttl' })) ended += 1;
+      } catch (err) {
+        this.log.log('warn', 'an expired call could not be ended', { thread_id: key.threadId, tool_call_id: key.toolCallId, err: (err as Error).message });
+      }
+    }
+    if (ended > 0) this.log.log('info', 'calls awaiting approval expired', { count: ended });
     return ended;
   }
 }

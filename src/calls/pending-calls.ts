@@ -69,6 +69,9 @@ export async function endPending(deps: PendingDeps, key: CallKey, end: PendingEn
   const ended = await deps.store.transaction(async (tx) => {
     const row = await tx.pendingCalls.take(key);
     if (!row) return undefined;
+    // Another call stored a tool message under this id meanwhile (one that reused it): the pending row is
+    // stale — it goes, and nothing else is stored (a second message would break the id's uniqueness).
+    if (await tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId)) return 'stale' as const;
     await tx.approvalAudit.record({ ...key, argsSha256: row.argsSha256, decision: end.decision, surface: end.surface });
     const args = JSON.parse(row.args) as ToolCallArgs;
     const { module, method } = args;
@@ -76,7 +79,7 @@ export async function endPending(deps: PendingDeps, key: CallKey, end: PendingEn
     const doc = { ok: false as const, module, method, error: { code: how.code, message: how.message, module, method, ...extra } };
     return storeOutcome(tx, { ...key, args, argsSha256: row.argsSha256 }, doc);
   });
-  if (!ended) return false;
+  if (!ended || ended === 'stale') return false;
   if (ended.kind === 'ran') deps.threadEvents.publish({ userId: key.userId, threadId: key.threadId, row: ended.row });
   await woken(deps, key);
   return true;

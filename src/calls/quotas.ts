@@ -51,7 +51,7 @@ export type QuotaDecision =
  * on that path only). `now` is this daemon's clock; windows are aligned to
  * UTC, so daemons agree on them within their clocks' skew.
  */
-export async function takeQuota(store: Store, set: QuotaSet | undefined, key: CallKeyOf, action: string, now = Date.now()): Promise<QuotaDecision> {
+export async function takeQuota(store: Store, set: QuotaSet | undefined, key: CallKeyOf & { argsSha256: string }, action: string, now = Date.now()): Promise<QuotaDecision> {
   const counters = countersFor(set, action, now);
   if (counters.length === 0) return { kind: 'free' };
   const taken = await store.transaction((tx) => tx.quotas.take(key, counters));

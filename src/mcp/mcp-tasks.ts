@@ -30,6 +30,7 @@ import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, t
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
 import { APPROVAL_INPUT_KEY, approvalInputRequest, hostDecisionOf, type ApprovalQuestion } from './mcp-approval.js';
 import { decideCall } from '../calls/approvals.js';
+import { endPending } from '../calls/pending-calls.js';
 import {
   ClientCapabilitiesEnvelope,
   MODEL_IMMEDIATE_RESPONSE_META_KEY,
@@ -315,7 +316,7 @@ export class McpTasks implements TaskCalls {
       if (!decision || call.state !== 'awaiting_approval') return TaskAck.parse({});
       const log = this.daemon.log.child({ transport: 'mcp', thread_id: key.threadId, tool_call_id: key.toolCallId });
       try {
-        if (decision === 'cancel') await cancelCall(this.daemon, key, 'mcp');
+        if (decision === 'cancel') await endPending(this.daemon, key, { decision: 'cancel', surface: 'mcp' });
         else if (decision === 'deny') await decideCall(this.daemon, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log);
         else {
           void this.track(decideCall(this.daemon, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log)).catch((err: unknown) =>

@@ -34,7 +34,7 @@ import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { HostAsked } from '../runtime/peer.js';
-import { cancelCall } from '../calls/call-service.js';
+import { endPending } from '../calls/pending-calls.js';
 import { decideCall } from '../calls/approvals.js';
 import { askHostResult, hostDecisionOf, mintApprovalState, type ApprovalState } from './mcp-approval.js';
 
@@ -158,9 +158,6 @@ export async function callProjectCli(
   }
   const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
   let { threadId, toolCallId } = callIdentity(principal, meta, ctx.sessionId, daemon.secrets);
-  // A retry answering an approval request: the call its signed state names, decided as the person answered.
-  const state = ctx.mcpReq.requestState<ApprovalState>();
-  if (state !== undefined) ({ threadId, toolCallId } = await applyHostDecision(daemon, principal, parsed.data, state, ctx, log));
 
   if (!deps.accepting()) throw hostError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
   if (principal.inFlight.count >= principal.inFlight.max) {
@@ -197,6 +194,10 @@ export async function callProjectCli(
   const started = performance.now();
   try {
     const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
+    // A retry answering an approval request: the call its signed state names, decided as the person answered
+    // (counted in flight and drained at shutdown like the call it may run).
+    const state = ctx.mcpReq.requestState<ApprovalState>();
+    if (state !== undefined) ({ threadId, toolCallId } = await deps.track(applyHostDecision(daemon, principal, parsed.data, state, ctx, log)));
     const call = { threadId, toolCallId, args: parsed.data, traceparent };
     let answer;
     try {
@@ -257,7 +258,8 @@ async function applyHostDecision(
   const key = { userId: state.u, threadId: state.t, toolCallId: state.c };
   const decision = hostDecisionOf(ctx.mcpReq.inputResponses);
   try {
-    if (decision === 'cancel') await cancelCall(daemon, key, 'mcp');
+    // Cancel ends the call only while it awaits approval: a call approved meanwhile elsewhere runs on.
+    if (decision === 'cancel') await endPending(daemon, key, { decision: 'cancel', surface: 'mcp' });
     else if (decision) await decideCall(daemon, key, { argsSha256: state.a, decision, surface: 'mcp' }, log);
   } catch (err) {
     const wire = asWireError(err);

@@ -28,6 +28,8 @@ export interface Peer {
  */
 export class HostAsked extends Error {
   override name = 'HostAsked';
+  /** How telemetry counts this end of the request: no error, the call awaits approval. */
+  readonly toolStatus = 'awaiting_approval';
   constructor(readonly notification: ToolApprovalNotification) {
     super('the host asks its user to decide on the call');
   }

@@ -552,13 +552,14 @@ export type QuotaTake =
 export interface QuotasRepo {
   /**
    * Counts the call `key` once against every counter, or against none: when
-   * its tool message is stored already, or it is not done yet (awaiting
-   * approval, or running: the `calls` row) — `stored`, so a replay or a
-   * re-invocation of a pending call never counts — or when any counter's window is full (`full`). Calls raced from any
+   * its tool message is stored already, or the same call (same args digest)
+   * is not done yet (awaiting approval, or running: the `calls` row) —
+   * `stored`, so a replay or a re-invocation of a pending call never counts;
+   * another call reusing the id is counted — or when any counter's window is full (`full`). Calls raced from any
    * number of processes past a limit of n: exactly n are `counted`. In a
    * unit, it must be the unit's only statement (it is sent as the unit).
    */
-  take(key: CallKeyOf, counters: readonly QuotaCounter[]): Promise<QuotaTake>;
+  take(key: CallKeyOf & { argsSha256: string }, counters: readonly QuotaCounter[]): Promise<QuotaTake>;
   /** Takes one count back off each counter whose window is still the one counted (a counted call that turned out stored). */
   giveBack(userId: string, counters: readonly QuotaCounter[]): Promise<void>;
   /** The stored rows of these counters for the user (to tell which window is full, and until when). */

@@ -44,6 +44,13 @@ export function observeToolCall<T extends { status: string }>(metrics: ToolgateM
       done?.(response.status);
       return response;
     } catch (err) {
+      // An end that is no failure (the host asks its user, runtime/peer.ts HostAsked): counted with its status.
+      const toolStatus = (err as { toolStatus?: unknown }).toolStatus;
+      if (typeof toolStatus === 'string') {
+        span.setAttribute('toolgate.status', toolStatus);
+        done?.(toolStatus);
+        throw err;
+      }
       const code = (err as { code?: unknown }).code;
       span.setAttribute('toolgate.status', 'error');
       span.setAttribute('error.type', typeof code === 'string' || typeof code === 'number' ? String(code) : 'internal');

@@ -176,6 +176,12 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
   const toolsCall = (bearer: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
     send(bearer, 'tools/call', { name: 'project_cli', arguments: args, ...extra });
 
+  /** The tool_call_id a request state names (its signed payload, read without verifying). */
+  const stateCall = (state: string): string => {
+    const jws = JSON.parse(Buffer.from(state, 'base64url').toString('utf8')) as { payload: string };
+    return (JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as { c: string }).c;
+  };
+
   const forget = (key: string) => ({ module: 'memory', method: 'forget', input: { key } });
   const accepted = { inputResponses: { approval: { action: 'accept', content: {} } } };
   const remember = async (key: string) => {
@@ -221,11 +227,15 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
     await remember('raw-3');
     const first = await toolsCall(token, forget('raw-3'));
     const state = first.result!.requestState!;
+    const callId = stateCall(state);
     const other = await toolsCall(await mintBearer('someone-else'), forget('raw-3'), { ...accepted, requestState: state });
-    assert.ok(other.error || other.result?.isError, JSON.stringify(other));
+    assert.match(JSON.stringify(other), /names no call of this user/);
     const changed = await toolsCall(token, forget('raw-3-other'), { ...accepted, requestState: state });
-    assert.ok(changed.error || changed.result?.isError, JSON.stringify(changed));
-    assert.match(JSON.stringify(changed), /arguments/);
+    assert.match(JSON.stringify(changed), /arguments of this retry are not those of the call/);
+    // Nothing was decided: no audit row, no stored outcome, the call still pending.
+    assert.equal(await dbCount(daemon.dbPath, 'SELECT count(*) AS n FROM approval_audit WHERE tool_call_id = ?', [callId]), 0);
+    assert.equal(await dbCount(daemon.dbPath, 'SELECT count(*) AS n FROM messages WHERE tool_call_id = ?', [callId]), 0);
+    assert.equal(await dbCount(daemon.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = ? AND state = 'awaiting_approval'", [callId]), 1);
     // Still pending: the rightful retry decides it.
     const done = await toolsCall(token, forget('raw-3'), { ...accepted, requestState: state });
     assert.equal(done.result?.structuredContent?.status, 'success', JSON.stringify(done));
@@ -254,7 +264,9 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
       if (action === 'accept') assert.equal(ended.result?.result?.structuredContent?.status, 'success', JSON.stringify(ended));
       if (code) assert.equal(ended.result?.result?.structuredContent?.error?.code, code, JSON.stringify(ended));
       const decision = { accept: 'approve', decline: 'deny', cancel: 'cancel' }[action];
-      assert.equal(await dbCount(daemon.dbPath, 'SELECT count(*) AS n FROM approval_audit WHERE decision = ? AND surface = ? AND thread_id = ?', [decision, 'mcp', thread]) > 0, true);
+      const [, toolCallId] = JSON.parse(Buffer.from(taskId, 'base64url').toString('utf8')) as [string, string];
+      const audited = await dbRows<{ decision: string; surface: string }>(daemon.dbPath, 'SELECT decision, surface FROM approval_audit WHERE tool_call_id = ?', [toolCallId]);
+      assert.deepEqual(audited.map((r) => [r.decision, r.surface]), [[decision, 'mcp']]);
     });
   }
 });

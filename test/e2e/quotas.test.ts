@@ -137,6 +137,8 @@ describe('quotas (contract §20)', () => {
         // The same call again while it waits: counted once already, so no RATE_LIMITED — it waits too.
         const again = invoke(host, s, 'ask1', create('asked'), thread);
         await waitFor(() => host.wire.filter((e) => e.method === 'tool/approval' && (e.payload as { thread_id: string }).thread_id === thread).length >= 2 || undefined, 'the second tool/approval');
+        // The same id with other arguments is another call: counted, so refused at the limit.
+        assert.equal(code(await invoke(host, s, 'ask1', create('other'), thread)), 'RATE_LIMITED');
         await host.request('call/approve', { session_id: s, thread_id: thread, tool_call_id: 'ask1', args_sha256: asked.args_sha256 });
         assert.equal(code(await first), 'success');
         assert.equal(code(await again), 'success');

@@ -16,9 +16,9 @@ const CHECK_VIOLATION = '23514';
 export class PgQuotas implements QuotasRepo {
   constructor(private readonly q: Query) {}
 
-  async take(key: CallKeyOf, counters: readonly QuotaCounter[]): Promise<QuotaTake> {
+  async take(key: CallKeyOf & { argsSha256: string }, counters: readonly QuotaCounter[]): Promise<QuotaTake> {
     if (counters.length === 0) return 'counted';
-    const values: unknown[] = [key.userId, key.threadId, key.toolCallId];
+    const values: unknown[] = [key.userId, key.threadId, key.toolCallId, key.argsSha256];
     const rows = counters.map((c) => {
       values.push(c.scope, c.period, c.windowStart, c.allowed);
       const n = values.length;
@@ -27,7 +27,7 @@ export class PgQuotas implements QuotasRepo {
     const text = `INSERT INTO quota_counts AS q (user_id, scope, period, window_start, used, allowed)
         SELECT $1, v.scope, v.period, v.window_start, 1, v.allowed FROM (VALUES ${rows.join(', ')}) AS v (scope, period, window_start, allowed)
          WHERE NOT EXISTS (SELECT 1 FROM messages WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3)
-           AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3)
+           AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3 AND args_sha256 = $4)
       ON CONFLICT (user_id, scope, period) DO UPDATE SET
         used = CASE WHEN excluded.window_start > q.window_start THEN 1 ELSE q.used + 1 END,
         window_start = GREATEST(q.window_start, excluded.window_start),

@@ -13,19 +13,19 @@ import type { Statements } from './statements.js';
  */
 export function sqliteQuotas(st: Statements): QuotasRepo {
   return {
-    async take(key: CallKeyOf, counters: readonly QuotaCounter[]): Promise<QuotaTake> {
+    async take(key: CallKeyOf & { argsSha256: string }, counters: readonly QuotaCounter[]): Promise<QuotaTake> {
       if (counters.length === 0) return 'counted';
       const rows = counters.map(() => '(?, ?, ?, ?)').join(', ');
       const sql = `WITH v(scope, period, window_start, allowed) AS (VALUES ${rows})
         INSERT INTO quota_counts (user_id, scope, period, window_start, used, allowed)
           SELECT ?, v.scope, v.period, v.window_start, 1, v.allowed FROM v
            WHERE NOT EXISTS (SELECT 1 FROM messages WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?)
-             AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?)
+             AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = ? AND thread_id = ? AND tool_call_id = ? AND args_sha256 = ?)
         ON CONFLICT (user_id, scope, period) DO UPDATE SET
           used = CASE WHEN excluded.window_start > quota_counts.window_start THEN 1 ELSE quota_counts.used + 1 END,
           window_start = max(quota_counts.window_start, excluded.window_start),
           allowed = excluded.allowed`;
-      const values = [...counters.flatMap((c) => [c.scope, c.period, c.windowStart, c.allowed]), key.userId, key.userId, key.threadId, key.toolCallId, key.userId, key.threadId, key.toolCallId];
+      const values = [...counters.flatMap((c) => [c.scope, c.period, c.windowStart, c.allowed]), key.userId, key.userId, key.threadId, key.toolCallId, key.userId, key.threadId, key.toolCallId, key.argsSha256];
       try {
         const { changes } = st.get(sql).run(...values);
         return changes === 0 ? 'stored' : 'counted';

@@ -2,8 +2,9 @@
  * The expiry sweep (contract section 17) on the pass's engine (SQLite, or
  * PostgreSQL with TOOLGATE_TEST_PG_URL): calls past their `expires_at` end
  * `APPROVAL_EXPIRED` — stored, audited with surface `ttl`, published — and
- * a call still in time, or approved and running, is left alone; two sweeps
- * racing end each call once.
+ * a call still in time, or approved and running, is left alone; a stale row
+ * (its id reused by a stored call) is removed without holding up the rest;
+ * two sweeps racing end each call once.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,13 +15,16 @@ import { ExpirySweeper } from '../../../src/calls/expiry-sweeper.js';
 import { ApprovalWaiters } from '../../../src/calls/approval-waiters.js';
 import type { PendingDeps } from '../../../src/calls/pending-calls.js';
 import { tempDir } from '../../helpers/repo.js';
+import { dbRows } from '../../helpers/db.js';
+import { storeOutcome } from '../../../src/calls/call.js';
 import { TEST_PG_URL, pgDatabaseFor } from '../../helpers/pg.js';
 
 const silent = { log: () => {} };
 
-async function freshStore(): Promise<Store> {
+async function freshStore(): Promise<{ store: Store; target: string }> {
   const dir = tempDir();
-  return openStore(TEST_PG_URL ? await pgDatabaseFor(dir) : join(dir, 'toolgate.db'), { log: silent });
+  const target = TEST_PG_URL ? await pgDatabaseFor(dir) : join(dir, 'toolgate.db');
+  return { store: await openStore(target, { log: silent }), target };
 }
 
 function pending(toolCallId: string, expiresAt: number): Omit<PendingCallRow, 'state' | 'updatedAt'> {
@@ -39,7 +43,7 @@ function pending(toolCallId: string, expiresAt: number): Omit<PendingCallRow, 's
 }
 
 test('a sweep ends the expired calls only, once each, stored, audited and published', async () => {
-  const store = await freshStore();
+  const { store, target } = await freshStore();
   try {
     const now = Date.now();
     await store.transaction(async (tx) => {
@@ -49,6 +53,10 @@ test('a sweep ends the expired calls only, once each, stored, audited and publis
       await tx.pendingCalls.insert(pending('late-2', now - 1_000));
       await tx.pendingCalls.insert(pending('in-time', now + 600_000));
       await tx.pendingCalls.insert(pending('approved', now - 1_000));
+      // Stale: expired, but another call reusing its id stored a tool message first (the sweep must get past it).
+      await tx.pendingCalls.insert(pending('stale', now - 3_000));
+      const args = { module: 'memory', method: 'read', input: {} };
+      await storeOutcome(tx, { userId: 'u1', threadId: 't1', toolCallId: 'stale', args, argsSha256: 'b'.repeat(64) }, { ok: true, module: 'memory', method: 'read', data: { items: [], count: 0, next_cursor: null } });
     });
     await store.transaction((tx) => tx.pendingCalls.approve({ userId: 'u1', threadId: 't1', toolCallId: 'approved' }, 'a'.repeat(64)));
 
@@ -67,6 +75,9 @@ test('a sweep ends the expired calls only, once each, stored, audited and publis
     assert.deepEqual(published.sort(), ['late-1', 'late-2']);
     assert.deepEqual(settled.sort(), ['late-1', 'late-2']);
 
+    const audited = await dbRows<{ tool_call_id: string; decision: string; surface: string }>(target, 'SELECT tool_call_id, decision, surface FROM approval_audit ORDER BY tool_call_id');
+    assert.deepEqual(audited.map((r) => [r.tool_call_id, r.decision, r.surface]), [['late-1', 'expire', 'ttl'], ['late-2', 'expire', 'ttl']]);
+    assert.equal(await store.read((tx) => tx.pendingCalls.get({ userId: 'u1', threadId: 't1', toolCallId: 'stale' })), undefined, 'the stale row is gone');
     for (const id of ['late-1', 'late-2']) {
       const key = { userId: 'u1', threadId: 't1', toolCallId: id };
       const row = await store.read((tx) => tx.messages.getToolMessage('u1', 't1', id));
