@@ -107,6 +107,6 @@ test('a bundle older than one of the dist/src files it was built from is not run
   assert.deepEqual(version(join(dir, 'fresh.log')), { bundle: true, src: false }, 'a current bundle runs');
   // What `tsc` alone after a build does: a file the bundle was built from is newer than the bundle.
   const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'cli.js')).mtimeMs + 60_000);
-  utimesSync(join(pkg, 'dist', 'src', 'daemon', 'auth.js'), later, later);
+  utimesSync(join(pkg, 'dist', 'src', 'auth', 'user-auth.js'), later, later);
   assert.deepEqual(version(join(dir, 'stale.log')), { bundle: false, src: true }, 'a stale bundle is passed over');
 });
