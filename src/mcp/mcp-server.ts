@@ -20,6 +20,7 @@ import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
 import { actionSpec } from '../protocol/action-table.js';
 import { portableJsonSchema, selfContainedJsonSchema } from '../protocol/self-contained.js';
+import { MAX_APPROVAL_TTL_S } from '../protocol/config.js';
 import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
 import { listSkills, readSkill } from '../sessions/skills.js';
 import { TASK_RUN_META_KEY, callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
@@ -120,6 +121,9 @@ export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catal
       instructions: toolDescription(session.enabledSkills),
       // The retry of a call its host asked about names the call in a state the daemon signed (mcp-approval.ts).
       requestState: { verify: (state: string) => verifyApprovalState(deps.daemon.store, state) },
+      // 2025-11-25: the SDK asks the host itself (elicitation/create) and waits for the person; a call may wait
+      // for its decision up to approval.ttl_s (at most a day), not the shim's 10-minute default.
+      inputRequired: { roundTimeoutMs: MAX_APPROVAL_TTL_S * 1000 },
     },
   );
 
