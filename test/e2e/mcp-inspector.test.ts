@@ -15,10 +15,12 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHost } from '../helpers/host.js';
+import { openSession, startHost } from '../helpers/host.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { startOidcProvider } from '../helpers/oidc-provider.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
+import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
 
 const INSPECTOR = process.env.TOOLGATE_MCP_INSPECTOR;
 const inspectorHome = tempDir();
@@ -77,6 +79,61 @@ test('the MCP Inspector CLI lists, calls and reads a skill over stdio and over H
       assert.equal(called.structuredContent.status, 'success');
       const read = (await inspect(target, ['--method', 'resources/read', '--uri', 'skill://memory/SKILL.md'])) as { contents: Array<{ text: string }> };
       assert.match(read.contents[0]!.text, /^---\nname: memory/);
+    }
+  } finally {
+    await host.stop();
+  }
+});
+
+test('an ask call from the MCP Inspector CLI (no elicitation declared) waits and runs once approved on JSON-RPC', { skip }, async () => {
+  // The Inspector's CLI cannot answer an elicitation (it declares none), so contract section 17's last case
+  // applies: its tools/call waits until the same user decides on another surface, then prints the outcome.
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'] } } } }));
+  const token = await mintBearer('ina');
+  const host = await startHost({ transport: 'ws', args: ['--config', config] });
+  try {
+    const rpc = await host.connect();
+    const session = (await openSession(rpc, token)).session_id;
+    const stdio = [
+      '-e', `TOOLGATE_BEARER_SECRET=${TEST_BEARER_SECRET}`, '-e', `TOOLGATE_MCP_TOKEN=${token}`,
+      '--', process.execPath, TOOLGATE_BIN, 'serve', '--mcp', '--db', host.dbPath, '--config', config,
+    ];
+    const http = [`http://127.0.0.1:${host.port}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];
+    // http-2026: the 2026-07-28 revision (the Inspector's "modern" era, which also offers the tasks extension).
+    const modern = [...http, '--protocol-era', 'modern'];
+    for (const [kind, target] of [['stdio', stdio], ['http', http], ['http-2026', modern]] as const) {
+      const thread = `inspector-ask-${kind}`;
+      const key = `forget-${kind}`;
+      const saved = await rpc.request<ToolResponse>('tool/invoke', {
+        session_id: session, thread_id: thread, tool_call_id: `save-${kind}`, args: { module: 'memory', method: 'update', input: { key, content: 'keep me' } },
+      });
+      assert.equal(saved.status, 'success');
+      const callId = `inspector-forget-${kind}`;
+      // The server command comes last (after `--`) so its own --config is not read as the Inspector's.
+      const [before, after] = kind === 'stdio' ? [target.slice(0, 4), target.slice(4)] : [target, []];
+      let printed = false;
+      const running = run([
+        ...before,
+        '--method', 'tools/call', '--tool-name', 'project_cli',
+        '--tool-args-json', JSON.stringify({ module: 'memory', method: 'forget', input: { key } }),
+        '--tool-metadata', `toolgate/thread_id=${thread}`, `toolgate/tool_call_id=${callId}`,
+        ...after,
+      ]).finally(() => (printed = true));
+      const ids = { session_id: session, thread_id: thread, tool_call_id: callId };
+      const pending = await waitFor(async () => {
+        const got = await rpc.request<CallGetResult>('call/get', ids).catch(() => undefined);
+        return got?.state === 'awaiting_approval' ? got : undefined;
+      }, `the Inspector's ${kind} call awaiting approval`);
+      assert.equal(pending.action, 'memory.forget');
+      assert.equal(printed, false, 'the Inspector got an answer before any decision');
+      const decided = await rpc.request<CallCancelResult>('call/approve', { ...ids, args_sha256: pending.args_sha256 });
+      assert.equal(decided.state, 'done');
+      const r = await running;
+      assert.equal(r.status, 0, r.stderr);
+      const result = JSON.parse(r.stdout.slice(r.stdout.indexOf('{\n'))) as { structuredContent: { status: string; data: { forgotten: boolean } } };
+      assert.deepEqual([result.structuredContent.status, result.structuredContent.data.forgotten], ['success', true]);
     }
   } finally {
     await host.stop();
