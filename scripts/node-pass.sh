@@ -35,6 +35,9 @@ fail() {
 tools="$(mktemp -d -t toolgate-node"$major"-XXXXXX)"
 work="$(mktemp -d -t toolgate-node"$major"-work-XXXXXX)"
 trap 'rm -rf "$tools" "$work"' EXIT
+# mktemp makes them 0700; some tests run the daemon as nobody (first-hour-walk3's read-only folder, when
+# the pass runs as root), which must reach this Node binary and this checkout's bin/ as a person would.
+chmod 755 "$tools" "$work"
 
 npm install --prefix "$tools" --no-audit --no-fund --loglevel=error "node@$major" >/dev/null ||
   fail "npm install node@$major (the npm registry's node package) did not install"
