@@ -4,9 +4,12 @@
  * each variant is compared with the first (the reference) by the median of per-round ratios, with their
  * spread (min–max over the rounds) and the per-call difference in µs.
  *
- * Sections of `npm run bench` built on it (BENCH_ONLY=telemetry, BENCH_ONLY=base):
+ * Sections of `npm run bench` built on it (BENCH_ONLY=telemetry, BENCH_ONLY=approval, BENCH_ONLY=base):
  * - `telemetry`: the daemon as shipped (tracing off: `OTEL_TRACES_EXPORTER` unset, no metrics on stdio)
  *   against the same build with the telemetry hooks not installed at all (bench/no-telemetry).
+ * - `approval`: the daemon without an approval policy against the same build whose profile asks before
+ *   `calendar.delete`, `calendar.share` and `memory.forget` (the example configs' list), both calling
+ *   `calendar.create`, which does not ask: what the approval check costs a call that is not asked (issue 38).
  * - `base`: another build of toolgate (`BENCH_BASE=/path/to/checkout`, built) against this one.
  */
 import { mkdirSync } from 'node:fs';
@@ -114,6 +117,21 @@ export function telemetryVariant(telemetry: 'on' | 'off', synchronous: Synchrono
       return startToolgateStdio({
         executor: 'inprocess', dbFile: join(dir, 'toolgate.db'), dataDir: dir, synchronous,
         nodeArgs: ['--import', NO_TELEMETRY], unbundled: true, env: { BENCH_TELEMETRY: telemetry },
+      });
+    },
+  };
+}
+
+/** The in-process daemon of this build, with or without the example configs' approval list (`calendar.create` never asks). */
+export function approvalVariant(ask: boolean, synchronous: Synchronous): AbVariant {
+  return {
+    key: ask ? 'asking' : 'plain',
+    name: ask ? 'profile asks before calendar.delete, calendar.share, memory.forget' : 'no approval policy',
+    start: async (dir) => {
+      mkdirSync(dir, { recursive: true });
+      return startToolgateStdio({
+        executor: 'inprocess', dbFile: join(dir, 'toolgate.db'), dataDir: dir, synchronous,
+        ...(ask ? { profile: { approval: { ask: ['calendar.delete', 'calendar.share', 'memory.forget'], ttl_s: 600 } } } : {}),
       });
     },
   };

@@ -4,12 +4,12 @@
  *
  *   BENCH_SCALE=0.5   fewer calls per round (default 1)
  *   BENCH_ROUNDS=5    interleaved rounds at synchronous=FULL (NORMAL gets 3; BENCH_NORMAL=0 skips it)
- *   BENCH_ONLY=side,steady,floor,commit,pg,telemetry,history,ws,startup,profile   a subset (base: see BENCH_BASE)
+ *   BENCH_ONLY=side,steady,floor,commit,pg,telemetry,approval,history,ws,startup,profile   a subset (base: see BENCH_BASE)
  *   BENCH_ENTRIES=echo,mcp,mcpEq,inprocess,subprocess,subprocessBundle,node   the side-by-side entries (default all)
  *   BENCH_COMMIT_CALLS=400   calls per round and load in the commit section (scaled by BENCH_SCALE)
  *   BENCH_RESULTS=/tmp/x.md   write the tables there instead of bench/RESULTS.md (a smoke run)
  *   BENCH_AB_SYNC=NORMAL   the A/B daemons' store.synchronous (default FULL; NORMAL takes the fsync's noise out of a small difference)
- *   BENCH_AB_ROUNDS=9   interleaved rounds of the A/B sections (telemetry, base); BENCH_AB_CALLS=200 calls per round and load
+ *   BENCH_AB_ROUNDS=9   interleaved rounds of the A/B sections (telemetry, approval, base); BENCH_AB_CALLS=200 calls per round and load
  *   BENCH_BASE=/path/to/checkout   section `base`: that checkout's build (bin/toolgate.mjs) against this one, interleaved
  *     e.g. BENCH_ONLY=telemetry BENCH_RESULTS=/tmp/ab.md node dist/bench/run.js   only the telemetry A/B, RESULTS.md left alone
  *   BENCH_PG_URL=postgres://…   the PostgreSQL rows on that server (else a throwaway durable cluster, else TOOLGATE_TEST_PG_URL)
@@ -29,7 +29,7 @@ import { runDaemonStartup } from './daemon-startup.js';
 import { openFloor } from './floor.js';
 import { runCommitBlock } from './commit-block.js';
 import { profileInprocess } from './profile.js';
-import { buildVariant, runAb, telemetryVariant } from './ab.js';
+import { approvalVariant, buildVariant, runAb, telemetryVariant } from './ab.js';
 import { measureHookCost } from './hook-cost.js';
 import type { Synchronous } from './targets/toolgate.js';
 import { ANALYSIS_MARKER, render, type Results } from './report.js';
@@ -42,7 +42,7 @@ const elapsed = () => `${((performance.now() - started) / 1000).toFixed(0)} s`;
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const n = (x: number) => Math.max(1, Math.round(x * scale));
-const only = new Set((process.env.BENCH_ONLY ?? `side,steady,floor,commit,pg,telemetry,history,ws,startup,profile${process.env.BENCH_BASE ? ',base' : ''}`).split(','));
+const only = new Set((process.env.BENCH_ONLY ?? `side,steady,floor,commit,pg,telemetry,approval,history,ws,startup,profile${process.env.BENCH_BASE ? ',base' : ''}`).split(','));
 const entries = process.env.BENCH_ENTRIES ? new Set(process.env.BENCH_ENTRIES.split(',') as EntryKey[]) : undefined;
 for (const k of entries ?? []) if (!ENTRY_KEYS.includes(k)) throw new Error(`BENCH_ENTRIES: no entry ${k} (${ENTRY_KEYS.join(', ')})`);
 
@@ -112,6 +112,13 @@ if (only.has('telemetry')) {
     variants: [telemetryVariant('on', ab.synchronous), telemetryVariant('off', ab.synchronous)],
   })];
   results.ab.at(-1)!.hook = await measureHookCost();
+}
+if (only.has('approval')) {
+  log(`an action that does not ask: no approval policy vs the example configs' ask list (${elapsed()})`);
+  results.ab = [...(results.ab ?? []), await runAb({
+    ...ab, title: 'An action that does not ask: no approval policy vs a profile that asks before three others (issue 38)',
+    variants: [approvalVariant(false, ab.synchronous), approvalVariant(true, ab.synchronous)],
+  })];
 }
 if (only.has('base')) {
   const base = process.env.BENCH_BASE;

@@ -25,10 +25,10 @@ export function mintBearer(sub: string): Promise<string> {
 }
 
 /** A config file with the default profile and the store's durability. */
-export function writeConfig(dir: string, synchronous: Synchronous, extra: Record<string, unknown> = {}): string {
+export function writeConfig(dir: string, synchronous: Synchronous, extra: Record<string, unknown> = {}, profile: Record<string, unknown> = {}): string {
   const file = join(dir, `toolgate-${synchronous}.json`);
   const config = {
-    agents: { default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] } },
+    agents: { default: { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'], ...profile } },
     store: { synchronous },
     ...extra,
   };
@@ -73,8 +73,10 @@ export async function startToolgateStdio(opts: {
   bin?: string;
   /** Subprocess executor: wait until the daemon says how it starts project-cli (its snapshot probe is done). */
   awaitLaunch?: boolean;
+  /** More of the default profile (`agents.default`), e.g. an `approval` list: bench/ab.ts's approval section. */
+  profile?: Record<string, unknown>;
 }): Promise<ToolgateStdio> {
-  const config = writeConfig(opts.dataDir, opts.synchronous);
+  const config = writeConfig(opts.dataDir, opts.synchronous, {}, opts.profile);
   const viaEnv = /^postgres(ql)?:\/\//i.test(opts.dbFile);
   const peer = spawnStdioPeer(
     [...(opts.nodeArgs ?? []), opts.bin ?? TOOLGATE_BIN, 'serve', '--stdio', '--executor', opts.executor, ...(viaEnv ? [] : ['--db', opts.dbFile]), '--config', config],
