@@ -10,9 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../rpc/services.js';
 import { RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../auth/protected-resource.js';
 
-export function resourceMetadataRoute(daemon: Services): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function resourceMetadataRoute(deps: Pick<Services, 'oauth'>): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
-    const oauth = daemon.oauth;
+    const oauth = deps.oauth;
     if (!oauth) return false;
     const path = (req.url ?? '/').split('?')[0];
     if (path !== RESOURCE_METADATA_PATH && path !== RESOURCE_METADATA_ROOT_PATH) return false;

@@ -30,7 +30,7 @@ import type { Services } from '../rpc/services.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../sessions/sessions.js';
 import type { McpSessionRow } from '../store/store.js';
-import { MAX_MCP_SESSIONS_PER_USER, registerMcpSession } from './mcp-session.js';
+import { MAX_MCP_SESSIONS_PER_USER, registerMcpSession, type McpSessionDeps } from './mcp-session.js';
 
 /** How often a daemon checks its cached sessions against the database (a DELETE elsewhere ends streams here within it). */
 const SESSION_SWEEP_MS = 1000;
@@ -51,7 +51,8 @@ interface CachedSession {
 }
 
 export interface McpHttpSessionsDeps {
-  daemon: Services;
+  /** The session registry and the store here; also what registering a session needs (mcp-session.ts). */
+  daemon: McpSessionDeps & Pick<Services, 'store'>;
   agent: string;
   idleMs: number;
   maxMessageBytes: number;

@@ -18,9 +18,9 @@
  * completed, `failed` being for JSON-RPC errors only).
  */
 import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
-import { awaitCallDone, callVisible, cancelCall, getCall, listCalls } from '../calls/call-service.js';
+import { awaitCallDone, callVisible, cancelCall, getCall, listCalls, type CallServiceDeps } from '../calls/call-service.js';
 import type { CallKey } from '../calls/running-calls.js';
-import type { Services } from '../rpc/services.js';
+import type { Logger } from '../runtime/logger.js';
 import { DaemonError } from '../runtime/errors.js';
 import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolResponse } from '../protocol/tool.js';
@@ -29,7 +29,7 @@ import { asWireError } from '../rpc/errors.js';
 import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
 import { APPROVAL_INPUT_KEY, approvalInputRequest, hostDecisionOf, type ApprovalQuestion } from './mcp-approval.js';
-import { decideCall } from '../calls/approvals.js';
+import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { endPending } from '../calls/pending-calls.js';
 import {
   ClientCapabilitiesEnvelope,
@@ -163,13 +163,16 @@ const pause = (ms: number, until: Promise<unknown>) =>
     });
   });
 
+/** What the tasks need of the daemon: the call service, the decisions, the secrets to refuse, the log. */
+export type McpTasksDeps = CallServiceDeps & DecideDeps & { log: Logger };
+
 /**
  * The tasks of one MCP principal: decides and starts task-augmented
  * `tools/call`s (TaskCalls) and serves `tasks/*` on its server.
  */
 export class McpTasks implements TaskCalls {
   constructor(
-    private readonly daemon: Services,
+    private readonly daemon: McpTasksDeps,
     private readonly principal: McpPrincipal,
     /** Keeps work that outlives its request (an approved call's run) in the daemon's drain at shutdown. */
     private readonly track: <T>(work: Promise<T>) => Promise<T> = (work) => work,
