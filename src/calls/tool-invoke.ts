@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { admitCall, type Admission, type CliDocument } from '../cli-router/core.js';
+import type { Admission, CliDocument } from '../cli-router/core.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError } from '../store/store.js';
 import type { ToolInvokeParams } from '../protocol/methods.js';
@@ -40,8 +40,9 @@ export interface ToolInvokeDeps extends SettleDeps, AskDeps {
 export type { ToolCallAnswer };
 
 /**
- * `tool/invoke`: admit the call (core `admitCall`: no credential in the
- * input, the action exists and is whitelisted — once), answer a call stored
+ * `tool/invoke`: given the call's admission (core `admitCall`, made once by
+ * ToolCalls.invoke: no credential in the input, the action exists and is
+ * whitelisted), answer a call stored
  * before from the store, else run it with the daemon's executor (which
  * stores its tool message), then — only once that commit is durable —
  * publish it on the thread-event bus and answer.
@@ -62,13 +63,14 @@ export async function answerToolCall(
   conn: Peer,
   session: Session,
   params: Params,
+  admission: Admission,
   signal: AbortSignal,
   requestLog: Logger,
 ): Promise<ToolCallAnswer> {
-  const admission = admitCall(session.allowedActions, params.args, daemon.secrets);
   // A credential or token anywhere in the args: only the masked copy is ever sent, and nothing is kept.
   const args = admission.admitted ? params.args : admission.args;
-  const log = requestLog.child({ thread_id: params.thread_id, tool_call_id: params.tool_call_id, action: `${args.module}.${args.method}` });
+  const action = admission.admitted ? admission.name : `${args.module}.${args.method}`;
+  const log = requestLog.child({ thread_id: params.thread_id, tool_call_id: params.tool_call_id, action });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
   if (signal.aborted) throw new DaemonError('CANCELLED', 'request cancelled');
@@ -83,7 +85,6 @@ export async function answerToolCall(
     argsSha256: argsSha256(args),
     maxResultBytes: daemon.maxResultBytes,
   };
-  const action = `${args.module}.${args.method}`;
   // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
   // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
   let quota: QuotaDecision = { kind: 'free' };
