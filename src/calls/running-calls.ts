@@ -32,7 +32,8 @@ interface Entry extends RunningCall {
   end(): void;
 }
 
-const keyOf = (k: CallKey): string => JSON.stringify([k.userId, k.threadId, k.toolCallId]);
+/** Unambiguous without serializing: each part but the last is prefixed with its length. */
+const keyOf = (k: CallKey): string => `${k.userId.length}:${k.userId}${k.threadId.length}:${k.threadId}${k.toolCallId}`;
 
 export class RunningCalls {
   /** A call id may be run twice at once (a retry racing its first try): both are stopped together. */
