@@ -8,7 +8,7 @@ import { DaemonError } from '../runtime/errors.js';
 import type { Session } from '../sessions/sessions.js';
 import type { Peer } from '../runtime/peer.js';
 import type { OwnCall, SubscriptionRegistry } from '../threads/subscriptions.js';
-import type { RunningCalls } from './running-calls.js';
+import type { RunningCall, RunningCalls } from './running-calls.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from '../runtime/logger.js';
 import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
@@ -117,14 +117,14 @@ export async function answerToolCall(
   }
   // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
   // caller by cancelling this very request, and its time limit stops it (contract section 16).
-  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
-  const shared = shareRunning(daemon, { ...call, action, createdAt: running.createdAt }, log);
+  const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
+  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action), stopping);
+  const shared = shareRunning(daemon, call, action, running, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
   const cancel = () => running.stop(CallStopped.cancelled());
   signal.addEventListener('abort', cancel, { once: true });
   // Cancelled while it was being admitted (an await ago): stopped as it starts.
   if (signal.aborted) cancel();
-  running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
   try {
     return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
@@ -146,7 +146,7 @@ const SHARE_AFTER_MS = 100;
  * removes the row, then the mark. Most calls end sooner and share nothing
  * (they are found `done` everywhere from their commit on).
  */
-function shareRunning(daemon: ToolInvokeDeps, c: Call & { action: string; createdAt: string }, log: Logger): (() => void) | undefined {
+function shareRunning(daemon: ToolInvokeDeps, c: Call, action: string, running: RunningCall, log: Logger): (() => void) | undefined {
   const shared = daemon.store.sharedCalls;
   if (!shared || !daemon.store.holdCall) return undefined;
   const key = { userId: c.userId, threadId: c.threadId, toolCallId: c.toolCallId };
@@ -159,7 +159,7 @@ function shareRunning(daemon: ToolInvokeDeps, c: Call & { action: string; create
   const share = async () => {
     const release = await daemon.store.holdCall!(c.userId, c.threadId, c.toolCallId);
     try {
-      await shared.running({ ...key, action: c.action, argsSha256: c.argsSha256, createdAt: c.createdAt });
+      await shared.running({ ...key, action, argsSha256: c.argsSha256, createdAt: running.createdAt });
     } catch (err) {
       await release();
       throw err;
