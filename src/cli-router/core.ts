@@ -61,7 +61,7 @@ export interface CoreCall {
    * (src/store/stored-rows.ts). project-cli passes none: its start-up builds
    * no wire schema, so its records are checked when a migration walks them.
    */
-  checkRecord?: ((doc: CliDocument) => void) | undefined;
+  checkRecord?: ((doc: CliDocument, stdout: string) => void) | undefined;
 }
 
 export function render(doc: CliDocument): CoreOutcome {
@@ -210,7 +210,7 @@ export async function execute(tx: Tx, action: ActionDefinition, call: CoreCall):
   if (recorded) return recorded;
   const outcome = await runAction(tx, action, claims, input);
   if (bound) {
-    call.checkRecord?.(outcome.doc);
+    call.checkRecord?.(outcome.doc, outcome.stdout);
     // A StoreConflictError here (another process recorded this call first) undoes the unit; the caller reads the winner.
     await tx.toolCalls.record({
       user_id: claims.sub,
