@@ -11,6 +11,11 @@
  *   `z.safeParse(schema, …)` and `~standard.validate` alike (zod/v4/core
  *   parse.js), by the factory that made it (`_safeParse`, `_parse`, …).
  *
+ * - the daemon's own walks and lookups: the same coverage counts every
+ *   invocation of the functions named in WATCHED (the secret scan's and the
+ *   well-formedness check's walks of a value, the credential-field walk, the
+ *   combined screen, the action table's lookup, the args digest), by name.
+ *
  * First SIGUSR2: counting starts, `$COUNT_OUT.armed` is written. Second: the
  * counts since the first are written to `$COUNT_OUT` as JSON.
  */
@@ -56,14 +61,34 @@ interface FunctionCoverage {
   ranges: Array<{ startOffset: number; endOffset: number; count: number }>;
 }
 
+/** Functions of ours counted by name, per file (dist/src/<folder>/<file>.js): what each walks or looks up. */
+const WATCHED: Record<string, Record<string, string>> = {
+  'codec/secret-scan.js': { findSecretIn: 'secret walk (findSecretIn)' },
+  'codec/well-formed.js': { findMalformedString: 'well-formed walk (findMalformedString)' },
+  'codec/redact.js': { hasCredentialField: 'credential-field walk (hasCredentialField)' },
+  'codec/screen.js': { screenClean: 'one screen of a request (screenClean)' },
+  'cli-router/registry.js': { lookupAction: 'action lookup (lookupAction)' },
+  'codec/canonical-json.js': { argsSha256: 'args digest (argsSha256)' },
+};
+
 /** zod's parse factories per script: once reset, V8 lists only the functions run since, so they are kept from the first take. */
 const factories: Record<string, Array<{ name: string; startOffset: number; endOffset: number }>> = {};
 
 /** Invocations of the functions behind every zod parse entry point, since the last take. */
-async function zodParses(): Promise<Record<string, number>> {
+async function zodParses(): Promise<{ zod: Record<string, number>; walks: Record<string, number> }> {
   const { result } = (await session.post('Profiler.takePreciseCoverage')) as unknown as { result: Array<{ url: string; functions: FunctionCoverage[] }> };
   const counts: Record<string, number> = {};
+  const walks: Record<string, number> = {};
   for (const script of result) {
+    const ours = /\/dist\/src\/([^/]+\/[^/]+\.js)$/.exec(script.url);
+    const watched = ours ? WATCHED[ours[1]!] : undefined;
+    if (watched) {
+      for (const f of script.functions) {
+        const label = Object.hasOwn(watched, f.functionName) ? watched[f.functionName] : undefined;
+        const count = f.ranges[0]?.count ?? 0;
+        if (label && count > 0) walks[label] = (walks[label] ?? 0) + count;
+      }
+    }
     if (!/\/node_modules\/zod\/v4\/core\/parse\.js$/.test(script.url)) continue;
     // The factories (`_safeParse = (_Err) => …`) ran at load; the functions they return are the parses.
     const outer = (factories[script.url] ??= script.functions
@@ -76,7 +101,7 @@ async function zodParses(): Promise<Record<string, number>> {
       if (parent) counts[parent.name] = (counts[parent.name] ?? 0) + r.count;
     }
   }
-  return counts;
+  return { zod: counts, walks };
 }
 
 const plain = (m: Map<string, number>) => Object.fromEntries([...m].sort((a, b) => b[1] - a[1]));
@@ -91,7 +116,7 @@ process.on('SIGUSR2', () => {
       return;
     }
     armed = false;
-    const zod = await zodParses();
-    writeFileSync(out, stringify({ stringify: plain(tallies.stringify), parse: plain(tallies.parse), zod }));
+    const { zod, walks } = await zodParses();
+    writeFileSync(out, stringify({ stringify: plain(tallies.stringify), parse: plain(tallies.parse), zod, walks }));
   })();
 });

@@ -1,12 +1,13 @@
 /**
- * How often the daemon serializes and validates per call: JSON.stringify,
- * JSON.parse and zod parses counted exactly (bench/count-preload.ts) in the
+ * How often the daemon serializes, validates and walks per call: JSON.stringify,
+ * JSON.parse, zod parses, the walks of the secret scan and the well-formedness
+ * check, action lookups and args digests counted exactly (bench/count-preload.ts) in the
  * daemon process over N calls after a warm-up — per in-process
  * `tool/invoke calendar.create` (`serve --stdio`) and per MCP `tools/call`
  * (`serve --mcp`, the SDK's own client).
  *
  *   npm run build && node dist/bench/count-work.js [N]      (default 20)
- *   COUNT_DETAIL=1 … also prints the JSON calls by caller and the zod parses by kind
+ *   COUNT_DETAIL=1 … also prints the JSON calls by caller, the zod parses by kind and each walk
  */
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +26,8 @@ interface Counts {
   stringify: Record<string, number>;
   parse: Record<string, number>;
   zod: Record<string, number>;
+  /** Walks of a value (secret scan, well-formedness, credential fields, the screen), action lookups, digests: by function. */
+  walks: Record<string, number>;
 }
 
 async function waitForFile(file: string): Promise<void> {
@@ -53,9 +56,16 @@ const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a +
 
 function print(title: string, c: Counts): void {
   const per = (n: number) => (n / N).toFixed(2).replace(/\.00$/, '');
-  console.log(`${title}: per call  JSON.stringify ${per(sum(c.stringify))}  JSON.parse ${per(sum(c.parse))}  zod parses ${per(sum(c.zod))}`);
+  const walks = Object.entries(c.walks).filter(([k]) => / walk | screen /.test(` ${k} `));
+  const secretWalks = walks.filter(([k]) => /^(secret walk|one screen)/.test(k)).reduce((a, [, n]) => a + n, 0);
+  const lookups = c.walks['action lookup (lookupAction)'] ?? 0;
+  const digests = c.walks['args digest (argsSha256)'] ?? 0;
+  console.log(
+    `${title}: per call  JSON.stringify ${per(sum(c.stringify))}  JSON.parse ${per(sum(c.parse))}  zod parses ${per(sum(c.zod))}` +
+      `  secret walks ${per(secretWalks)}  walks in all ${per(walks.reduce((a, [, n]) => a + n, 0))}  action lookups ${per(lookups)}  args digests ${per(digests)}`,
+  );
   if (!process.env.COUNT_DETAIL) return;
-  for (const [label, r] of [['JSON.stringify', c.stringify], ['JSON.parse', c.parse], ['zod parses, by kind', c.zod]] as const) {
+  for (const [label, r] of [['JSON.stringify', c.stringify], ['JSON.parse', c.parse], ['zod parses, by kind', c.zod], ['walks, lookups and digests', c.walks]] as const) {
     console.log(`  ${label}:`);
     for (const [at, n] of Object.entries(r)) console.log(`    ${per(n).padStart(6)}  ${at}`);
   }

@@ -19,7 +19,7 @@ import { HostAsked, type Peer } from '../runtime/peer.js';
 import type { Session } from '../sessions/sessions.js';
 import type { OwnCall, SubscriptionRegistry } from '../threads/subscriptions.js';
 import type { UiCache } from '../threads/ui-cache.js';
-import { messageOfOutput } from './tool-message.js';
+import { projectionOf } from '../codec/tool-output.js';
 import type { UiSchema } from '../codec/ui-schema-types.js';
 
 /** What asking for an approval needs: the pending calls' store and waiters, the thread's subscribers. */
@@ -80,7 +80,7 @@ export async function askApproval(daemon: AskDeps, conn: Peer, session: Session,
     if (!own.sent) return replay(daemon, conn, call, done);
     const output = outputOf(done);
     if (!output) throw new Error(`stored tool message ${done.id} holds no tool output`);
-    return answerOf(output, done.content, messageOfOutput(output).projection);
+    return answerOf(output, done.content, projectionOf(output));
   } finally {
     signal.removeEventListener('abort', cancel);
   }

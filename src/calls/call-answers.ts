@@ -5,7 +5,7 @@
  */
 import { argsSha256 } from '../codec/canonical-json.js';
 import type { CliDocument } from '../cli-router/core.js';
-import { TOOL_NAME, notificationsFor, type ToolAgentOutput } from '../codec/tool-output.js';
+import { TOOL_NAME, notificationsFor, projectionOf, type ToolAgentOutput } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import type { ToolProjection, ToolResponse } from '../protocol/tool.js';
 import type { MessageRow } from '../store/store.js';
@@ -55,7 +55,7 @@ export function replay(daemon: { uiCache: UiCache }, conn: Peer, call: Call, row
     }));
   }
   for (const n of toolResultsOf(daemon.uiCache, call.threadId, row)) conn.notify('tool/result', n);
-  return answerOf(output, row.content, messageOfOutput(output).projection);
+  return answerOf(output, row.content, projectionOf(output));
 }
 
 /** An answer that only the caller hears of: its notifications, sent to it alone, then the response. */

@@ -50,8 +50,8 @@ export class InProcessExecutor implements Executor {
         method,
         input,
         argsSha256: call.argsSha256,
-        checkRecord: (recorded) => {
-          built = checkedToolMessage(recorded, call.args, call.toolCallId);
+        checkRecord: (recorded, stdout) => {
+          built = checkedToolMessage(recorded, call.args, call.toolCallId, stdout);
         },
       });
       return storeOutcome(tx, call, doc, built?.doc === doc ? built : undefined);

@@ -26,13 +26,61 @@ export interface RunningCall extends CallKey {
   readonly ended: Promise<void>;
 }
 
-interface Entry extends RunningCall {
-  controller: AbortController;
+/**
+ * A running call. What only some calls need is made on first use: the ISO
+ * time (call/get of a running call, sharing it on PostgreSQL) and the
+ * `ended` promise (a cancel or shutdown that waits for it) — a call that
+ * just runs and ends pays for neither.
+ */
+class Entry implements RunningCall {
+  readonly userId: string;
+  readonly threadId: string;
+  readonly toolCallId: string;
+  readonly action: string;
+  readonly argsSha256: string;
+  readonly controller = new AbortController();
   timer: NodeJS.Timeout | undefined;
-  end(): void;
+  private readonly startedMs = Date.now();
+  private createdIso: string | undefined;
+  private endedPromise: Promise<void> | undefined;
+  private resolveEnded: (() => void) | undefined;
+  private isEnded = false;
+
+  constructor(call: CallKey & { action: string; argsSha256: string }, private readonly onStop: ((reason: CallStopped) => void) | undefined) {
+    this.userId = call.userId;
+    this.threadId = call.threadId;
+    this.toolCallId = call.toolCallId;
+    this.action = call.action;
+    this.argsSha256 = call.argsSha256;
+  }
+
+  get createdAt(): string {
+    return (this.createdIso ??= new Date(this.startedMs).toISOString());
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get ended(): Promise<void> {
+    return (this.endedPromise ??= this.isEnded ? Promise.resolve() : new Promise<void>((r) => (this.resolveEnded = r)));
+  }
+
+  stop(reason: CallStopped): void {
+    if (this.controller.signal.aborted) return;
+    // Told before the signal's listeners run (they undo the call's unit).
+    this.onStop?.(reason);
+    this.controller.abort(reason);
+  }
+
+  end(): void {
+    this.isEnded = true;
+    this.resolveEnded?.();
+  }
 }
 
-const keyOf = (k: CallKey): string => JSON.stringify([k.userId, k.threadId, k.toolCallId]);
+/** Unambiguous without serializing: each part but the last is prefixed with its length. */
+const keyOf = (k: CallKey): string => `${k.userId.length}:${k.userId}${k.threadId.length}:${k.threadId}${k.toolCallId}`;
 
 export class RunningCalls {
   /** A call id may be run twice at once (a retry racing its first try): both are stopped together. */
@@ -40,24 +88,11 @@ export class RunningCalls {
 
   /**
    * Registers a call as running from now; `timeoutMs` is its time limit
-   * (TIMEOUT past it). The returned `finish` ends it (after its outcome is stored).
+   * (TIMEOUT past it). `onStop` is told of its first stop, whoever stops it.
+   * The returned `finish` ends it (after its outcome is stored).
    */
-  start(call: CallKey & { action: string; argsSha256: string }, timeoutMs: number): { running: RunningCall; finish: () => void } {
-    const controller = new AbortController();
-    let end!: () => void;
-    const ended = new Promise<void>((r) => (end = r));
-    const entry: Entry = {
-      ...call,
-      createdAt: new Date().toISOString(),
-      signal: controller.signal,
-      controller,
-      timer: undefined,
-      ended,
-      end,
-      stop: (reason) => {
-        if (!controller.signal.aborted) controller.abort(reason);
-      },
-    };
+  start(call: CallKey & { action: string; argsSha256: string }, timeoutMs: number, onStop?: (reason: CallStopped) => void): { running: RunningCall; finish: () => void } {
+    const entry = new Entry(call, onStop);
     entry.timer = setTimeout(() => entry.stop(CallStopped.timedOut(timeoutMs)), timeoutMs);
     const k = keyOf(call);
     let set = this.calls.get(k);

@@ -10,7 +10,9 @@
  * deps it declares.
  */
 import type { ToolCallArgs } from '../protocol/tool.js';
+import { admitCall } from '../cli-router/core.js';
 import { observeToolCall } from '../telemetry/tool-call.js';
+import { actionLabel } from '../telemetry/labels.js';
 import type { ToolgateMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Peer } from '../runtime/peer.js';
@@ -29,6 +31,12 @@ export interface CallRequest {
   args: ToolCallArgs;
   /** An incoming W3C `traceparent` (HTTP header or `_meta.traceparent`): the call's span's parent. */
   traceparent?: string | undefined;
+  /**
+   * The carrier's one walk of the request (src/codec/screen.ts) found no
+   * token, configured secret, credential field or malformed string anywhere
+   * in `args`: admission does not walk them again.
+   */
+  screened?: boolean | undefined;
 }
 
 export interface InvokeOptions {
@@ -51,10 +59,15 @@ export class ToolCalls {
    */
   invoke(principal: Session, call: CallRequest, opts: InvokeOptions): Promise<ToolCallAnswer & { status: string }> {
     const { deps } = this;
-    const info = { transport: opts.to.transport, executor: deps.executor.kind, module: call.args.module, method: call.args.method, toolCallId: call.toolCallId, traceparent: call.traceparent };
+    // The call's one admission (the secret scan of the input, the action lookup, the whitelist): its
+    // action names the call's metrics and span too; only a refused call's label is looked up again.
+    const admission = admitCall(principal.allowedActions, call.args, deps.secrets, call.screened);
+    const { module, method } = call.args;
+    const action = admission.admitted ? admission.name : actionLabel(module, method);
+    const info = { transport: opts.to.transport, executor: deps.executor.kind, module, method, action, toolCallId: call.toolCallId, traceparent: call.traceparent };
     return observeToolCall(deps.metrics, info, async () => {
       const params = { session_id: principal.id, thread_id: call.threadId, tool_call_id: call.toolCallId, args: call.args };
-      const answer = await answerToolCall(deps, opts.to, principal, params, opts.signal, opts.log);
+      const answer = await answerToolCall(deps, opts.to, principal, params, admission, opts.signal, opts.log);
       return { ...answer, status: answer.response.status };
     });
   }

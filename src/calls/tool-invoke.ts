@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { admitCall, type Admission, type CliDocument } from '../cli-router/core.js';
+import type { Admission, CliDocument } from '../cli-router/core.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError } from '../store/store.js';
 import type { ToolInvokeParams } from '../protocol/methods.js';
@@ -8,7 +8,7 @@ import { DaemonError } from '../runtime/errors.js';
 import type { Session } from '../sessions/sessions.js';
 import type { Peer } from '../runtime/peer.js';
 import type { OwnCall, SubscriptionRegistry } from '../threads/subscriptions.js';
-import type { RunningCalls } from './running-calls.js';
+import type { RunningCall, RunningCalls } from './running-calls.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from '../runtime/logger.js';
 import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
@@ -40,8 +40,9 @@ export interface ToolInvokeDeps extends SettleDeps, AskDeps {
 export type { ToolCallAnswer };
 
 /**
- * `tool/invoke`: admit the call (core `admitCall`: no credential in the
- * input, the action exists and is whitelisted — once), answer a call stored
+ * `tool/invoke`: given the call's admission (core `admitCall`, made once by
+ * ToolCalls.invoke: no credential in the input, the action exists and is
+ * whitelisted), answer a call stored
  * before from the store, else run it with the daemon's executor (which
  * stores its tool message), then — only once that commit is durable —
  * publish it on the thread-event bus and answer.
@@ -62,13 +63,14 @@ export async function answerToolCall(
   conn: Peer,
   session: Session,
   params: Params,
+  admission: Admission,
   signal: AbortSignal,
   requestLog: Logger,
 ): Promise<ToolCallAnswer> {
-  const admission = admitCall(session.allowedActions, params.args, daemon.secrets);
   // A credential or token anywhere in the args: only the masked copy is ever sent, and nothing is kept.
   const args = admission.admitted ? params.args : admission.args;
-  const log = requestLog.child({ thread_id: params.thread_id, tool_call_id: params.tool_call_id, action: `${args.module}.${args.method}` });
+  const action = admission.admitted ? admission.name : `${args.module}.${args.method}`;
+  const log = requestLog.child({ thread_id: params.thread_id, tool_call_id: params.tool_call_id, action });
 
   // Cancelled before anything happened: leave no trace, not even a thread.
   if (signal.aborted) throw new DaemonError('CANCELLED', 'request cancelled');
@@ -83,7 +85,6 @@ export async function answerToolCall(
     argsSha256: argsSha256(args),
     maxResultBytes: daemon.maxResultBytes,
   };
-  const action = `${args.module}.${args.method}`;
   // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
   // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
   let quota: QuotaDecision = { kind: 'free' };
@@ -116,14 +117,14 @@ export async function answerToolCall(
   }
   // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
   // caller by cancelling this very request, and its time limit stops it (contract section 16).
-  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action));
-  const shared = shareRunning(daemon, { ...call, action, createdAt: running.createdAt }, log);
+  const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
+  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action), stopping);
+  const shared = shareRunning(daemon, call, action, running, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
   const cancel = () => running.stop(CallStopped.cancelled());
   signal.addEventListener('abort', cancel, { once: true });
   // Cancelled while it was being admitted (an await ago): stopped as it starts.
   if (signal.aborted) cancel();
-  running.signal.addEventListener('abort', () => log.log('info', 'tool call stopping', { code: (running.signal.reason as CallStopped).code }), { once: true });
   try {
     return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
@@ -145,7 +146,7 @@ const SHARE_AFTER_MS = 100;
  * removes the row, then the mark. Most calls end sooner and share nothing
  * (they are found `done` everywhere from their commit on).
  */
-function shareRunning(daemon: ToolInvokeDeps, c: Call & { action: string; createdAt: string }, log: Logger): (() => void) | undefined {
+function shareRunning(daemon: ToolInvokeDeps, c: Call, action: string, running: RunningCall, log: Logger): (() => void) | undefined {
   const shared = daemon.store.sharedCalls;
   if (!shared || !daemon.store.holdCall) return undefined;
   const key = { userId: c.userId, threadId: c.threadId, toolCallId: c.toolCallId };
@@ -158,7 +159,7 @@ function shareRunning(daemon: ToolInvokeDeps, c: Call & { action: string; create
   const share = async () => {
     const release = await daemon.store.holdCall!(c.userId, c.threadId, c.toolCallId);
     try {
-      await shared.running({ ...key, action: c.action, argsSha256: c.argsSha256, createdAt: c.createdAt });
+      await shared.running({ ...key, action, argsSha256: c.argsSha256, createdAt: running.createdAt });
     } catch (err) {
       await release();
       throw err;

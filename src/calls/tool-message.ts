@@ -7,7 +7,7 @@
  * then the response's text, the stored content and what the MCP tool sends.
  */
 import type { CliDocument } from '../cli-router/core.js';
-import { buildToolAgentOutput, projectionOf, type ToolAgentOutput, type ToolCallArgs } from '../codec/tool-output.js';
+import { buildToolAgentOutput, projectionOf, projectionTextOf, type ToolAgentOutput, type ToolCallArgs } from '../codec/tool-output.js';
 import { deriveUiHints } from '../codec/ui-hints.js';
 import type { ToolProjection } from '../protocol/tool.js';
 import type { MessageRow, Tx } from '../store/store.js';
@@ -21,8 +21,20 @@ export interface ToolMessage {
   text: string;
 }
 
-export function toolMessageOf(doc: CliDocument, args: ToolCallArgs, toolCallId: string): ToolMessage {
-  return messageOfOutput(buildToolAgentOutput(doc, args, toolCallId, deriveUiHints));
+/**
+ * `docText`: the document's own JSON text when the caller has it (the
+ * core's `render`); a success's projection text is then made from it rather
+ * than serialized again — only for a document of exactly `{ok, module,
+ * method, data}`, in that order, which is what its text then holds.
+ */
+export function toolMessageOf(doc: CliDocument, args: ToolCallArgs, toolCallId: string, docText?: string): ToolMessage {
+  return messageOfOutput(buildToolAgentOutput(doc, args, toolCallId, deriveUiHints), docText !== undefined && isPlainSuccess(doc) ? docText : undefined);
+}
+
+function isPlainSuccess(doc: CliDocument): boolean {
+  if (!doc.ok) return false;
+  const keys = Object.keys(doc);
+  return keys.length === 4 && keys[0] === 'ok' && keys[1] === 'module' && keys[2] === 'method' && keys[3] === 'data';
 }
 
 /** A call's document and the tool message built from it, checked against ToolAgentOutput: ready to store. */
@@ -37,14 +49,15 @@ export interface CheckedToolMessage {
  * document becomes its tool message, checked once (toolMessageMetadata
  * throws StoredRowError), before the record or the message is written.
  */
-export function checkedToolMessage(doc: CliDocument, args: ToolCallArgs, toolCallId: string): CheckedToolMessage {
-  const message = toolMessageOf(doc, args, toolCallId);
+export function checkedToolMessage(doc: CliDocument, args: ToolCallArgs, toolCallId: string, docText?: string): CheckedToolMessage {
+  const message = toolMessageOf(doc, args, toolCallId, docText);
   return { doc, message, metadataJson: toolMessageMetadata(message.output) };
 }
 
-export function messageOfOutput(output: ToolAgentOutput): ToolMessage {
+/** `docText`: the text of the success document `output` was built from (toolMessageOf), else undefined. */
+export function messageOfOutput(output: ToolAgentOutput, docText?: string): ToolMessage {
   const projection = projectionOf(output);
-  return { output, projection, text: JSON.stringify(projection) };
+  return { output, projection, text: projectionTextOf(projection, docText) ?? JSON.stringify(projection) };
 }
 
 /** Where a tool message is stored: the call's key. */

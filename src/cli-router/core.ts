@@ -61,7 +61,7 @@ export interface CoreCall {
    * (src/store/stored-rows.ts). project-cli passes none: its start-up builds
    * no wire schema, so its records are checked when a migration walks them.
    */
-  checkRecord?: ((doc: CliDocument) => void) | undefined;
+  checkRecord?: ((doc: CliDocument, stdout: string) => void) | undefined;
 }
 
 export function render(doc: CliDocument): CoreOutcome {
@@ -121,7 +121,8 @@ export function admitInput(call: CoreCall): CoreOutcome | null {
 
 /** The daemon's admission of a call, decided once, before any credential is issued (`admitCall`). */
 export type Admission =
-  | { admitted: true; action: ActionDefinition }
+  /** `name`: the action's `module.method`, made once for everything after admission (metrics, approval, limits). */
+  | { admitted: true; action: ActionDefinition; name: string }
   /**
    * `args` is what may be echoed: a copy with every credential masked when
    * the input offered one. `kept`: the refusal is stored like any outcome
@@ -136,29 +137,36 @@ export type Admission =
  * exists and the session's whitelist has it. An admitted call is run by
  * `execute` (in process) or by project-cli (which admits again: it is a
  * process of its own and trusts nobody's check).
+ *
+ * `screened`: the caller's one walk of the request (src/codec/screen.ts)
+ * found no token, configured secret, credential field or malformed string
+ * anywhere in `args` — neither check here can refuse, so neither walks them
+ * again.
  */
 export function admitCall(
   allowedActions: readonly string[],
   args: ToolCallArgs,
   secrets: readonly string[] = [],
+  screened = false,
 ): Admission {
   const { module, method } = args;
-  if (offersCredential(args, secrets)) {
+  if (!screened && offersCredential(args, secrets)) {
     const masked = scrubCredentials(args, secrets);
     const message = 'the tool input carries a bearer token or credential; it is accepted only by the daemon, never in the input';
     return { admitted: false, kept: false, args: masked, doc: refusal(masked.module, masked.method, 'UNAUTHENTICATED', message) };
   }
   // Checked once, here, for both executors and both engines: refused, never stored (nor rewritten).
-  const malformed = malformedArgs(args);
+  const malformed = screened ? null : malformedArgs(args);
   if (malformed) return { admitted: false, kept: false, args, doc: malformed };
   const action = lookupAction(module, method);
   // Both answers name what this session may call, so the model can correct itself in one step.
   const allowed = { allowed_actions: allowedActions };
   if (!action) return { admitted: false, kept: true, args, doc: refusal(module, method, 'UNKNOWN_ACTION', `unknown action ${module}.${method}: call one of error.allowed_actions`, allowed) };
-  if (!allowedActions.includes(`${module}.${method}`)) {
-    return { admitted: false, kept: true, args, doc: refusal(module, method, 'ACTION_NOT_ALLOWED', `${module}.${method} is not allowed for this session: it may call only error.allowed_actions`, allowed) };
+  const name = `${module}.${method}`;
+  if (!allowedActions.includes(name)) {
+    return { admitted: false, kept: true, args, doc: refusal(module, method, 'ACTION_NOT_ALLOWED', `${name} is not allowed for this session: it may call only error.allowed_actions`, allowed) };
   }
-  return { admitted: true, action };
+  return { admitted: true, action, name };
 }
 
 /**
@@ -202,7 +210,7 @@ export async function execute(tx: Tx, action: ActionDefinition, call: CoreCall):
   if (recorded) return recorded;
   const outcome = await runAction(tx, action, claims, input);
   if (bound) {
-    call.checkRecord?.(outcome.doc);
+    call.checkRecord?.(outcome.doc, outcome.stdout);
     // A StoreConflictError here (another process recorded this call first) undoes the unit; the caller reads the winner.
     await tx.toolCalls.record({
       user_id: claims.sub,

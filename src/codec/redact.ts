@@ -47,6 +47,11 @@ const CREDENTIAL_FIELDS: ReadonlySet<string> = new Set([
   'project_cli_credential',
 ]);
 
+/** Whether an input key names a credential field (any case). */
+export function isCredentialField(key: string): boolean {
+  return CREDENTIAL_FIELDS.has(key.toLowerCase());
+}
+
 /**
  * Whether a tool input offers a credential: a value under a credential field
  * (at any depth) or a token anywhere in its strings or keys (secret-scan.ts).
@@ -64,7 +69,7 @@ function hasCredentialField(value: unknown): boolean {
     if (Array.isArray(v)) stack.push(...v);
     else {
       for (const [k, x] of Object.entries(v)) {
-        if (CREDENTIAL_FIELDS.has(k.toLowerCase())) return true;
+        if (isCredentialField(k)) return true;
         stack.push(x);
       }
     }

@@ -78,6 +78,22 @@ export function projectText(out: ToolAgentOutput): string {
   return JSON.stringify(projectionOf(out));
 }
 
+/** How every success document's text begins (src/cli-router/core.ts `render`: `{ok, module, method, data}`, in that order). */
+const SUCCESS_DOC_PREFIX = '{"ok":true,';
+
+/**
+ * `JSON.stringify(projection)` of a success, made from the text of the
+ * document it was built from (`docText`, the CLI's `render` of
+ * `{ok: true, module, method, data}` with exactly those keys in that
+ * order): the same bytes with `"ok":true` replaced by the status, so the
+ * result's data is serialized once for both. Undefined when the text is no
+ * such document's (the caller serializes the projection itself).
+ */
+export function projectionTextOf(projection: ToolProjection, docText: string | undefined): string | undefined {
+  if (docText === undefined || projection.status === 'failure' || !docText.startsWith(`${SUCCESS_DOC_PREFIX}"module":`)) return undefined;
+  return `{"status":"${projection.status}",${docText.slice(SUCCESS_DOC_PREFIX.length)}`;
+}
+
 /** The object `projectText` is the JSON of (MCP's `structuredContent`): built once, never parsed back from the text. */
 export function projectionOf(out: ToolAgentOutput): ToolProjection {
   if (out.status === 'failure' || !out.result) return { status: 'failure', error: out.error as ToolError };

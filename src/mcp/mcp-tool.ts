@@ -21,6 +21,7 @@ import type { ToolResponse } from '../protocol/tool.js';
 import { echoName, redact } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { malformedReason } from '../codec/well-formed.js';
+import { screenClean } from '../codec/screen.js';
 import type { Services } from '../rpc/services.js';
 import type { Connection } from '../rpc/connection.js';
 import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
@@ -139,19 +140,20 @@ export async function callProjectCli(
   host: HostAsking = { canElicit: false },
 ): Promise<CallToolResult | InputRequiredResult> {
   const { daemon } = deps;
-  const names = namesOf(raw, daemon.secrets ?? []);
+  // Only a refusal below echoes the names (each looked at for a token first): a call that runs never needs them.
+  const names = () => namesOf(raw, daemon.secrets ?? []);
   const log = daemon.log.child({ transport: 'mcp', mcp_session: ctx.sessionId ?? null, request_id: `mcp_${String(ctx.mcpReq.id)}` });
 
   if (principal.checkAuth) {
     const problem = await principal.checkAuth();
-    if (problem) return toolFailureResult({ code: 'UNAUTHENTICATED', message: problem, ...names });
+    if (problem) return toolFailureResult({ code: 'UNAUTHENTICATED', message: problem, ...names() });
   }
   const parsed = ToolArgs.safeParse(raw ?? {});
   if (!parsed.success) {
     return toolFailureResult({
       code: 'INVALID_ACTION_INPUT',
       message: 'project_cli takes {module, method, input}: module and method are strings, input is an object',
-      ...names,
+      ...names(),
       issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
       input_schema: TOOL_DESCRIPTOR.input_schema,
     });
@@ -198,7 +200,8 @@ export async function callProjectCli(
     // (counted in flight and drained at shutdown like the call it may run).
     const state = ctx.mcpReq.requestState<ApprovalState>();
     if (state !== undefined) ({ threadId, toolCallId } = await deps.track(applyHostDecision(daemon, principal, parsed.data, state, ctx, log)));
-    const call = { threadId, toolCallId, args: parsed.data, traceparent };
+    // One walk of the args; admission walks them again only when it finds something to refuse.
+    const call = { threadId, toolCallId, args: parsed.data, traceparent, screened: screenClean(parsed.data, daemon.secrets ?? []) };
     let answer;
     try {
       answer = await deps.track(daemon.toolCalls.invoke(principal.session, call, { signal: ctx.mcpReq.signal, to: conn, log }));

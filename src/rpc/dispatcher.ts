@@ -24,6 +24,7 @@ import type { Logger } from '../runtime/logger.js';
 import { refuseSecretsInParams } from './secret-guard.js';
 import { refuseMalformedStrings } from './string-guard.js';
 import { echoName, scrubError } from '../codec/redact.js';
+import { screenClean } from '../codec/screen.js';
 
 export interface ConnectionState {
   initialized: boolean;
@@ -38,6 +39,8 @@ type Handler<S extends z.ZodType> = (ctx: {
   token: CancellationToken;
   log: Logger;
   session: () => Session;
+  /** The params' one walk found no token, secret, credential field or malformed string in them, `args` included. */
+  screened: boolean;
 }) => unknown;
 
 interface MethodSpec<S extends z.ZodType = z.ZodType> {
@@ -76,8 +79,8 @@ const HANDLERS = [
     return initializeResult(daemon);
   }),
   on(M.SessionOpen, ({ daemon, conn, params }) => openSession(daemon, conn, params)),
-  on(M.ToolInvoke, async ({ daemon, conn, params, token, session, log }) => {
-    const call = { threadId: params.thread_id, toolCallId: params.tool_call_id, args: params.args, traceparent: params._meta?.traceparent };
+  on(M.ToolInvoke, async ({ daemon, conn, params, token, session, log, screened }) => {
+    const call = { threadId: params.thread_id, toolCallId: params.tool_call_id, args: params.args, traceparent: params._meta?.traceparent, screened };
     const signal = abortSignalOf(token);
     try {
       return (await daemon.toolCalls.invoke(session(), call, { signal: signal.signal, to: conn, log })).response;
@@ -155,6 +158,12 @@ export async function dispatch(...args: Parameters<typeof dispatchRequest>): Pro
   }
 }
 
+/** The params that carry a secret on purpose (verified, never stored): not screened, as the guards skip them. */
+const NOT_SCREENED: Readonly<Record<string, readonly string[]>> = {
+  initialize: ['service_key'],
+  'session/open': ['auth'],
+};
+
 async function dispatchRequest(
   daemon: Services,
   conn: Connection,
@@ -175,13 +184,18 @@ async function dispatchRequest(
       issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
     });
   }
-  refuseMalformedStrings(name, parsed.data);
-  refuseSecretsInParams(name, parsed.data, daemon.secrets);
+  // One walk of the params finds the usual request clean; only one it flags goes through the exact checks,
+  // which say where and why (a tool call's `args` are then left to its admission, as they always are).
+  const screened = screenClean(parsed.data, daemon.secrets ?? [], Object.hasOwn(NOT_SCREENED, name) ? NOT_SCREENED[name] : undefined);
+  if (!screened) {
+    refuseMalformedStrings(name, parsed.data);
+    refuseSecretsInParams(name, parsed.data, daemon.secrets);
+  }
   const params = parsed.data as { session_id?: string };
   // Unknown here, or past its token's exp: -32001 either way, the message says which.
   const session = () => daemon.sessions.require(params.session_id, conn.id);
   try {
-    return await spec.handler({ daemon, conn, state, params, token, session, log });
+    return await spec.handler({ daemon, conn, state, params, token, session, log, screened });
   } catch (err) {
     const wire = asWireError(err);
     if (wire) throw wire;

@@ -16,6 +16,8 @@ export interface ToolCallInfo {
   executor: string;
   module: unknown;
   method: unknown;
+  /** The action's label when the caller has already looked the action up (its admission): not looked up again. */
+  action?: string | undefined;
   toolCallId: string;
   /** An incoming W3C `traceparent` (HTTP header or `_meta.traceparent`): the span's parent. */
   traceparent?: string | undefined;
@@ -25,7 +27,7 @@ export const TOOL_SPAN_NAME = `execute_tool ${TOOL_NAME}`;
 
 /** Runs `work` (the call) inside its span, counting it; a thrown error counts as status `error`. */
 export function observeToolCall<T extends { status: string }>(metrics: ToolgateMetrics | undefined, info: ToolCallInfo, work: () => Promise<T>): Promise<T> {
-  const action = actionLabel(info.module, info.method);
+  const action = info.action ?? actionLabel(info.module, info.method);
   const done = metrics?.callStarted({ action, executor: info.executor, transport: info.transport });
   const attributes = {
     'gen_ai.operation.name': 'execute_tool',

@@ -7,7 +7,7 @@ import { Statements } from './statements.js';
 import { sqliteUsers } from './users.js';
 import { sqliteThreads } from './threads.js';
 import { sqliteMessages } from './messages.js';
-import { assumedCallKey, sqliteToolCalls, type AssumedCall } from './tool-calls.js';
+import { sqliteToolCalls, type AssumedCall } from './tool-calls.js';
 import { sqliteCredentialAudit } from './credential-audit.js';
 import { sqliteCredentialKeys } from './credential-keys.js';
 import { sqliteMcpSessions } from './mcp-sessions.js';
@@ -122,7 +122,7 @@ export class SqliteStore implements Store {
       assumeNewCall: (userId, threadId, toolCallId) => {
         // Only a unit may assume: the key lives until the unit's end (runGroup), never into a read.
         if (!this.group) throw new Error('assuming a new call needs a transaction');
-        this.assumed.key = assumedCallKey(userId, threadId, toolCallId);
+        this.assumed.key = { userId, threadId, toolCallId };
       },
     };
     this.tx = tx;

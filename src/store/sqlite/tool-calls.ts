@@ -3,10 +3,8 @@ import { nowIso, uniquely, type Statements } from './statements.js';
 
 /** The call a unit assumed never stored (`Tx.assumeNewCall`): its next `get` answers "no record" unread. */
 export interface AssumedCall {
-  key: string | undefined;
+  key: { userId: string; threadId: string; toolCallId: string } | undefined;
 }
-
-export const assumedCallKey = (userId: string, threadId: string, toolCallId: string): string => JSON.stringify([userId, threadId, toolCallId]);
 
 export function sqliteToolCalls(st: Statements, assumed: AssumedCall): ToolCallsRepo {
   return {
@@ -14,7 +12,7 @@ export function sqliteToolCalls(st: Statements, assumed: AssumedCall): ToolCalls
       const key = assumed.key;
       if (key !== undefined) {
         assumed.key = undefined;
-        if (key === assumedCallKey(userId, threadId, toolCallId)) return undefined;
+        if (key.userId === userId && key.threadId === threadId && key.toolCallId === toolCallId) return undefined;
       }
       return st
         .get('SELECT * FROM tool_calls WHERE user_id = ? AND thread_id = ? AND tool_call_id = ?')
