@@ -28,6 +28,11 @@ export interface RunOptions {
   /** How long to wait for a notification on another connection (or to be sure none comes). */
   settleMs?: number;
   schemasDir?: string;
+  /**
+   * A validator to use instead of one built from `schemasDir`. It compiles each shape once and keeps
+   * it, so a caller that runs the suite many times in one process (the mutation suite) can share one.
+   */
+  validator?: WireValidator;
   write: (line: string) => void;
 }
 
@@ -38,7 +43,7 @@ export interface RunReport {
 }
 
 export async function runConformance(opts: RunOptions): Promise<RunReport> {
-  const validator = new WireValidator(opts.schemasDir);
+  const validator = opts.validator ?? new WireValidator(opts.schemasDir);
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const clients: ConformanceClient[] = [];
   const labels = 'ABCDEFGH';

@@ -7,7 +7,7 @@
  * changes nothing; a deny, an expiry and a cancel each end it with nothing
  * written by the action; racing approve/deny pairs leave each call decided once.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,10 +69,29 @@ async function createEvent(host: Host, sessionId: string, id: string, title: str
   return (JSON.parse(r.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
 }
 
+/**
+ * One daemon per transport and executor on the ask config, shared by the tests that need nothing else
+ * of it: each acts as users of its own, and its call ids are its own (the audit tables are read by
+ * call id). Stopped after the file.
+ */
+const daemons = new Map<string, Promise<Host>>();
+function daemon(transport: Transport, executor: Executor): Promise<Host> {
+  const key = `${transport} ${executor}`;
+  let host = daemons.get(key);
+  if (!host) {
+    host = startHost({ transport, args: ['--executor', executor, '--config', askConfig()] });
+    daemons.set(key, host);
+  }
+  return host;
+}
+after(async () => {
+  await Promise.all([...daemons.values()].map(async (h) => (await h).stop()));
+});
+
 for (const { transport, executor } of CASES) {
   test(`an ask call runs only after approval, exactly once; wrong digest, deny, expiry and cancel end it unrun (${transport}, ${executor})`, { timeout: 90_000 }, async () => {
-    const host = await startHost({ transport, args: ['--executor', executor, '--config', askConfig()] });
-    try {
+    const host = await daemon(transport, executor);
+    {
       const alice = await openSession(host, await mintBearer('alice'));
       // The approver: another connection of the same user on WebSocket (a subscriber of the thread); the same pipe on stdio.
       const other = transport === 'ws' ? await host.connect() : host;
@@ -186,20 +205,18 @@ for (const { transport, executor } of CASES) {
         await bobClient.close();
       }
       if (other !== host) await other.close();
-    } finally {
-      await host.stop();
     }
   });
 }
 
 test('100 raced approve/deny pairs leave each call decided exactly once (ws, inprocess)', { timeout: 120_000 }, async () => {
-  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  const host = await daemon('ws', 'inprocess');
+  const a = await host.connect();
+  const b = await host.connect();
   try {
-    const alice = await openSession(host, await mintBearer('alice'));
-    const a = await host.connect();
-    const b = await host.connect();
-    const sa = await openSession(a, await mintBearer('alice'));
-    const sb = await openSession(b, await mintBearer('alice'));
+    const alice = await openSession(host, await mintBearer('racer'));
+    const sa = await openSession(a, await mintBearer('racer'));
+    const sb = await openSession(b, await mintBearer('racer'));
     const N = 100;
     await Promise.all(
       Array.from({ length: N }, (_, i) =>
@@ -236,10 +253,9 @@ test('100 raced approve/deny pairs leave each call decided exactly once (ws, inp
       // Both racers answer the call's state; whichever finished last saw it done with the one outcome.
       for (const r of decided[i]!) if (r.state === 'done') assert.deepEqual(r.outcome, outcomes[i]);
     }
+  } finally {
     await a.close();
     await b.close();
-  } finally {
-    await host.stop();
   }
 });
 
@@ -338,9 +354,9 @@ test('a call whose asker died expires anyway: the next daemon sweeps it at start
 });
 
 test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
-  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
-  try {
-    const aliceToken = await mintBearer('alice');
+  const host = await daemon('ws', 'inprocess');
+  {
+    const aliceToken = await mintBearer('http-alice');
     const alice = await openSession(host, aliceToken);
     const base = `http://127.0.0.1:${host.port}/threads/t/calls`;
     const http = (path: string, token: string | undefined, body?: unknown) =>
@@ -349,42 +365,40 @@ test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 w
         headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
-    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
-    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
-    const asked = await approvalOf(host, 'f');
+    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'http-m', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'http-f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    const asked = await approvalOf(host, 'http-f');
 
-    const got = await http('f', aliceToken);
+    const got = await http('http-f', aliceToken);
     assert.equal(got.status, 200);
     const call = (await got.json()) as CallGetResult;
     assert.equal(call.state, 'awaiting_approval');
     assert.equal(call.args_sha256, asked.args_sha256);
-    assert.equal((await http('f', undefined)).status, 401);
-    assert.equal((await http('f', await mintBearer('bob'))).status, 404, "another user's call is not found");
-    assert.equal((await http('f/approval', await mintBearer('bob'), { decision: 'approve', args_sha256: asked.args_sha256 })).status, 404);
-    assert.equal((await http('f/approval', aliceToken, { decision: 'approve', args_sha256: 'a'.repeat(64) })).status, 409);
-    assert.equal((await http('f/approval', aliceToken, { decision: 'maybe', args_sha256: asked.args_sha256 })).status, 400);
-    assert.equal(await credentialsFor(host, 'f'), 0);
+    assert.equal((await http('http-f', undefined)).status, 401);
+    assert.equal((await http('http-f', await mintBearer('bob'))).status, 404, "another user's call is not found");
+    assert.equal((await http('http-f/approval', await mintBearer('bob'), { decision: 'approve', args_sha256: asked.args_sha256 })).status, 404);
+    assert.equal((await http('http-f/approval', aliceToken, { decision: 'approve', args_sha256: 'a'.repeat(64) })).status, 409);
+    assert.equal((await http('http-f/approval', aliceToken, { decision: 'maybe', args_sha256: asked.args_sha256 })).status, 400);
+    assert.equal(await credentialsFor(host, 'http-f'), 0);
 
-    const approved = await http('f/approval', aliceToken, { decision: 'approve', args_sha256: asked.args_sha256 });
+    const approved = await http('http-f/approval', aliceToken, { decision: 'approve', args_sha256: asked.args_sha256 });
     assert.equal(approved.status, 200);
     const answer = await pending;
     assert.equal(answer.status, 'success', answer.content[0]!.text);
     assert.deepEqual(await approved.json(), { state: 'done', outcome: answer });
-    assert.deepEqual(await decisions(host, 'f'), [{ decision: 'approve', surface: 'http', args_sha256: asked.args_sha256 }]);
-    assert.equal(await credentialsFor(host, 'f'), 1);
+    assert.deepEqual(await decisions(host, 'http-f'), [{ decision: 'approve', surface: 'http', args_sha256: asked.args_sha256 }]);
+    assert.equal(await credentialsFor(host, 'http-f'), 1);
     assert.equal((await http('nope', aliceToken)).status, 404);
-  } finally {
-    await host.stop();
   }
 });
 
 test('AG-UI: a call awaiting approval is a CUSTOM toolgate.approval event in a run of its own, accepted by the AG-UI verifier', { timeout: 60_000 }, async () => {
-  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+  const host = await daemon('ws', 'inprocess');
   const abort = new AbortController();
   try {
-    const token = await mintBearer('alice');
+    const token = await mintBearer('agui-alice');
     const alice = await openSession(host, token);
-    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+    await host.request('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'agui-m', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
     const res = await fetch(`http://127.0.0.1:${host.port}/threads/t/events`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal });
     assert.equal(res.status, 200);
     let body = '';
@@ -398,10 +412,10 @@ test('AG-UI: a call awaiting approval is a CUSTOM toolgate.approval event in a r
       }
     };
     await readUntil('event: RUN_FINISHED'); // the replay of the stored message: the stream is live from here
-    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
-    const asked = await approvalOf(host, 'f');
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'agui-f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    const asked = await approvalOf(host, 'agui-f');
     await readUntil('toolgate.approval');
-    await host.request('call/deny', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'f', args_sha256: asked.args_sha256, reason: 'no' });
+    await host.request('call/deny', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'agui-f', args_sha256: asked.args_sha256, reason: 'no' });
     await pending;
     await readUntil('APPROVAL_DENIED');
     // Up to the end of the outcome's run, then the official client's verifier reads it all.
@@ -422,6 +436,5 @@ test('AG-UI: a call awaiting approval is a CUSTOM toolgate.approval event in a r
     assert.ok(events.some((e) => e.type === 'TOOL_CALL_RESULT' && JSON.stringify(e).includes('APPROVAL_DENIED')), 'the outcome as the usual TOOL_CALL_RESULT');
   } finally {
     abort.abort();
-    await host.stop();
   }
 });

@@ -9,7 +9,7 @@
  * on one and read and cancelled on the other. A call held by a write lock
  * stays running long enough to be seen working and cancelled.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -161,22 +161,45 @@ const stopped = (mcp: RawMcp, before: number) =>
 type Kind = 'stdio' | 'stdio-2026' | 'http' | 'http-2026';
 const KINDS: Kind[] = ['stdio', 'stdio-2026', 'http', 'http-2026'];
 
-async function open(kind: Kind, token: string): Promise<{ mcp: RawMcp; db: string; host?: Host }> {
+/**
+ * The two tests of a kind share its daemon: one `serve --mcp` per stdio kind (it acts for one user,
+ * `alice-<kind>`), and one `serve --ws` for both HTTP kinds, where each kind's users are its own.
+ * Their calls are told apart by id and title; the daemons stop after the file.
+ */
+const stdioDaemons = new Map<Kind, Promise<{ mcp: RawMcp; db: string }>>();
+let wsDaemon: Promise<Host> | undefined;
+after(async () => {
+  await Promise.all([...stdioDaemons.values()].map(async (d) => (await d).mcp.close()));
+  await (await wsDaemon)?.stop();
+});
+
+const userOf = (kind: Kind) => `alice-${kind}`;
+
+/** The kind's connection for `userOf(kind)`; `close` ends what is the test's own (an HTTP session), not the daemon. */
+async function open(kind: Kind): Promise<{ mcp: RawMcp; db: string; host?: Host; close(): Promise<void> }> {
   if (kind === 'stdio' || kind === 'stdio-2026') {
-    const dataDir = tempDir();
-    const db = TEST_ENGINE === 'postgres' ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
-    return { mcp: await rawStdio(kind === 'stdio' ? '2025' : '2026', token, db), db };
+    let shared = stdioDaemons.get(kind);
+    if (!shared) {
+      shared = (async () => {
+        const dataDir = tempDir();
+        const db = TEST_ENGINE === 'postgres' ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
+        return { mcp: await rawStdio(kind === 'stdio' ? '2025' : '2026', await mintBearer(userOf(kind)), db), db };
+      })();
+      stdioDaemons.set(kind, shared);
+    }
+    return { ...(await shared), close: async () => {} };
   }
-  const host = await startHost({ transport: 'ws', env: { TOOLGATE_LOG_LEVEL: 'debug' } });
-  return { mcp: await rawHttp(kind === 'http' ? '2025' : '2026', host, token), db: host.dbPath, host };
+  wsDaemon ??= startHost({ transport: 'ws', env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+  const host = await wsDaemon;
+  const mcp = await rawHttp(kind === 'http' ? '2025' : '2026', host, await mintBearer(userOf(kind)));
+  return { mcp, db: host.dbPath, host, close: () => mcp.close() };
 }
 
 for (const kind of KINDS) {
   test(`a task-augmented call answers at once with its task; tasks/get and tasks/cancel follow the stored call (${kind})`, { timeout: 60_000 }, async () => {
-    const token = await mintBearer('alice');
-    const { mcp, db, host } = await open(kind, token);
+    const { mcp, db, host, close } = await open(kind);
     // Another user, provisioned (a write) before the lock is taken.
-    const bob = host ? await rawHttp(mcp.era, host, await mintBearer('bob')) : undefined;
+    const bob = host ? await rawHttp(mcp.era, host, await mintBearer(`bob-${kind}`)) : undefined;
     const none = await bob?.request('tasks/get', { taskId: 'WyJ0YXNrcyIsIm5vbmUiXQ' });
     // And alice too (2026-07-28 requests stand alone: her first one provisions her).
     assert.equal((await mcp.request('tasks/get', { taskId: 'WyJ0YXNrcyIsIm5vbmUiXQ' })).error?.code, -32602);
@@ -224,14 +247,12 @@ for (const kind of KINDS) {
     } finally {
       if (!released) await release();
       await bob?.close();
-      await mcp.close();
-      await host?.stop();
+      await close();
     }
   });
 
   test(`a task's result is the CallToolResult the stored call holds; a call without a task is answered as before (${kind})`, { timeout: 60_000 }, async () => {
-    const token = await mintBearer('alice');
-    const { mcp, db, host } = await open(kind, token);
+    const { mcp, db, close } = await open(kind);
     try {
       const { taskId } = await callAsTask(mcp, { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } }, { 'toolgate/tool_call_id': `t-${kind}` });
       const [row] = await waitFor(async () => {
@@ -266,8 +287,7 @@ for (const kind of KINDS) {
         assert.deepEqual((tools.result?.tools as Array<{ execution?: unknown }>)[0]!.execution, { taskSupport: 'optional' });
       }
     } finally {
-      await mcp.close();
-      await host?.stop();
+      await close();
     }
   });
 }

@@ -43,9 +43,21 @@ async function call(mcp: McpHost, args: unknown, extra: { meta?: Record<string, 
   )) as CallResult;
 }
 
+/**
+ * One `serve --ws` daemon for every transport below: it holds the database (stdio's `serve --mcp`
+ * shares its file) and serves HTTP. Each transport acts as a user of its own, so what one stores
+ * is not another's. Stopped after the file; no token of any of them is ever in its log.
+ */
+let shared: Promise<Host> | undefined;
+const tokens: string[] = [];
+after(async () => {
+  const daemon = await shared;
+  await daemon?.stop();
+  for (const token of tokens) assert.ok(!daemon!.stderr().includes(token.split('.')[2]!), 'the token is never logged');
+});
+
 for (const kind of MCP_KINDS) {
   describe(`MCP over ${kind}`, () => {
-    // A `serve --ws` daemon holds the database; stdio's `serve --mcp` shares its file.
     let daemon: Host;
     let ws: Client;
     let wsSession: string;
@@ -55,15 +67,16 @@ for (const kind of MCP_KINDS) {
 
     before(async () => {
       token = await mintBearer(user, { name: 'Mia' });
-      daemon = await startHost({ transport: 'ws' });
+      tokens.push(token);
+      // The in-process executor: these cases are MCP's; an MCP call through a project-cli process is
+      // e2e/call-lifecycle's and e2e/mcp-tasks' (the executors answer alike: e2e/executors).
+      daemon = await (shared ??= startHost({ transport: 'ws', args: ['--executor', 'inprocess'] }));
       ws = daemon;
       wsSession = (await openSession(ws, token)).session_id;
-      mcp = await connectMcp(kind as McpKind, { token, port: daemon.port!, dbPath: daemon.dbPath });
+      mcp = await connectMcp(kind as McpKind, { token, port: daemon.port!, dbPath: daemon.dbPath, args: ['--executor', 'inprocess'] });
     });
     after(async () => {
       await mcp?.close();
-      await daemon?.stop();
-      assert.ok(!daemon.stderr().includes(token.split('.')[2]!), 'the token is never logged');
       assert.ok(!mcp.stderr().includes(token.split('.')[2]!), 'the token is never logged');
     });
 

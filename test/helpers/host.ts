@@ -130,8 +130,14 @@ export async function startHost(opts: StartOptions = {}): Promise<Host> {
   }
   proc.stderr.on('data', (c: Buffer) => {
     stderr += c.toString('utf8');
+    // Looked for only until found: a daemon logs a line per call, and scanning its whole log again on
+    // every chunk cost the suites that make thousands of calls on one daemon seconds of CPU.
+    if (!onListening) return;
     const m = /^\{"listening":\{"host":"[^"]*","port":(\d+)\}\}$/m.exec(stderr);
-    if (m && onListening) onListening(Number(m[1]));
+    if (m) {
+      onListening(Number(m[1]));
+      onListening = undefined;
+    }
   });
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   // Log lines leave the daemon in batches, up to 25 ms after they are logged, and on their own pipe: a
