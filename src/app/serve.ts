@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,6 +24,7 @@ import { ToolCalls } from '../calls/tool-calls.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { recoverToolCalls } from '../calls/recovery.js';
+import { relayAsked } from '../calls/approval-relay.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../sessions/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../threads/subscriptions.js';
 import { httpGuard, loggedGuard } from '../rpc/http-guard.js';
@@ -199,6 +201,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
       daemon.fanout.onCallSettled((key) => daemon.approvals.settled(key));
       const shared = store.sharedCalls;
       if (shared) daemon.announceCall = (key) => shared.announce(key);
+      // A call asked on another daemon (contract section 17): this daemon's subscribers of its thread hear it.
+      // This daemon's own asks come back too: its subscribers were told directly, so they are skipped.
+      const origin = randomUUID();
+      if (shared) daemon.announceAsked = (key) => shared.announceAsked(key, origin);
+      daemon.fanout.onCallAsked((key, from) => {
+        if (from !== origin) void relayAsked(daemon, key, log);
+      });
     }
     return daemon;
   } catch (err) {

@@ -26,6 +26,8 @@ import type { UiSchema } from '../codec/ui-schema-types.js';
 export interface AskDeps extends PendingDeps {
   subscriptions: SubscriptionRegistry;
   uiCache: UiCache;
+  /** PostgreSQL: tells the other daemons that a call began to await approval here (approval-relay.ts). */
+  announceAsked?: ((key: CallKey) => Promise<void>) | undefined;
 }
 
 /**
@@ -64,6 +66,8 @@ export async function askApproval(daemon: AskDeps, conn: Peer, session: Session,
   if (asked.created) {
     daemon.subscriptions.notifyThread(call.userId, call.threadId, 'tool/approval', notification, conn.id);
     daemon.approvals.asked(call.userId, notification);
+    // The other daemons' subscribers of the thread: they read the row and hear the same value.
+    daemon.announceAsked?.(key).catch((err: unknown) => log.log('warn', 'other daemons could not be told of the call awaiting approval', { err: (err as Error).message }));
     log.log('info', 'tool call awaiting approval', { expires_at: row.expiresAt });
   }
   // A host that asks its own user gets its answer in a new request; the call stays pending meanwhile.

@@ -119,6 +119,8 @@ export interface SharedCalls {
   requestCancel(k: CallKeyOf): Promise<void>;
   /** Tells every daemon that a call awaiting approval was decided or ended (their waiters look again). */
   announce(k: CallKeyOf): Promise<void>;
+  /** Tells every daemon that a call began to await approval here (`origin` names this daemon; see CALL_ASKED_CHANNEL). */
+  announceAsked(k: CallKeyOf, origin: string): Promise<void>;
   /** At start: removes the rows of calls whose daemon died; resolves with how many. */
   reap(): Promise<number>;
 }

@@ -9,8 +9,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
@@ -20,6 +18,7 @@ import { validateUiSchema } from '../helpers/ui-schema-validator.js';
 import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
+import { askConfig } from '../helpers/approval-config.js';
 import { verifySse } from '../helpers/ag-ui-client.js';
 
 type Executor = 'subprocess' | 'inprocess';
@@ -29,19 +28,6 @@ const CASES: Array<{ transport: Transport; executor: Executor }> = [
   { transport: 'ws', executor: 'subprocess' },
   { transport: 'ws', executor: 'inprocess' },
 ];
-
-const ASK = ['calendar.delete', 'calendar.share', 'memory.forget'];
-
-/** A config whose default profile asks before the destructive actions; `quick` lets a call wait one second. */
-export function askConfig(): string {
-  const file = join(tempDir(), 'toolgate.config.json');
-  const profile = { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] };
-  writeFileSync(
-    file,
-    JSON.stringify({ agents: { default: { ...profile, approval: { ask: ASK, ttl_s: 600 } }, quick: { ...profile, approval: { ask: ASK, ttl_s: 1 } } } }),
-  );
-  return file;
-}
 
 const failure = (r: ToolResponse) => (JSON.parse(r.content[0]!.text) as { error?: { code?: string; reason?: string } }).error;
 
