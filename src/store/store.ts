@@ -444,7 +444,15 @@ export interface PendingCallsRepo {
   remove(k: CallKeyOf): Promise<void>;
   /** Up to `limit` calls still awaiting approval whose `expires_at` is at or before `now` (ISO), soonest first. */
   expired(now: string, limit: number): Promise<CallKeyOf[]>;
+  /**
+   * Up to `limit` of the user's calls awaiting approval that expire after `now` (ISO), most recently asked
+   * first (`created_at`, then thread and call id, descending), after `after` in that order when given.
+   */
+  awaiting(userId: string, now: string, after: PendingPosition | null, limit: number): Promise<PendingCallRow[]>;
 }
+
+/** A position in the order of `PendingCallsRepo.awaiting`: a call's `created_at`, thread and call id. */
+export type PendingPosition = readonly [createdAt: string, threadId: string, toolCallId: string];
 
 export type ApprovalDecision = 'approve' | 'deny' | 'expire' | 'cancel';
 

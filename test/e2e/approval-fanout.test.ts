@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { startHost, openSession, type Client } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
-import type { ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import type { CallListResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { verifySse } from '../helpers/ag-ui-client.js';
 import { askConfig } from '../helpers/approval-config.js';
@@ -76,6 +76,9 @@ for (const executor of ['inprocess', 'subprocess'] as const) {
       const customAt = await sse.until('toolgate.approval');
       assert.ok(Date.now() - askedAt < 1000, `B heard it ${Date.now() - askedAt} ms after A's caller`);
       assert.deepEqual(relayed, asked, 'the same value, card included');
+      // call/list on B lists it the same way.
+      const listed = await subscriber.request<CallListResult>('call/list', { session_id: onB.session_id });
+      assert.deepEqual(listed, { calls: [asked], next_cursor: null });
 
       // Decided on B: the outcome's tool/result and run end the story; nothing was sent twice before them.
       await subscriber.request('call/deny', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'f', args_sha256: asked.args_sha256, reason: 'no' });
