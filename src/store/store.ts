@@ -449,6 +449,11 @@ export interface PendingCallsRepo {
    * first (`created_at`, then thread and call id, descending), after `after` in that order when given.
    */
   awaiting(userId: string, now: string, after: PendingPosition | null, limit: number): Promise<PendingCallRow[]>;
+  /**
+   * Up to `limit` approved calls (`running`, with their args) whose runner is gone: on SQLite every one —
+   * read at start, before this daemon runs any — and on PostgreSQL those whose call mark no daemon holds.
+   */
+  orphaned(limit: number): Promise<CallKeyOf[]>;
 }
 
 /** A position in the order of `PendingCallsRepo.awaiting`: a call's `created_at`, thread and call id. */

@@ -79,11 +79,15 @@ export class PgCallStates implements SharedCalls {
     });
   }
 
-  /** At start: removes the running rows whose mark no daemon holds (their daemon died). */
+  /**
+   * At start: removes the running rows whose mark no daemon holds (their daemon died). An approved call's
+   * row (it holds its args) is left to the recovery of approved calls (calls/recovery.ts), which stores
+   * its outcome first.
+   */
   async reap(): Promise<number> {
     return this.deps.transaction(async (q) => {
       const rows = await q<{ n: string }>(
-        `WITH gone AS (DELETE FROM calls WHERE state = 'running' AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) RETURNING 1)
+        `WITH gone AS (DELETE FROM calls WHERE state = 'running' AND args IS NULL AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) RETURNING 1)
          SELECT count(*) AS n FROM gone`,
         [],
       );

@@ -7,6 +7,7 @@
 import { nowIso } from '../database.js';
 import type { ApprovalAuditRepo, CallKeyOf, PendingCallRow, PendingCallsRepo, PendingPosition } from '../store.js';
 import type { Query } from './unit.js';
+import { CALL_LOCK_KEY } from './repos.js';
 
 interface Raw {
   user_id: string;
@@ -80,6 +81,17 @@ export class PgPendingCalls implements PendingCallsRepo {
       `SELECT user_id, thread_id, tool_call_id FROM calls
         WHERE state = 'awaiting_approval' AND args IS NOT NULL AND expires_at <= $1 ORDER BY expires_at LIMIT $2`,
       [now, limit],
+    );
+    return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+  }
+
+  async orphaned(limit: number): Promise<CallKeyOf[]> {
+    // Taking the call's mark for the length of this unit succeeds only when no daemon holds it (call-marks.ts).
+    const rows = await this.q<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>(
+      `SELECT user_id, thread_id, tool_call_id FROM calls
+        WHERE state = 'running' AND args IS NOT NULL AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')})
+        ORDER BY updated_at LIMIT $1`,
+      [limit],
     );
     return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
   }

@@ -75,6 +75,12 @@ export function sqlitePendingCalls(st: Statements): PendingCallsRepo {
         .all(now, limit) as Array<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>;
       return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
     },
+    async orphaned(limit) {
+      const rows = st
+        .get(`SELECT user_id, thread_id, tool_call_id FROM calls WHERE state = 'running' AND args IS NOT NULL ORDER BY updated_at LIMIT ?`)
+        .all(limit) as Array<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>;
+      return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+    },
     async awaiting(userId, now, after, limit) {
       const rows = after
         ? st
