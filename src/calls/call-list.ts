@@ -15,7 +15,8 @@ import { approvalOfRow } from './approval-card.js';
 
 const DEFAULT_LIMIT = 50;
 
-export async function listCalls(deps: { store: Store }, userId: string, p: CallListParams): Promise<CallListResult> {
+/** One page of the user's calls awaiting approval (`call/list`; `GET /calls` on the `--ws` port). */
+export async function listCalls(deps: { store: Store }, userId: string, p: Omit<CallListParams, 'session_id'>): Promise<CallListResult> {
   const limit = p.limit ?? DEFAULT_LIMIT;
   let after: PendingPosition | null = null;
   if (p.cursor !== undefined) {

@@ -323,7 +323,7 @@ test('a call whose asker died expires anyway: the next daemon sweeps it at start
   }
 });
 
-test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
+test('HTTP for front ends: GET the call, POST its approval, GET /calls (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
   const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
   try {
     const aliceToken = await mintBearer('alice');
@@ -349,6 +349,17 @@ test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 w
     assert.equal((await http('f/approval', await mintBearer('bob'), { decision: 'approve', args_sha256: asked.args_sha256 })).status, 404);
     assert.equal((await http('f/approval', aliceToken, { decision: 'approve', args_sha256: 'a'.repeat(64) })).status, 409);
     assert.equal((await http('f/approval', aliceToken, { decision: 'maybe', args_sha256: asked.args_sha256 })).status, 400);
+    // GET /calls: the user's calls awaiting approval, as call/list answers them.
+    const calls = (query: string, token: string | undefined, method = 'GET') =>
+      fetch(`http://127.0.0.1:${host.port}/calls${query}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const listed = await calls('?state=awaiting_approval', aliceToken);
+    assert.equal(listed.status, 200);
+    assert.deepEqual(await listed.json(), { calls: [asked], next_cursor: null });
+    assert.deepEqual(await (await calls('', await mintBearer('bob'))).json(), { calls: [], next_cursor: null }, "not another user's");
+    assert.equal((await calls('', undefined)).status, 401);
+    assert.equal((await calls('?limit=0', aliceToken)).status, 400);
+    assert.equal((await calls('?cursor=bm90LWEtY3Vyc29y', aliceToken)).status, 400);
+    assert.equal((await calls('', aliceToken, 'POST')).status, 405);
     assert.equal(await credentialsFor(host, 'f'), 0);
 
     const approved = await http('f/approval', aliceToken, { decision: 'approve', args_sha256: asked.args_sha256 });
