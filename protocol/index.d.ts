@@ -456,6 +456,22 @@ export interface ToolApprovalNotification {
   expires_at: string;
   ui_schema?: UiSchema;
 }
+/**
+ * The session's user's calls awaiting approval, from any connection and any daemon; cursor: the next_cursor of the page before.
+ */
+export interface CallListParams {
+  session_id: string;
+  state?: "awaiting_approval";
+  limit?: number;
+  cursor?: string;
+}
+/**
+ * One page (at most limit, default 50), most recently asked first, each call as its tool/approval carries it; next_cursor (null on the last page) asks for the next one.
+ */
+export interface CallListResult {
+  calls: ToolApprovalNotification[];
+  next_cursor: string | null;
+}
 export interface SkillsListParams {
   session_id: string;
 }
@@ -706,6 +722,7 @@ export interface Requests {
   "call/cancel": { params: CallCancelParams; result: CallCancelResult };
   "call/approve": { params: CallApproveParams; result: CallCancelResult };
   "call/deny": { params: CallDenyParams; result: CallCancelResult };
+  "call/list": { params: CallListParams; result: CallListResult };
   "skills/list": { params: SkillsListParams; result: SkillsListResult };
   "skills/read": { params: SkillsReadParams; result: SkillsReadResult };
   "shutdown": { params: null | undefined; result: ShutdownResult };

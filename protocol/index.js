@@ -56,6 +56,10 @@ export const METHODS = Object.freeze({
     "params": "CallDenyParams",
     "result": "CallCancelResult"
   },
+  "call/list": {
+    "params": "CallListParams",
+    "result": "CallListResult"
+  },
   "skills/list": {
     "params": "SkillsListParams",
     "result": "SkillsListResult"
@@ -98,6 +102,8 @@ export const SCHEMA_FILE_OF = Object.freeze({
   "CallDenyParams": "protocol",
   "CallGetParams": "protocol",
   "CallGetResult": "protocol",
+  "CallListParams": "protocol",
+  "CallListResult": "protocol",
   "CallState": "protocol",
   "CliDocument": "cli-output",
   "CliFailure": "cli-output",

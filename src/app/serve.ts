@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -22,7 +23,8 @@ import { InProcessExecutor } from '../calls/inprocess-executor.js';
 import { ToolCalls } from '../calls/tool-calls.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { PACKAGE_ROOT } from '../runtime/package-root.js';
-import { recoverToolCalls } from '../calls/recovery.js';
+import { recoverApprovedCalls, recoverToolCalls } from '../calls/recovery.js';
+import { relayAsked } from '../calls/approval-relay.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../sessions/sessions.js';
 import { DEFAULT_MAX_SUBSCRIPTIONS_PER_CONNECTION, SubscriptionRegistry } from '../threads/subscriptions.js';
 import { httpGuard, loggedGuard } from '../rpc/http-guard.js';
@@ -151,6 +153,9 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
     await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
     const recovered = await recoverToolCalls(store, log);
+    // Approved calls whose daemon died while they ran (contract section 17): done, not running for ever.
+    const orphans = await recoverApprovedCalls(store, log);
+    if (orphans > 0) log.log('warn', 'ended approved calls whose daemon died', { count: orphans });
     // PostgreSQL: running rows of calls whose daemon died (contract section 16) are not running.
     const reaped = await (store as Store).sharedCalls?.reap();
     if (reaped) log.log('warn', 'removed the running state of calls whose daemon died', { count: reaped });
@@ -199,6 +204,13 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
       daemon.fanout.onCallSettled((key) => daemon.approvals.settled(key));
       const shared = store.sharedCalls;
       if (shared) daemon.announceCall = (key) => shared.announce(key);
+      // A call asked on another daemon (contract section 17): this daemon's subscribers of its thread hear it.
+      // This daemon's own asks come back too: its subscribers were told directly, so they are skipped.
+      const origin = randomUUID();
+      if (shared) daemon.announceAsked = (key) => shared.announceAsked(key, origin);
+      daemon.fanout.onCallAsked((key, from) => {
+        if (from !== origin) void relayAsked(daemon, key, log);
+      });
     }
     return daemon;
   } catch (err) {

@@ -7,12 +7,13 @@
  * `ttl_s`, or a cancel — whichever connection or daemon decided it.
  */
 import type { ToolApprovalNotification } from '../protocol/methods.js';
-import { StoreConflictError, type PendingCallRow } from '../store/store.js';
+import { StoreConflictError, type PendingCallRow, type QuotaCounter } from '../store/store.js';
+import { giveBack } from './quotas.js';
 import { endPending, isExpired, type PendingDeps } from './pending-calls.js';
 import type { CallKey } from './running-calls.js';
 import { approvalCard } from './approval-card.js';
 import type { Call } from './call.js';
-import { answerOf, direct, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
+import { answerOf, duplicateOfPending, replay, type ToolCallAnswer } from './call-answers.js';
 import type { Logger } from '../runtime/logger.js';
 import { outputOf } from '../threads/message-views.js';
 import { HostAsked, type Peer } from '../runtime/peer.js';
@@ -26,6 +27,8 @@ import type { UiSchema } from '../codec/ui-schema-types.js';
 export interface AskDeps extends PendingDeps {
   subscriptions: SubscriptionRegistry;
   uiCache: UiCache;
+  /** PostgreSQL: tells the other daemons that a call began to await approval here (approval-relay.ts). */
+  announceAsked?: ((key: CallKey) => Promise<void>) | undefined;
 }
 
 /**
@@ -40,16 +43,27 @@ type Asked =
   | { kind: 'stored'; row: import('../store/store.js').MessageRow }
   | { kind: 'pending'; row: PendingCallRow; ui: UiSchema | undefined; created: boolean };
 
-export async function askApproval(daemon: AskDeps, conn: Peer, session: Session, call: Call, own: OwnCall, log: Logger, signal: AbortSignal): Promise<ToolCallAnswer> {
+/**
+ * `counted`: the quota counts the call took before it was asked. A call that turns out stored, pending
+ * already (a twin raced in with it, a retry) or an id used with other args is no call of its own: its
+ * counts go back, so one call counts once.
+ */
+export async function askApproval(
+  daemon: AskDeps,
+  conn: Peer,
+  session: Session,
+  call: Call,
+  own: OwnCall,
+  log: Logger,
+  signal: AbortSignal,
+  counted?: readonly QuotaCounter[],
+): Promise<ToolCallAnswer> {
   const key: CallKey = { userId: call.userId, threadId: call.threadId, toolCallId: call.toolCallId };
   const asked = await storePending(daemon, session, call);
+  if (asked.kind === 'stored' || !asked.created) await giveBack(daemon.store, call.userId, counted, log);
   if (asked.kind === 'stored') return replay(daemon, conn, call, asked.row);
   const { row } = asked;
-  if (row.argsSha256 !== call.argsSha256) {
-    const { module, method } = call.args;
-    const doc = { ok: false as const, module, method, error: { code: 'DUPLICATE_TOOL_CALL_ID' as const, message: 'this tool_call_id was already used with other arguments', module, method } };
-    return direct(conn, call.threadId, messageOfDoc(doc, call.args, call.toolCallId));
-  }
+  if (row.argsSha256 !== call.argsSha256) return duplicateOfPending(conn, call);
   const notification: ToolApprovalNotification = {
     thread_id: call.threadId,
     tool_call_id: call.toolCallId,
@@ -64,6 +78,8 @@ export async function askApproval(daemon: AskDeps, conn: Peer, session: Session,
   if (asked.created) {
     daemon.subscriptions.notifyThread(call.userId, call.threadId, 'tool/approval', notification, conn.id);
     daemon.approvals.asked(call.userId, notification);
+    // The other daemons' subscribers of the thread: they read the row and hear the same value.
+    daemon.announceAsked?.(key).catch((err: unknown) => log.log('warn', 'other daemons could not be told of the call awaiting approval', { err: (err as Error).message }));
     log.log('info', 'tool call awaiting approval', { expires_at: row.expiresAt });
   }
   // A host that asks its own user gets its answer in a new request; the call stays pending meanwhile.

@@ -9,8 +9,9 @@
 import { eventHint, type ApprovalHints } from '../codec/ui-hints.js';
 import { compileUiSchema } from '../codec/ui-schema-compiler.js';
 import type { UiSchema } from '../codec/ui-schema-types.js';
+import type { ToolApprovalNotification } from '../protocol/methods.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
-import type { Tx } from '../store/store.js';
+import type { PendingCallRow, Tx } from '../store/store.js';
 
 /** Input values are shown as text; a longer one is cut for the card only (the digest binds the whole). */
 const MAX_VALUE_CHARS = 500;
@@ -33,6 +34,24 @@ export async function approvalCard(tx: Tx, userId: string, args: ToolCallArgs, e
     expires_at: expiresAt,
   };
   return compileUiSchema(hints);
+}
+
+/**
+ * The `tool/approval` params of a stored call awaiting approval, its card read now: what another
+ * daemon's subscribers hear of it (approval-relay.ts) and what `call/list` lists. The same value as the
+ * asking daemon sent, as long as what the card shows did not change meanwhile.
+ */
+export async function approvalOfRow(tx: Tx, row: PendingCallRow): Promise<ToolApprovalNotification> {
+  const args = JSON.parse(row.args) as ToolCallArgs;
+  return {
+    thread_id: row.threadId,
+    tool_call_id: row.toolCallId,
+    action: row.action,
+    tool_call_args: args,
+    args_sha256: row.argsSha256,
+    expires_at: row.expiresAt,
+    ui_schema: await approvalCard(tx, row.userId, args, row.expiresAt),
+  };
 }
 
 function shown(value: unknown): string {

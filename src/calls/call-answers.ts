@@ -58,6 +58,13 @@ export function replay(daemon: { uiCache: UiCache }, conn: Peer, call: Call, row
   return answerOf(output, row.content, projectionOf(output));
 }
 
+/** The id is taken by a call awaiting approval with other args: refused as a duplicate id, only the caller hears of it. */
+export function duplicateOfPending(conn: Peer, call: Call): ToolCallAnswer {
+  const { module, method } = call.args;
+  const doc = { ok: false as const, module, method, error: { code: 'DUPLICATE_TOOL_CALL_ID' as const, message: 'this tool_call_id was already used with other arguments', module, method } };
+  return direct(conn, call.threadId, messageOfDoc(doc, call.args, call.toolCallId));
+}
+
 /** An answer that only the caller hears of: its notifications, sent to it alone, then the response. */
 export function direct(conn: Peer, threadId: string, message: ToolMessage): ToolCallAnswer {
   for (const n of notificationsFor(threadId, message.output, compileStoredUi, deriveUiHints)) conn.notify('tool/result', n);

@@ -8,6 +8,7 @@
 import type { RateLimitedError } from '../protocol/tool.js';
 import type { CallKeyOf, QuotaCounter, QuotaPeriod, QuotaUse, Store } from '../store/store.js';
 import type { QuotaSet } from '../config/config.js';
+import type { Logger } from '../runtime/logger.js';
 
 const PERIODS: readonly QuotaPeriod[] = ['minute', 'hour', 'day'];
 const PERIOD_MS: Readonly<Record<QuotaPeriod, number>> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
@@ -89,4 +90,17 @@ export function rateLimitedError(module: string, method: string, r: QuotaRefusal
     retry_after_ms: r.retryAfterMs,
     quota: { pattern: r.pattern, period: r.period, limit: r.limit },
   };
+}
+
+/**
+ * Takes a call's count back off its quotas: it turned out stored, a twin of a call awaiting approval, or
+ * an id used with other arguments — not a call of its own. A failure only costs the user one count.
+ */
+export async function giveBack(store: Store, userId: string, counted: readonly QuotaCounter[] | undefined, log: Logger): Promise<void> {
+  if (!counted) return;
+  try {
+    await store.transaction((tx) => tx.quotas.giveBack(userId, counted));
+  } catch (err) {
+    log.log('warn', 'a quota count could not be given back', { error: (err as Error).message });
+  }
 }

@@ -14,9 +14,9 @@ import type { Logger } from '../runtime/logger.js';
 import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
 import { seedOutput } from '../threads/message-views.js';
 import { CallStopped } from './call-stopped.js';
-import { rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
+import { giveBack, rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
 import type { QuotaCounter } from '../store/store.js';
-import { answerOf, direct, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
+import { answerOf, direct, duplicateOfPending, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
 import { askApproval, type AskDeps } from './approval-ask.js';
 
 export type { ToolResponse };
@@ -110,7 +110,20 @@ export async function answerToolCall(
   // its quotas already: asking is no way around them.
   if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
     try {
-      return await askApproval(daemon, conn, session, call, own, log, signal);
+      return await askApproval(daemon, conn, session, call, own, log, signal, counted);
+    } finally {
+      daemon.subscriptions.done(own);
+    }
+  }
+  // A profile that asks may have left a call awaiting approval under this id (the one read this adds, and
+  // only for such profiles): other args are a DUPLICATE_TOOL_CALL_ID, as for a done call, and nothing runs;
+  // the same args (the profile stopped asking this action meanwhile) wait for that call's outcome like any re-invocation.
+  const pending = session.approval && session.approval.ask.size > 0 ? await daemon.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
+  if (pending) {
+    try {
+      if (pending.argsSha256 === call.argsSha256) return await askApproval(daemon, conn, session, call, own, log, signal, counted);
+      await giveBack(daemon.store, call.userId, counted, log);
+      return duplicateOfPending(conn, call);
     } finally {
       daemon.subscriptions.done(own);
     }
@@ -198,12 +211,12 @@ async function runAndAnswer(
     outcome = await settle(daemon, session, call, admission, log, signal);
   } catch (err) {
     if (!(err instanceof StoreUnavailableError)) throw err;
-    await giveBack(daemon, call, counted, log);
+    await giveBack(daemon.store, call.userId, counted, log);
     return unavailable(conn, call, log, err);
   }
   // Counted, then found stored (a twin of the call, raced from another connection or daemon, stored first): a
   // replay never counts.
-  if (outcome.kind !== 'ran') await giveBack(daemon, call, counted, log);
+  if (outcome.kind !== 'ran') await giveBack(daemon.store, call.userId, counted, log);
   switch (outcome.kind) {
     case 'stored':
       return replay(daemon, conn, call, outcome.row);
@@ -270,13 +283,4 @@ function unavailable(conn: Peer, call: Call, log: Logger, err: StoreUnavailableE
   return direct(conn, call.threadId, messageOfDoc(doc, call.args, call.toolCallId));
 }
 
-/** Takes a call's count back off its quotas (it did not run after all); a failure only costs the user one count. */
-async function giveBack(daemon: { store: ExecDeps['store'] }, call: Call, counted: QuotaCounter[] | undefined, log: Logger): Promise<void> {
-  if (!counted) return;
-  try {
-    await daemon.store.transaction((tx) => tx.quotas.giveBack(call.userId, counted));
-  } catch (err) {
-    log.log('warn', 'a quota count could not be given back', { error: (err as Error).message });
-  }
-}
 

@@ -305,6 +305,11 @@ async function expectWaiting(ctx: Context, asked: Asked, when: string): Promise<
   const got = ok(await ctx.a.call(P.CallGetRequest, key), `call/get ${when}`);
   expectSame(got.state, 'awaiting_approval', `call/get state ${when}`);
   expectSame(got.args_sha256, asked.digest, `call/get args_sha256 ${when}`);
+  // Listed among the user's calls awaiting approval, as its tool/approval carried it.
+  const listed = ok(await ctx.a.call(P.CallListRequest, { session_id: key.session_id, limit: 100 }), `call/list ${when}`);
+  const item = listed.calls.find((c) => c.thread_id === ctx.thread && c.tool_call_id === asked.toolCallId);
+  expect(item, `call/list ${when} does not list ${asked.toolCallId}, a call awaiting approval`);
+  expectSame([item.action, item.args_sha256, item.tool_call_args], ['memory.forget', asked.digest, asked.args], `call/list's item for ${asked.toolCallId} ${when}`);
   expectSame(await memoryContent(ctx, asked.key, `${asked.toolCallId}-read-${ctx.a.received.length}`), asked.content, `the memory memory.forget would remove, ${when} (nothing may run before approval)`);
   expect(!asked.answered(), `the pending tool/invoke answered ${when}, before any approval`);
 }

@@ -8,6 +8,10 @@
  *   `{decision: "approve"|"deny", args_sha256, reason?}` → 200 `{state,
  *   outcome?}` as `call/approve` / `call/deny` answer.
  *
+ * - `GET /calls?state=awaiting_approval&limit=&cursor=` → 200 with the
+ *   `call/list` result: the user's calls awaiting approval, one page (400 for
+ *   a limit or cursor that is not one).
+ *
  * 404 for a call that is not the user's (or none), 409 for a digest that is
  * not the call's, 400 for a body that is not a decision (or carries a token),
  * 401 without a valid token. The same services as the JSON-RPC methods
@@ -20,11 +24,13 @@ import { AuthError, authenticateUser } from '../auth/user-auth.js';
 import { DaemonError } from '../runtime/errors.js';
 import { getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
+import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { requestTarget } from './request-target.js';
 import { readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
+const LIST_PATH = '/calls';
 const MAX_ID = 200;
 /** A decision is a digest and at most 2000 characters of reason: anything longer is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -33,6 +39,18 @@ export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: Serve
   const { daemon } = ctx;
   return (req, res) => {
     const url = requestTarget(req.url);
+    if (url?.pathname === LIST_PATH) {
+      if (req.method !== 'GET') {
+        sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });
+        return true;
+      }
+      list(ctx, req, res, url.searchParams).catch((err: unknown) => {
+        daemon.log.log('error', 'call route failed', { err });
+        if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
+        else res.end();
+      });
+      return true;
+    }
     const match = url && PATH.exec(url.pathname);
     if (!match) return false;
     const approval = match[3] !== undefined;
@@ -50,17 +68,44 @@ export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: Serve
   };
 }
 
-async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerResponse, rawThread: string, rawCall: string, approval: boolean): Promise<void> {
-  const { daemon } = ctx;
-  let userId: string;
+/** The token's user, or undefined once the refusal (401, or 503 while keys cannot be fetched) is sent. */
+async function userOf(ctx: ServeContext, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   try {
-    ({ userId } = await authenticateUser(daemon, { header: req.headers.authorization }));
+    return (await authenticateUser(ctx.daemon, { header: req.headers.authorization })).userId;
   } catch (err) {
     if (!(err instanceof AuthError)) throw err;
-    if (err.reason === 'unavailable') return sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });
+    if (err.reason === 'unavailable') return void sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });
     const missing = err.reason === 'missing';
-    return sendJson(res, 401, { error: missing ? 'missing or malformed bearer token' : err.message }, { 'www-authenticate': missing ? 'Bearer' : 'Bearer error="invalid_token"' });
+    sendJson(res, 401, { error: missing ? 'missing or malformed bearer token' : err.message }, { 'www-authenticate': missing ? 'Bearer' : 'Bearer error="invalid_token"' });
+    return undefined;
   }
+}
+
+/** `GET /calls`: one page of the user's calls awaiting approval, as `call/list` answers it. */
+async function list(ctx: ServeContext, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
+  const userId = await userOf(ctx, req, res);
+  if (userId === undefined) return;
+  const state = query.get('state');
+  const limitText = query.get('limit');
+  const limit = limitText === null ? undefined : Number(limitText);
+  const cursor = query.get('cursor') ?? undefined;
+  const usage = 'query: state=awaiting_approval (optional), limit=1..100, cursor=<a next_cursor>';
+  if ((state !== null && state !== 'awaiting_approval') || (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))) {
+    return sendJson(res, 400, { error: usage });
+  }
+  if (cursor !== undefined && (cursor.length === 0 || cursor.length > 1000)) return sendJson(res, 400, { error: usage });
+  try {
+    return sendJson(res, 200, await listCalls(ctx.daemon, userId, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) }));
+  } catch (err) {
+    if (err instanceof DaemonError && err.code === 'INVALID_CURSOR') return sendJson(res, 400, { error: err.message });
+    throw err;
+  }
+}
+
+async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerResponse, rawThread: string, rawCall: string, approval: boolean): Promise<void> {
+  const { daemon } = ctx;
+  const userId = await userOf(ctx, req, res);
+  if (userId === undefined) return;
   const threadId = decodeId(rawThread);
   const toolCallId = decodeId(rawCall);
   if (threadId === null || toolCallId === null) return sendJson(res, 404, { error: 'call not found' });

@@ -7,11 +7,21 @@
  * approved is exactly what was shown; the answer (`{state, outcome?}`) is
  * shown on the entry. A call decided elsewhere, expired or cancelled ends its
  * entry when its final `tool/result` arrives.
+ *
+ * On sign-in, and every few seconds while the page is visible, the list is
+ * read whole with `call/list`: calls asked before the page opened, or in a
+ * thread the page does not watch (yet), are shown too; an entry the listing
+ * no longer holds was decided where the page could not hear it.
  */
 import { byId, el, isObject, parseJsonObject, str, timeElement, type Announcer } from './dom.js';
 import { describeError, type RpcClient } from './rpc-client.js';
 import { renderUiSchema } from './ui-renderer.js';
-import type { CallApprovalBody, CallCancelResult, SessionOpenResult, ToolApprovalNotification, ToolResultNotification } from './wire.js';
+import type { CallApprovalBody, CallCancelResult, CallListResult, SessionOpenResult, ToolApprovalNotification, ToolResultNotification } from './wire.js';
+
+/** How often the pending calls are listed again while the page is visible (as the threads are). */
+export const APPROVAL_POLL_MS = 3000;
+/** The pages one listing reads at most (100 calls each). */
+const MAX_PAGES = 10;
 
 type Decision = CallApprovalBody['decision'];
 
@@ -29,6 +39,8 @@ export class ApprovalList {
   private readonly panel = byId('approvals-panel');
   private readonly list = byId('approval-list');
   private readonly count = byId('approvals-count');
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
+  private loading = false;
 
   constructor(
     private readonly rpc: () => RpcClient | null,
@@ -38,16 +50,69 @@ export class ApprovalList {
 
   /** A `tool/approval`: a call waits for a person (a repeat of one shown already changes nothing). */
   onApproval(n: ToolApprovalNotification): void {
-    if (!isApproval(n)) return;
+    if (this.add(n)) this.announcer.say(`${n.action} in thread ${n.thread_id} awaits your approval.`);
+  }
+
+  /** Shows a call awaiting approval unless it is shown already; true when it is new here. */
+  private add(n: ToolApprovalNotification): boolean {
+    if (!isApproval(n)) return false;
     const key = keyOf(n.thread_id, n.tool_call_id);
     const known = this.entries.get(key);
-    if (known && !known.decided && known.n.args_sha256 === n.args_sha256) return;
+    if (known && !known.decided && known.n.args_sha256 === n.args_sha256) return false;
     known?.li.remove();
     const entry = this.render(n);
     this.entries.set(key, entry);
     this.list.prepend(entry.li);
     this.update();
-    this.announcer.say(`${n.action} in thread ${n.thread_id} awaits your approval.`);
+    return true;
+  }
+
+  /** Enabled while a session is open: the list is read now and again every few seconds. */
+  setEnabled(enabled: boolean): void {
+    clearInterval(this.pollTimer);
+    this.pollTimer = enabled
+      ? setInterval(() => {
+          if (document.visibilityState === 'visible') void this.load();
+        }, APPROVAL_POLL_MS)
+      : undefined;
+    if (enabled) void this.load();
+  }
+
+  /**
+   * Reads the user's calls awaiting approval (`call/list`, every page): new ones are shown, oldest at the
+   * bottom; an entry shown before this read began that the listing no longer holds was decided elsewhere.
+   */
+  async load(): Promise<void> {
+    const rpc = this.rpc();
+    const session = this.session();
+    if (!rpc || !session || this.loading) return;
+    this.loading = true;
+    const before = new Set([...this.entries].filter(([, e]) => !e.decided).map(([k]) => k));
+    try {
+      const listed: ToolApprovalNotification[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const params: { session_id: string; limit: number; cursor?: string } = { session_id: session.session_id, limit: 100, ...(cursor ? { cursor } : {}) };
+        const result: CallListResult = await rpc.request<CallListResult>('call/list', params, { timeoutMs: 20_000 });
+        listed.push(...(Array.isArray(result?.calls) ? result.calls : []));
+        cursor = typeof result?.next_cursor === 'string' ? result.next_cursor : null;
+        if (!cursor) break;
+      }
+      if (this.session() !== session) return; // signed out or another session meanwhile
+      // Most recent first on the wire; each is prepended, so the oldest goes in first.
+      const added = listed.reverse().filter((n) => this.add(n)).length;
+      if (added > 0) this.announcer.say(`${added} call${added === 1 ? '' : 's'} await${added === 1 ? 's' : ''} your approval.`);
+      if (cursor) return; // not read whole: what is missing may be on a later page
+      const still = new Set(listed.map((n) => keyOf(n.thread_id, n.tool_call_id)));
+      for (const key of before) {
+        const entry = this.entries.get(key);
+        if (entry && !entry.decided && !still.has(key)) this.settle(entry, 'elsewhere', 'No longer awaits approval: decided elsewhere, expired or cancelled', 'gone');
+      }
+    } catch (err) {
+      this.count.textContent = `Could not list the calls awaiting approval: ${describeError(err)}`;
+    } finally {
+      this.loading = false;
+    }
   }
 
   /** A final `tool/result` ends a pending entry: decided elsewhere, expired or cancelled. */
@@ -61,6 +126,7 @@ export class ApprovalList {
 
   /** A new session, sign-out: nothing of the last session stays on the page. */
   clear(): void {
+    this.setEnabled(false);
     this.entries.clear();
     this.list.replaceChildren();
     this.update();

@@ -51,6 +51,8 @@ const sessionPanel: SessionPanel = new SessionPanel(rpc, {
     }
     callForm.setAllowed(s.allowed_actions);
     threads.setEnabled(true);
+    // The calls already awaiting approval, wherever they were asked; tool/approval keeps the list live.
+    approvals.setEnabled(true);
     await threads.refresh();
     if (restoring) await conversation.restore();
   },
@@ -78,6 +80,7 @@ connection = new Connection(Connection.urlOf(location), {
     sessionPanel.connectionLost();
     watches.connectionLost();
     threads.setEnabled(false);
+    approvals.setEnabled(false);
   },
 });
 

@@ -15,6 +15,7 @@ export type { InputIssue } from '../protocol/tool.js';
 export type {
   CallApprovalBody,
   CallCancelResult,
+  CallListResult,
   HistoryGetResult,
   HistoryMessage,
   InitializeResult,

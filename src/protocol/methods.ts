@@ -265,6 +265,24 @@ export const ToolApprovalNotification = p(
   'A call waits for a person to approve or deny it (call/approve, call/deny with its args_sha256).',
 );
 
+export const CallListParams = p(
+  'CallListParams',
+  z.strictObject({
+    session_id: Id,
+    /** Which calls: those awaiting approval (the only state listed, and the default). */
+    state: z.literal('awaiting_approval').optional(),
+    limit: z.number().int().min(1).max(100).optional(),
+    cursor: z.string().min(1).max(1000).optional(),
+  }),
+  "The session's user's calls awaiting approval, from any connection and any daemon; cursor: the next_cursor of the page before.",
+);
+
+export const CallListResult = p(
+  'CallListResult',
+  z.strictObject({ calls: z.array(ToolApprovalNotification), next_cursor: z.string().nullable() }),
+  'One page (at most limit, default 50), most recently asked first, each call as its tool/approval carries it; next_cursor (null on the last page) asks for the next one.',
+);
+
 // ---------------------------------------------------------------------------------------------
 // skills/list, skills/read
 
@@ -331,6 +349,7 @@ export const CallGet = request('call/get', CallGetParams, CallGetResult, { param
 export const CallCancel = request('call/cancel', CallCancelParams, CallCancelResult, { params: 'CallCancelParams', result: 'CallCancelResult' });
 export const CallApprove = request('call/approve', CallApproveParams, CallCancelResult, { params: 'CallApproveParams', result: 'CallCancelResult' });
 export const CallDeny = request('call/deny', CallDenyParams, CallCancelResult, { params: 'CallDenyParams', result: 'CallCancelResult' });
+export const CallList = request('call/list', CallListParams, CallListResult, { params: 'CallListParams', result: 'CallListResult' });
 export const SkillsList = request('skills/list', SkillsListParams, SkillsListResult, { params: 'SkillsListParams', result: 'SkillsListResult' });
 export const SkillsRead = request('skills/read', SkillsReadParams, SkillsReadResult, { params: 'SkillsReadParams', result: 'SkillsReadResult' });
 /** LSP's `shutdown`: no params (`RequestType0`); whatever a client sends along is ignored. */
@@ -355,6 +374,7 @@ export const CallGetRequest = CallGet.type;
 export const CallCancelRequest = CallCancel.type;
 export const CallApproveRequest = CallApprove.type;
 export const CallDenyRequest = CallDeny.type;
+export const CallListRequest = CallList.type;
 export const SkillsListRequest = SkillsList.type;
 export const SkillsReadRequest = SkillsRead.type;
 export const ShutdownRequest = Shutdown.type;
@@ -363,7 +383,7 @@ export const ToolResultNotificationType = new NotificationType<R<typeof ToolResu
 export const ToolApprovalNotificationType = new NotificationType<R<typeof ToolApprovalNotification>>('tool/approval', byName);
 
 /** Every request of the protocol, in the order docs/protocols/methods.md lists them. */
-export const REQUEST_SPECS = [Initialize, SessionOpen, ToolInvoke, MessageAppend, HistoryGet, ThreadList, ThreadSubscribe, ThreadUnsubscribe, CallGet, CallCancel, CallApprove, CallDeny, SkillsList, SkillsRead, Shutdown] as const;
+export const REQUEST_SPECS = [Initialize, SessionOpen, ToolInvoke, MessageAppend, HistoryGet, ThreadList, ThreadSubscribe, ThreadUnsubscribe, CallGet, CallCancel, CallApprove, CallDeny, CallList, SkillsList, SkillsRead, Shutdown] as const;
 
 type AnyRequest = (typeof REQUEST_SPECS)[number];
 
@@ -395,6 +415,8 @@ export type CallState = z.infer<typeof CallState>;
 export type CallApproveParams = z.infer<typeof CallApproveParams>;
 export type CallDenyParams = z.infer<typeof CallDenyParams>;
 export type ToolApprovalNotification = z.infer<typeof ToolApprovalNotification>;
+export type CallListParams = z.infer<typeof CallListParams>;
+export type CallListResult = z.infer<typeof CallListResult>;
 export type CallApprovalBody = z.infer<typeof CallApprovalBody>;
 export type InitializeResult = z.infer<typeof InitializeResult>;
 export type SessionAuth = z.infer<typeof SessionAuth>;

@@ -16,6 +16,7 @@ import type { Session } from '../sessions/sessions.js';
 import { openSession } from '../sessions/session-open.js';
 import { cancelCall, getCall } from '../calls/call-service.js';
 import { decideCall } from '../calls/approvals.js';
+import { listCalls } from '../calls/call-list.js';
 import { appendMessage, getHistory, threadList } from '../threads/history.js';
 import { listSkills, readSkill } from '../sessions/skills.js';
 import { initializeResult } from '../sessions/initialize.js';
@@ -125,6 +126,8 @@ const HANDLERS = [
       log,
     ),
   ),
+  // The user's calls awaiting approval, whichever connection or daemon asked them (contract section 17).
+  on(M.CallList, ({ daemon, params, session }) => listCalls(daemon, session().userId, params)),
   on(M.SkillsList, ({ session }) => listSkills(session())),
   on(M.SkillsRead, ({ params, session }) => readSkill(session(), params.name, params.path)),
   on(M.Shutdown, ({ state }) => {

@@ -119,6 +119,8 @@ export interface SharedCalls {
   requestCancel(k: CallKeyOf): Promise<void>;
   /** Tells every daemon that a call awaiting approval was decided or ended (their waiters look again). */
   announce(k: CallKeyOf): Promise<void>;
+  /** Tells every daemon that a call began to await approval here (`origin` names this daemon; see CALL_ASKED_CHANNEL). */
+  announceAsked(k: CallKeyOf, origin: string): Promise<void>;
   /** At start: removes the rows of calls whose daemon died; resolves with how many. */
   reap(): Promise<number>;
 }
@@ -442,7 +444,20 @@ export interface PendingCallsRepo {
   remove(k: CallKeyOf): Promise<void>;
   /** Up to `limit` calls still awaiting approval whose `expires_at` is at or before `now` (ISO), soonest first. */
   expired(now: string, limit: number): Promise<CallKeyOf[]>;
+  /**
+   * Up to `limit` of the user's calls awaiting approval that expire after `now` (ISO), most recently asked
+   * first (`created_at`, then thread and call id, descending), after `after` in that order when given.
+   */
+  awaiting(userId: string, now: string, after: PendingPosition | null, limit: number): Promise<PendingCallRow[]>;
+  /**
+   * Up to `limit` approved calls (`running`, with their args) whose runner is gone: on SQLite every one —
+   * read at start, before this daemon runs any — and on PostgreSQL those whose call mark no daemon holds.
+   */
+  orphaned(limit: number): Promise<CallKeyOf[]>;
 }
+
+/** A position in the order of `PendingCallsRepo.awaiting`: a call's `created_at`, thread and call id. */
+export type PendingPosition = readonly [createdAt: string, threadId: string, toolCallId: string];
 
 export type ApprovalDecision = 'approve' | 'deny' | 'expire' | 'cancel';
 

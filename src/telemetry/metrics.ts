@@ -119,13 +119,18 @@ export class ToolgateMetrics {
     }
   }
 
-  /** A call started; the returned function records its end with the response's status. */
-  callStarted(labels: CallLabels): (status: string) => void {
+  /**
+   * A call's request started; the returned function records its end with the response's status, or
+   * with null when the request ended without answering the call (an MCP host asks its user: the call is
+   * counted once, by the request that answers it — not twice for one elicited call).
+   */
+  callStarted(labels: CallLabels): (status: string | null) => void {
     this.inFlight.inc({ transport: labels.transport });
     const stop = this.duration.startTimer(labels);
     return (status) => {
-      stop();
       this.inFlight.dec({ transport: labels.transport });
+      if (status === null) return;
+      stop();
       this.calls.inc({ action: labels.action, status, executor: labels.executor, transport: labels.transport });
     };
   }

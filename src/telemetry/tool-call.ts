@@ -46,11 +46,12 @@ export function observeToolCall<T extends { status: string }>(metrics: ToolgateM
       done?.(response.status);
       return response;
     } catch (err) {
-      // An end that is no failure (the host asks its user, runtime/peer.ts HostAsked): counted with its status.
+      // An end that is no failure (the host asks its user, runtime/peer.ts HostAsked): the span says so, and
+      // the call is counted by the request that answers it (the host's retry), so once.
       const toolStatus = (err as { toolStatus?: unknown }).toolStatus;
       if (typeof toolStatus === 'string') {
         span.setAttribute('toolgate.status', toolStatus);
-        done?.(toolStatus);
+        done?.(null);
         throw err;
       }
       const code = (err as { code?: unknown }).code;

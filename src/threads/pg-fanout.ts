@@ -58,6 +58,11 @@ export class PgFanout implements ThreadEventSource {
     this.feed.onCallSettled = handler;
   }
 
+  /** A daemon (`origin`, this one too) stored a call awaiting approval (contract §17): its thread's subscribers here hear it. */
+  onCallAsked(handler: (key: CallKeyOf, origin: string) => void): void {
+    this.feed.onCallAsked = handler;
+  }
+
   /** Threads whose commits this daemon reads (for tests and diagnostics). */
   watchedThreads(): number {
     return this.feed.watchedThreads();

@@ -9,8 +9,6 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
@@ -20,6 +18,7 @@ import { validateUiSchema } from '../helpers/ui-schema-validator.js';
 import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
+import { askConfig } from '../helpers/approval-config.js';
 import { verifySse } from '../helpers/ag-ui-client.js';
 
 type Executor = 'subprocess' | 'inprocess';
@@ -29,19 +28,6 @@ const CASES: Array<{ transport: Transport; executor: Executor }> = [
   { transport: 'ws', executor: 'subprocess' },
   { transport: 'ws', executor: 'inprocess' },
 ];
-
-const ASK = ['calendar.delete', 'calendar.share', 'memory.forget'];
-
-/** A config whose default profile asks before the destructive actions; `quick` lets a call wait one second. */
-export function askConfig(): string {
-  const file = join(tempDir(), 'toolgate.config.json');
-  const profile = { enabled_skills: ['calendar', 'contacts', 'memory'], allowed_actions: ['calendar.*', 'contacts.read', 'memory.*'] };
-  writeFileSync(
-    file,
-    JSON.stringify({ agents: { default: { ...profile, approval: { ask: ASK, ttl_s: 600 } }, quick: { ...profile, approval: { ask: ASK, ttl_s: 1 } } } }),
-  );
-  return file;
-}
 
 const failure = (r: ToolResponse) => (JSON.parse(r.content[0]!.text) as { error?: { code?: string; reason?: string } }).error;
 
@@ -353,7 +339,7 @@ test('a call whose asker died expires anyway: the next daemon sweeps it at start
   }
 });
 
-test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
+test('HTTP for front ends: GET the call, POST its approval, GET /calls (404 not yours, 409 wrong digest, 401 without a token)', { timeout: 60_000 }, async () => {
   const host = await daemon('ws', 'inprocess');
   {
     const aliceToken = await mintBearer('http-alice');
@@ -379,6 +365,17 @@ test('HTTP for front ends: GET the call, POST its approval (404 not yours, 409 w
     assert.equal((await http('http-f/approval', await mintBearer('bob'), { decision: 'approve', args_sha256: asked.args_sha256 })).status, 404);
     assert.equal((await http('http-f/approval', aliceToken, { decision: 'approve', args_sha256: 'a'.repeat(64) })).status, 409);
     assert.equal((await http('http-f/approval', aliceToken, { decision: 'maybe', args_sha256: asked.args_sha256 })).status, 400);
+    // GET /calls: the user's calls awaiting approval, as call/list answers them.
+    const calls = (query: string, token: string | undefined, method = 'GET') =>
+      fetch(`http://127.0.0.1:${host.port}/calls${query}`, { method, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const listed = await calls('?state=awaiting_approval', aliceToken);
+    assert.equal(listed.status, 200);
+    assert.deepEqual(await listed.json(), { calls: [asked], next_cursor: null });
+    assert.deepEqual(await (await calls('', await mintBearer('bob'))).json(), { calls: [], next_cursor: null }, "not another user's");
+    assert.equal((await calls('', undefined)).status, 401);
+    assert.equal((await calls('?limit=0', aliceToken)).status, 400);
+    assert.equal((await calls('?cursor=bm90LWEtY3Vyc29y', aliceToken)).status, 400);
+    assert.equal((await calls('', aliceToken, 'POST')).status, 405);
     assert.equal(await credentialsFor(host, 'http-f'), 0);
 
     const approved = await http('http-f/approval', aliceToken, { decision: 'approve', args_sha256: asked.args_sha256 });

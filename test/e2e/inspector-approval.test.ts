@@ -5,7 +5,8 @@
  * arguments, their digest and the confirmation card; a click on Approve runs
  * it (once), and Deny with a reason ends it `APPROVAL_DENIED` carrying that
  * reason. The host's pending `tool/invoke` answers with what the page decided.
- * A thread another connection makes appears in the page without Refresh.
+ * A thread another connection makes appears in the page without Refresh. A
+ * call asked before the page opened is listed on sign-in (`call/list`).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +18,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
+import { waitFor } from '../helpers/wait-for.js';
 import type { CallGetResult, ToolResponse } from '../../src/protocol/index.js';
 
 /** A default profile that asks before deleting an event or forgetting a memory. */
@@ -133,6 +135,46 @@ test('calls awaiting approval appear in the inspector with their args and card; 
     await page.locator('[data-testid="approval"][data-tool-call-id="forget-2"][data-state="decided"][data-decision="elsewhere"]').waitFor();
     assert.equal(await asked3.getByTestId('approval-approve').count(), 1);
     assert.equal(await asked3.getByTestId('approval-approve').isVisible(), false, 'no buttons on a decided call');
+    assert.deepEqual(pageErrors, []);
+  } finally {
+    await browser?.close();
+    await host.stop();
+  }
+});
+
+test('a call asked before the page opened is listed on sign-in (call/list) and can be approved there', { skip: CHROMIUM_SKIP_REASON, timeout: 120_000 }, async () => {
+  const host = await startHost({ transport: 'ws', args: ['--config', askConfig()] });
+  let browser: Browser | undefined;
+  try {
+    const token = await mintBearer('alice', { name: 'Alice' });
+    const agent = await openSession(host, token);
+    const call = (toolCallId: string, method: string, input: Record<string, unknown>) =>
+      host.request<ToolResponse>('tool/invoke', { session_id: agent.session_id, thread_id: 'earlier', tool_call_id: toolCallId, args: { module: 'memory', method, input } });
+    assert.equal((await call('mem-1', 'update', { key: 'desk', content: 'by the window' })).status, 'success');
+    // Asked while no page is open: no tool/approval will ever reach the page.
+    const forgetArgs = { module: 'memory', method: 'forget', input: { key: 'desk' } };
+    const forgetting = call('forget-early', 'forget', forgetArgs.input);
+    forgetting.catch(() => {}); // rejected when a failed assertion stops the host: the assertion is the failure to see
+    await waitFor(() => host.wire.find((e) => e.method === 'tool/approval' && (e.payload as { tool_call_id?: string }).tool_call_id === 'forget-early'), 'the call stored awaiting approval');
+
+    browser = await launchBrowser();
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await page.goto(`http://127.0.0.1:${host.port}/#token=${token}`);
+    await page.getByTestId('session-user').filter({ hasText: 'alice' }).waitFor();
+    const asked = page.locator('[data-testid="approval"][data-tool-call-id="forget-early"]');
+    await asked.waitFor({ timeout: 10_000 });
+    assert.deepEqual(JSON.parse(await asked.getByTestId('approval-args').innerText()), forgetArgs, 'the exact arguments');
+    assert.equal(await asked.getByTestId('approval-digest').innerText(), argsSha256(forgetArgs));
+    await asked.getByTestId('approval-ui').getByText('Will be forgotten').waitFor();
+    assert.match(await page.getByTestId('approvals-count').innerText(), /^1 call awaits your approval/);
+
+    await asked.getByTestId('approval-approve').click();
+    await page.locator('[data-testid="approval"][data-tool-call-id="forget-early"][data-state="decided"][data-decision="approve"]').waitFor();
+    const forgotten = await forgetting;
+    assert.equal(forgotten.status, 'success', forgotten.content[0]!.text);
+    assert.equal(await asked.getByTestId('approval-outcome').innerText(), 'Approved: success');
     assert.deepEqual(pageErrors, []);
   } finally {
     await browser?.close();

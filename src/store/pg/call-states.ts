@@ -16,6 +16,12 @@ import type { CallKeyOf, SharedCallRow, SharedCalls } from '../store.js';
 export const CALL_CANCEL_CHANNEL = 'toolgate_call_cancel';
 /** A call awaiting approval was decided or ended (contract section 17): the daemons' waiters look again. */
 export const CALL_SETTLED_CHANNEL = 'toolgate_call_settled';
+/**
+ * A call began to await approval (contract section 17): the other daemons tell their subscribers of its
+ * thread. The payload names the call and the daemon that asked (which told its own subscribers already);
+ * receivers read the pending row for the rest — never args or a token in the payload.
+ */
+export const CALL_ASKED_CHANNEL = 'toolgate_call_asked';
 
 /** One statement on a pooled connection; `transaction` runs a short unit (the liveness check's xact lock). */
 export interface CallStatesDeps {
@@ -73,11 +79,15 @@ export class PgCallStates implements SharedCalls {
     });
   }
 
-  /** At start: removes the running rows whose mark no daemon holds (their daemon died). */
+  /**
+   * At start: removes the running rows whose mark no daemon holds (their daemon died). An approved call's
+   * row (it holds its args) is left to the recovery of approved calls (calls/recovery.ts), which stores
+   * its outcome first.
+   */
   async reap(): Promise<number> {
     return this.deps.transaction(async (q) => {
       const rows = await q<{ n: string }>(
-        `WITH gone AS (DELETE FROM calls WHERE state = 'running' AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) RETURNING 1)
+        `WITH gone AS (DELETE FROM calls WHERE state = 'running' AND args IS NULL AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')}) RETURNING 1)
          SELECT count(*) AS n FROM gone`,
         [],
       );
@@ -87,6 +97,10 @@ export class PgCallStates implements SharedCalls {
 
   async announce(k: CallKeyOf): Promise<void> {
     await this.deps.query('SELECT pg_notify($1, $2)', [CALL_SETTLED_CHANNEL, JSON.stringify([k.userId, k.threadId, k.toolCallId])]);
+  }
+
+  async announceAsked(k: CallKeyOf, origin: string): Promise<void> {
+    await this.deps.query('SELECT pg_notify($1, $2)', [CALL_ASKED_CHANNEL, JSON.stringify([k.userId, k.threadId, k.toolCallId, origin])]);
   }
 
   async requestCancel(k: CallKeyOf): Promise<void> {
@@ -101,6 +115,20 @@ export function cancelPayloadKey(payload: string | undefined): CallKeyOf | undef
     if (Array.isArray(v) && v.length === 3 && v.every((s) => typeof s === 'string')) {
       const [userId, threadId, toolCallId] = v as [string, string, string];
       return { userId, threadId, toolCallId };
+    }
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}
+
+/** The call an asked notification names and the daemon that asked it, or undefined for a payload that is not one. */
+export function askedPayload(payload: string | undefined): { key: CallKeyOf; origin: string } | undefined {
+  try {
+    const v = JSON.parse(payload ?? '') as unknown;
+    if (Array.isArray(v) && v.length === 4 && v.every((s) => typeof s === 'string')) {
+      const [userId, threadId, toolCallId, origin] = v as [string, string, string, string];
+      return { key: { userId, threadId, toolCallId }, origin };
     }
   } catch {
     /* not ours */

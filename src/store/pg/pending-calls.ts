@@ -5,8 +5,9 @@
  * exactly one changes the row.
  */
 import { nowIso } from '../database.js';
-import type { ApprovalAuditRepo, CallKeyOf, PendingCallRow, PendingCallsRepo } from '../store.js';
+import type { ApprovalAuditRepo, CallKeyOf, PendingCallRow, PendingCallsRepo, PendingPosition } from '../store.js';
 import type { Query } from './unit.js';
+import { CALL_LOCK_KEY } from './repos.js';
 
 interface Raw {
   user_id: string;
@@ -82,6 +83,33 @@ export class PgPendingCalls implements PendingCallsRepo {
       [now, limit],
     );
     return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+  }
+
+  async orphaned(limit: number): Promise<CallKeyOf[]> {
+    // Taking the call's mark for the length of this unit succeeds only when no daemon holds it (call-marks.ts).
+    const rows = await this.q<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>(
+      `SELECT user_id, thread_id, tool_call_id FROM calls
+        WHERE state = 'running' AND args IS NOT NULL AND pg_try_advisory_xact_lock(${CALL_LOCK_KEY('user_id', 'thread_id', 'tool_call_id')})
+        ORDER BY updated_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+  }
+
+  async awaiting(userId: string, now: string, after: PendingPosition | null, limit: number): Promise<PendingCallRow[]> {
+    const rows = after
+      ? await this.q<Raw>(
+          `SELECT * FROM calls WHERE user_id = $1 AND state = 'awaiting_approval' AND args IS NOT NULL AND expires_at > $2
+             AND (created_at, thread_id, tool_call_id) < ($3, $4, $5)
+           ORDER BY created_at DESC, thread_id DESC, tool_call_id DESC LIMIT $6`,
+          [userId, now, ...after, limit],
+        )
+      : await this.q<Raw>(
+          `SELECT * FROM calls WHERE user_id = $1 AND state = 'awaiting_approval' AND args IS NOT NULL AND expires_at > $2
+           ORDER BY created_at DESC, thread_id DESC, tool_call_id DESC LIMIT $3`,
+          [userId, now, limit],
+        );
+    return rows.map((r) => rowOf(r)!);
   }
 }
 

@@ -21,7 +21,7 @@
  */
 import type { MessageRow } from '../store.js';
 import { DedicatedConnection, type ConnectionLog } from './dedicated-connection.js';
-import { CALL_CANCEL_CHANNEL, CALL_SETTLED_CHANNEL, cancelPayloadKey } from './call-states.js';
+import { CALL_ASKED_CHANNEL, CALL_CANCEL_CHANNEL, CALL_SETTLED_CHANNEL, askedPayload, cancelPayloadKey } from './call-states.js';
 import type { CallKeyOf } from '../store.js';
 
 export const THREAD_EVENTS_CHANNEL = 'toolgate_thread_events';
@@ -96,6 +96,8 @@ export class PgThreadFeed {
   onCallCancel: ((key: CallKeyOf) => void) | undefined;
   /** Told when another daemon decided or ended a call awaiting approval (call-states.ts), on the same connection. */
   onCallSettled: ((key: CallKeyOf) => void) | undefined;
+  /** Told when a daemon (`origin`) stored a call awaiting approval (call-states.ts), on the same connection. */
+  onCallAsked: ((key: CallKeyOf, origin: string) => void) | undefined;
 
   constructor(
     url: string,
@@ -117,11 +119,15 @@ export class PgThreadFeed {
           } else if (n.channel === CALL_SETTLED_CHANNEL) {
             const k = cancelPayloadKey(n.payload);
             if (k) this.onCallSettled?.(k);
+          } else if (n.channel === CALL_ASKED_CHANNEL) {
+            const asked = askedPayload(n.payload);
+            if (asked) this.onCallAsked?.(asked.key, asked.origin);
           }
         });
         await client.query(`LISTEN ${THREAD_EVENTS_CHANNEL}`);
         await client.query(`LISTEN ${CALL_CANCEL_CHANNEL}`);
         await client.query(`LISTEN ${CALL_SETTLED_CHANNEL}`);
+        await client.query(`LISTEN ${CALL_ASKED_CHANNEL}`);
       },
       // Notifications sent while the connection was down are gone: read each watched thread's tail.
       onReconnect: () => void this.catchUpAll(),

@@ -75,6 +75,29 @@ export function sqlitePendingCalls(st: Statements): PendingCallsRepo {
         .all(now, limit) as Array<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>;
       return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
     },
+    async orphaned(limit) {
+      const rows = st
+        .get(`SELECT user_id, thread_id, tool_call_id FROM calls WHERE state = 'running' AND args IS NOT NULL ORDER BY updated_at LIMIT ?`)
+        .all(limit) as Array<Pick<Raw, 'user_id' | 'thread_id' | 'tool_call_id'>>;
+      return rows.map((r) => ({ userId: r.user_id, threadId: r.thread_id, toolCallId: r.tool_call_id }));
+    },
+    async awaiting(userId, now, after, limit) {
+      const rows = after
+        ? st
+            .get(
+              `SELECT * FROM calls WHERE user_id = ? AND state = 'awaiting_approval' AND args IS NOT NULL AND expires_at > ?
+                 AND (created_at, thread_id, tool_call_id) < (?, ?, ?)
+               ORDER BY created_at DESC, thread_id DESC, tool_call_id DESC LIMIT ?`,
+            )
+            .all(userId, now, ...after, limit)
+        : st
+            .get(
+              `SELECT * FROM calls WHERE user_id = ? AND state = 'awaiting_approval' AND args IS NOT NULL AND expires_at > ?
+               ORDER BY created_at DESC, thread_id DESC, tool_call_id DESC LIMIT ?`,
+            )
+            .all(userId, now, limit);
+      return (rows as Raw[]).map((r) => rowOf(r)!);
+    },
   };
 }
 

@@ -14,6 +14,8 @@ import { actionLabel } from '../../../src/telemetry/labels.js';
 import { otlpTracesEndpoint, startTracing, tracingRequested } from '../../../src/telemetry/tracing.js';
 import { opsRoutes } from '../../../src/http/ops-routes.js';
 import { metricsEnabled } from '../../../src/app/observability.js';
+import { observeToolCall } from '../../../src/telemetry/tool-call.js';
+import { HostAsked } from '../../../src/runtime/peer.js';
 
 const hangingStore = { read: () => new Promise(() => {}) } as unknown as Store;
 const failingStore = { read: () => Promise.reject(new Error('disk I/O error')) } as unknown as Store;
@@ -75,4 +77,16 @@ test('/readyz says why it is not ready; /metrics is 404 when metrics are off', a
   } finally {
     server.close();
   }
+});
+
+test('an elicited call (the host asks its user, then retries with the answer) is counted once, by the answer', async () => {
+  const metrics = new ToolgateMetrics({ sessions: () => 0, subscriptions: () => 0 });
+  const info = { transport: 'mcp', executor: 'inprocess', module: 'memory', method: 'forget', toolCallId: 'f' };
+  const asked = { tool_call_id: 'f' } as unknown as ConstructorParameters<typeof HostAsked>[0];
+  await assert.rejects(observeToolCall(metrics, info, () => Promise.reject(new HostAsked(asked))), HostAsked);
+  await observeToolCall(metrics, info, async () => ({ status: 'success' }));
+  const calls = (await metrics.registry.getSingleMetric('toolgate_tool_calls_total')!.get()).values;
+  assert.deepEqual(calls.map((v) => [v.labels.status, v.value]), [['success', 1]]);
+  const inFlight = (await metrics.registry.getSingleMetric('toolgate_tool_calls_in_flight')!.get()).values;
+  assert.deepEqual(inFlight.map((v) => v.value), [0], 'both requests left the in-flight gauge');
 });

@@ -1,0 +1,128 @@
+/**
+ * An approved call whose daemon dies while it runs (contract sections 16 and
+ * 17), from outside: the daemon and its project-cli child are killed
+ * (SIGKILL) while the approved `calendar.delete` waits for a database lock,
+ * before anything of it committed. The next daemon on the same database ends
+ * the call at start — `done`, the failure INTERNAL saying so, nothing run —
+ * and a re-invocation with the same id and args returns that outcome rather
+ * than wait for ever.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { setImmediate as turn } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { openSession, startHost, type Host } from '../helpers/host.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { tempDir } from '../helpers/repo.js';
+import { dbCount, dbRows } from '../helpers/db.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
+import { askConfig } from '../helpers/approval-config.js';
+import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+
+const isPg = (db: string) => /^postgres(ql)?:\/\//i.test(db);
+
+/** The processes whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // Field 4 of stat is the parent; the command name (field 2) may hold spaces, so read after its ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** Kills the daemon and the project-cli children it started, as a crash of the machine would: nothing finishes. */
+async function killHard(host: Host): Promise<void> {
+  const pid = host.proc.pid!;
+  process.kill(pid, 'SIGSTOP'); // frozen: it starts no child while its children are found
+  for (const child of childrenOf(pid)) process.kill(child, 'SIGKILL');
+  host.proc.kill('SIGKILL');
+  await host.exited.catch(() => {});
+}
+
+/**
+ * Approves the call so that its run blocks before it writes anything: PostgreSQL, the events table is
+ * locked first (the approval itself does not touch it); SQLite, the write lock is taken the moment the
+ * call is stored `running` (project-cli, still starting, has written nothing yet).
+ */
+async function approveIntoLock(host: Host, approve: () => Promise<unknown>): Promise<() => Promise<void>> {
+  if (isPg(host.dbPath)) {
+    const release = await holdWriteLock(host.dbPath);
+    void approve().catch(() => {});
+    await waitFor(async () => (await dbCount(host.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'")) === 1 || undefined, 'the call approved');
+    return release;
+  }
+  const conn = new Database(host.dbPath, { timeout: 10_000 });
+  const running = conn.prepare("SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'");
+  void approve().catch(() => {});
+  const deadline = Date.now() + 15_000;
+  while ((running.get() as { n: number }).n === 0) {
+    if (Date.now() > deadline) throw new Error('the call was never approved');
+    await turn();
+  }
+  conn.exec('BEGIN IMMEDIATE');
+  const recorded = (conn.prepare("SELECT count(*) AS n FROM tool_calls WHERE tool_call_id = 'del'").get() as { n: number }).n;
+  assert.equal(recorded, 0, 'the lock was taken before the approved call wrote anything');
+  return async () => {
+    conn.exec('ROLLBACK');
+    conn.close();
+  };
+}
+
+test('an approved call whose daemon dies mid-run is ended at the next start: done, INTERNAL, nothing run; re-invoking returns it', { timeout: 90_000 }, async () => {
+  const dataDir = tempDir();
+  const args = ['--executor', 'subprocess', '--config', askConfig()];
+  const first = await startHost({ transport: 'ws', dataDir, args });
+  const token = await mintBearer('alice');
+  let eventId = '';
+  const del = () => ({ module: 'calendar', method: 'delete', input: { event_id: eventId } });
+  let release: (() => Promise<void>) | undefined;
+  try {
+    const { session_id } = await openSession(first, token);
+    const created = await first.request<ToolResponse>('tool/invoke', {
+      session_id,
+      thread_id: 't',
+      tool_call_id: 'create',
+      args: { module: 'calendar', method: 'create', input: { title: 'outlives its daemon', start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+    });
+    eventId = (JSON.parse(created.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
+    void first.request('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'del', args: del() }).catch(() => {});
+    const asked = await waitFor(() => first.wire.find((e) => e.method === 'tool/approval')?.payload as ToolApprovalNotification | undefined, 'tool/approval');
+    release = await approveIntoLock(first, () => first.request('call/approve', { session_id, thread_id: 't', tool_call_id: 'del', args_sha256: asked.args_sha256 }));
+    await killHard(first);
+  } finally {
+    await release?.();
+    if (first.proc.exitCode === null && first.proc.signalCode === null) await first.stop();
+  }
+  assert.equal(await dbCount(first.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'"), 1, 'left running by the dead daemon');
+
+  const next = await startHost({ transport: 'ws', dataDir, args });
+  try {
+    // Ended before the daemon listened: stored, the row gone, nothing run.
+    const [stored] = await dbRows<{ content: string }>(next.dbPath, "SELECT content FROM messages WHERE tool_call_id = 'del'");
+    assert.ok(stored, 'the call is stored done at start');
+    assert.equal((JSON.parse(stored!.content) as { error?: { code?: string } }).error?.code, 'INTERNAL', stored?.content);
+    assert.equal(await dbCount(next.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del'"), 0);
+    assert.equal(await dbCount(next.dbPath, 'SELECT count(*) AS n FROM events WHERE id = ?', [eventId]), 1, 'nothing ran');
+
+    const { session_id } = await openSession(next, token);
+    const again = await Promise.race([
+      next.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'del', args: del() }),
+      waitFor(() => undefined, 'the re-invocation to answer rather than wait').then(() => undefined as never),
+    ]);
+    assert.equal(again.status, 'failure');
+    assert.match(again.content[0]!.text, /"code":"INTERNAL".*stopped before its outcome was stored/);
+    const got = await next.request<CallGetResult>('call/get', { session_id, thread_id: 't', tool_call_id: 'del' });
+    assert.deepEqual([got.state, got.outcome], ['done', again]);
+  } finally {
+    await next.stop();
+  }
+});
