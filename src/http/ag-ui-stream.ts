@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { encodeApprovalAsAgUiRun, encodeMessageAsAgUiRun, sseFrame, type AgUiMessage } from '../codec/ag-ui.js';
 import { malformedReason } from '../codec/well-formed.js';
 import type { MessageRow } from '../store/store.js';
-import { AuthError, authenticateUser } from '../auth/user-auth.js';
+import { AuthError, authenticateUser, type UserAuthDeps } from '../auth/user-auth.js';
 import { DaemonError } from '../runtime/errors.js';
 import type { SessionSlot } from '../sessions/sessions.js';
 import type { Services } from '../rpc/services.js';
@@ -67,8 +67,11 @@ export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {})
   };
 }
 
+/** What a stream reads of the daemon: token verification, the session registry, the thread's events and its rows. */
+type AgUiDeps = Pick<Services, 'sessions' | 'store' | 'log' | 'threadEvents' | 'approvals' | 'maxResultBytes' | 'uiCache'> & UserAuthDeps;
+
 async function stream(
-  daemon: Services,
+  daemon: AgUiDeps,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
@@ -206,7 +209,7 @@ async function stream(
  * resumes at the start of the run it did not finish. A broken tool row
  * yields nothing rather than a half-run.
  */
-function runOf(daemon: Services, threadId: string, row: MessageRow): string {
+function runOf(daemon: Pick<Services, 'uiCache'>, threadId: string, row: MessageRow): string {
   const encoded = runs.get(row);
   if (encoded !== undefined) return encoded;
   const message = agUiMessageOf(daemon, row);
@@ -225,7 +228,7 @@ function runOf(daemon: Services, threadId: string, row: MessageRow): string {
 const runs = new WeakMap<MessageRow, string>();
 
 /** The output is parsed once per row (never, for the daemon's own call); the `ui_schema` is the one history serves. */
-function agUiMessageOf(daemon: Services, row: MessageRow): AgUiMessage | null {
+function agUiMessageOf(daemon: Pick<Services, 'uiCache'>, row: MessageRow): AgUiMessage | null {
   if (row.role !== 'tool') return { kind: 'text', id: row.id, role: row.role, content: row.content };
   const output = outputOf(row);
   if (!output) return null;

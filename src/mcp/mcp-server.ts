@@ -29,7 +29,8 @@ import { skillUri } from './mcp-skills.js';
 import { scrubOutgoingErrors } from './mcp-error-scrub.js';
 import { attachToolCardApp, toolgateIcons, TOOL_UI_META } from './mcp-apps.js';
 import { TaskMcpServer } from './mcp-task-server.js';
-import { McpTasks } from './mcp-tasks.js';
+import { McpTasks, type McpTasksDeps } from './mcp-tasks.js';
+import type { Services } from '../rpc/services.js';
 
 /** An action's own hints (the action table's); an unknown name claims nothing safe. */
 const UNKNOWN_ACTION_HINTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false } as const;
@@ -110,7 +111,12 @@ function hostCanElicit(server: TaskMcpServer, ctx: ServerContext): boolean {
   return declaresFormElicitation((perRequest ?? server.server.getClientCapabilities()) as Parameters<typeof declaresFormElicitation>[0]);
 }
 
-export function buildMcpServer(deps: McpCallDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
+/** What one MCP server needs: the tool call's deps, the tasks', the version it names and the store its states verify against. */
+export interface McpServerDeps extends McpCallDeps {
+  daemon: McpCallDeps['daemon'] & McpTasksDeps & Pick<Services, 'version' | 'store'>;
+}
+
+export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
   const { session } = principal;
   const icons = toolgateIcons();
   // Task-augmented tools/call and tasks/* (contract section 18) on top of the SDK's server: mcp-task-server.ts.

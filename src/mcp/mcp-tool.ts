@@ -36,7 +36,7 @@ import type { ToolCallArgs } from '../protocol/tool.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { HostAsked } from '../runtime/peer.js';
 import { endPending } from '../calls/pending-calls.js';
-import { decideCall } from '../calls/approvals.js';
+import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { askHostResult, hostDecisionOf, mintApprovalState, type ApprovalState } from './mcp-approval.js';
 
 export const THREAD_META_KEY = 'toolgate/thread_id';
@@ -56,7 +56,8 @@ export interface McpPrincipal {
 }
 
 export interface McpCallDeps {
-  daemon: Services;
+  /** The call service, the decisions a host's retry carries, the key that signs its requestState, the log. */
+  daemon: Pick<Services, 'toolCalls' | 'signingKey' | 'log' | 'secrets'> & DecideDeps;
   track: <T>(work: Promise<T>) => Promise<T>;
   accepting: () => boolean;
 }
@@ -245,7 +246,7 @@ export async function callProjectCli(
  * again while nobody has decided.
  */
 async function applyHostDecision(
-  daemon: Services,
+  daemon: DecideDeps,
   principal: McpPrincipal,
   args: ToolCallArgs,
   state: ApprovalState,

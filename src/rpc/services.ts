@@ -3,7 +3,11 @@
  * `serve` (src/app/serve.ts). It is no service of its own: its type is the
  * intersection of what each service declares it needs (`SessionOpenDeps`,
  * `ToolInvokeDeps`, `HistoryDeps`, …), and every module below src/rpc is
- * given only its own narrow part — none of them imports this file. The few
+ * given only its own narrow part — none of them imports this file. Above
+ * it, only what routes every method takes the whole set (the dispatcher, a
+ * connection's binding, the serve context, `src/app`); the MCP and HTTP
+ * modules each pick what they read (`McpSessionDeps`, `McpTasksDeps`,
+ * `McpCallDeps`, the AG-UI stream's and the OAuth route's `Pick`s). The few
  * fields here beside those are the transports' own (the executor's kind for
  * `initialize` and the metrics labels, the version, the Prometheus
  * registry). Live settings a reload changes (`config`, the time limits) are
