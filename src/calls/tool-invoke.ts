@@ -15,7 +15,7 @@ import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './cal
 import { seedOutput } from '../threads/message-views.js';
 import { CallStopped } from './call-stopped.js';
 import { giveBack, rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
-import type { QuotaCounter } from '../store/store.js';
+import type { PendingCallsRepo, QuotaCounter } from '../store/store.js';
 import { answerOf, direct, duplicateOfPending, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
 import { askApproval, type AskDeps } from './approval-ask.js';
 
@@ -118,7 +118,16 @@ export async function answerToolCall(
   // A profile that asks may have left a call awaiting approval under this id (the one read this adds, and
   // only for such profiles): other args are a DUPLICATE_TOOL_CALL_ID, as for a done call, and nothing runs;
   // the same args (the profile stopped asking this action meanwhile) wait for that call's outcome like any re-invocation.
-  const pending = session.approval && session.approval.ask.size > 0 ? await daemon.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
+  let pending: Awaited<ReturnType<PendingCallsRepo['get']>>;
+  try {
+    pending = session.approval && session.approval.ask.size > 0 ? await daemon.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
+  } catch (err) {
+    // Nothing ran: the count is given back and the call's place freed, as when its unit cannot start.
+    daemon.subscriptions.done(own);
+    if (!(err instanceof StoreUnavailableError)) throw err;
+    await giveBack(daemon.store, call.userId, counted, log);
+    return unavailable(conn, call, log, err);
+  }
   if (pending) {
     try {
       if (pending.argsSha256 === call.argsSha256) return await askApproval(daemon, conn, session, call, own, log, signal, counted);
