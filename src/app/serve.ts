@@ -45,7 +45,7 @@ import { watchLauncher } from './launcher-watch.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { ApprovalWaiters } from '../calls/approval-waiters.js';
 import { RunningCalls } from '../calls/running-calls.js';
-import { ExpirySweeper } from '../calls/expiry-sweeper.js';
+import { ExpirySweeper, runLimitOf } from '../calls/expiry-sweeper.js';
 import { CallStopped } from '../calls/call-stopped.js';
 import type { LiveLimits } from '../sessions/profile-reload.js';
 import { reloadConfig } from './config-reload.js';
@@ -153,8 +153,10 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
     // The public half is what project-cli will trust for this database (contract sections 6, 7).
     await store.transaction((tx) => tx.credentialKeys.record(signingKey.kid, signingKey.publicJwk as Record<string, unknown>));
     const recovered = await recoverToolCalls(store, log);
-    // Approved calls whose daemon died while they ran (contract section 17): done, not running for ever.
-    const orphans = await recoverApprovedCalls(store, log);
+    // Approved calls whose daemon died while they ran (contract section 17): done, not running for ever —
+    // those older than their run could be; the expiry sweeper ends younger ones later (recovery.ts).
+    const limits = limitsOf(opts, config);
+    const orphans = await recoverApprovedCalls(store, log, runLimitOf({ timeoutMs: (action) => limits.actionTimeoutMs[action] ?? limits.callTimeoutMs, cancelGraceMs: limits.cancelGraceMs }));
     if (orphans > 0) log.log('warn', 'ended approved calls whose daemon died', { count: orphans });
     // PostgreSQL: running rows of calls whose daemon died (contract section 16) are not running.
     const reaped = await (store as Store).sharedCalls?.reap();
@@ -162,7 +164,6 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
     if (recovered > 0) log.log('warn', 'recovered tool calls', { count: recovered });
     const threadEvents = new ThreadEventBus(storeEventSource(store));
     const uiCache = new UiCache();
-    const limits = limitsOf(opts, config);
     const parts: Omit<Services, 'toolCalls'> = {
       store,
       dbPath,

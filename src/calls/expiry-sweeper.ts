@@ -7,9 +7,23 @@
  * `ttl`), published to the thread's subscribers. Racing sweeps of several
  * daemons are safe: each end is the conditional removal of the pending row
  * (pending-calls.ts), so exactly one of them stores the failure.
+ *
+ * Each sweep also ends approved calls whose runner died once they are older
+ * than their run could be (recovery.ts): a daemon that restarted sooner, or
+ * a daemon that never restarts, leaves them to it.
  */
 import type { CallKeyOf } from '../store/store.js';
 import { endPending, type PendingDeps } from './pending-calls.js';
+import { recoverApprovedCalls } from './recovery.js';
+
+/** What the sweep needs: the pending calls, and the live time limits that bound an approved call's run. */
+export interface SweepDeps extends PendingDeps {
+  timeoutMs(action: string): number;
+  cancelGraceMs: number;
+}
+
+/** How long an approved call of `action` may run at most, by the live limits: its time limit and the kill grace. */
+export const runLimitOf = (deps: Pick<SweepDeps, 'timeoutMs' | 'cancelGraceMs'>) => (action: string): number => deps.timeoutMs(action) + deps.cancelGraceMs;
 
 /** How often the database is swept: a late expiry is at most this late for a call nobody waits on. */
 export const SWEEP_MS = 30_000;
@@ -25,7 +39,7 @@ export class ExpirySweeper {
   private running: Promise<number> | undefined;
 
   constructor(
-    private readonly deps: PendingDeps,
+    private readonly deps: SweepDeps,
     private readonly log: SweepLog,
     private readonly everyMs = SWEEP_MS,
   ) {}
@@ -67,6 +81,12 @@ export class ExpirySweeper {
       }
     }
     if (ended > 0) this.log.log('info', 'calls awaiting approval expired', { count: ended });
+    try {
+      const orphans = await recoverApprovedCalls(this.deps.store, this.log, runLimitOf(this.deps), now);
+      if (orphans > 0) this.log.log('warn', 'ended approved calls whose daemon died', { count: orphans });
+    } catch (err) {
+      this.log.log('warn', 'the sweep of approved calls whose daemon died failed', { err: (err as Error).message });
+    }
     return ended;
   }
 }

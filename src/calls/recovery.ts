@@ -34,6 +34,9 @@ export async function recoverToolCalls(store: Store, log: Logger): Promise<numbe
   return recovered.reduce((a, b) => a + b, 0);
 }
 
+/** Clock differences between daemons tolerated when an approved call's age is judged (PostgreSQL). */
+export const RUN_MARGIN_MS = 5_000;
+
 /** At most this many approved calls are recovered at one start (the rest at the next). */
 const MAX_ORPHANS = 1_000;
 
@@ -47,10 +50,16 @@ const RUNNER_DIED =
  * with no daemon to finish it, it would wait for ever, and so would a re-invocation. Each becomes `done`
  * in one unit with its pending row removed: its outcome as its record says when the action committed
  * (project-cli's record, as `recoverToolCalls`), else the failure INTERNAL saying so — recorded too, so
- * a runner that is still alive after all (another process sharing a SQLite file) answers from that
- * record rather than run: the call runs at most once. Runs before serving; resolves with how many ended.
+ * a runner that is still alive after all answers from that record rather than run: the call runs at
+ * most once.
+ *
+ * A row is taken only once it is older than its run could be (`runLimitMs`: the action's time limit
+ * and the kill grace, plus RUN_MARGIN_MS for the clocks of several daemons): a live runner has ended or
+ * stopped such a call by then. So another process sharing a SQLite file, or a daemon on PostgreSQL that
+ * has just approved the call and not yet taken its mark, is never cut short. Runs before serving and
+ * with every expiry sweep (younger orphans are ended by a later one); resolves with how many ended.
  */
-export async function recoverApprovedCalls(store: Store, log: Logger): Promise<number> {
+export async function recoverApprovedCalls(store: Store, log: Pick<Logger, 'log'>, runLimitMs: (action: string) => number, now = Date.now()): Promise<number> {
   const orphans = await store.transaction((tx) => tx.pendingCalls.orphaned(MAX_ORPHANS));
   let ended = 0;
   for (const key of orphans) {
@@ -58,6 +67,8 @@ export async function recoverApprovedCalls(store: Store, log: Logger): Promise<n
       .transaction(async (tx) => {
         const row = await tx.pendingCalls.get(key);
         if (!row || row.state !== 'running') return false;
+        // Still within what its run may take: maybe alive elsewhere; a later sweep looks again.
+        if (Date.parse(row.updatedAt) + runLimitMs(row.action) + RUN_MARGIN_MS > now) return false;
         await tx.pendingCalls.remove(key);
         // Its outcome was stored; only the row outlived the daemon.
         if (await tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId)) return true;

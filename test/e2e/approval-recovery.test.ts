@@ -5,7 +5,10 @@
  * before anything of it committed. The next daemon on the same database ends
  * the call at start — `done`, the failure INTERNAL saying so, nothing run —
  * and a re-invocation with the same id and args returns that outcome rather
- * than wait for ever.
+ * than wait for ever. A daemon ends such a call only once it is older than
+ * its run could be (time limit, kill grace, clock margin: recovery.ts), so a
+ * live runner elsewhere is never cut short: first a daemon started within
+ * that time leaves it running, then one started after it ends it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +22,7 @@ import { dbCount, dbRows } from '../helpers/db.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
 import { askConfig } from '../helpers/approval-config.js';
+import { RUN_MARGIN_MS } from '../../src/calls/recovery.js';
 import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 
 const isPg = (db: string) => /^postgres(ql)?:\/\//i.test(db);
@@ -79,7 +83,9 @@ async function approveIntoLock(host: Host, approve: () => Promise<unknown>): Pro
 
 test('an approved call whose daemon dies mid-run is ended at the next start: done, INTERNAL, nothing run; re-invoking returns it', { timeout: 90_000 }, async () => {
   const dataDir = tempDir();
-  const args = ['--executor', 'subprocess', '--config', askConfig()];
+  // Short limits, so the call's run limit (1 s + 0.3 s grace + the margin) passes within the test.
+  const limits = { call_timeout_ms: 1_000, cancel_grace_ms: 300 };
+  const args = ['--executor', 'subprocess', '--config', askConfig(limits)];
   const first = await startHost({ transport: 'ws', dataDir, args });
   const token = await mintBearer('alice');
   let eventId = '';
@@ -103,6 +109,20 @@ test('an approved call whose daemon dies mid-run is ended at the next start: don
     if (first.proc.exitCode === null && first.proc.signalCode === null) await first.stop();
   }
   assert.equal(await dbCount(first.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'"), 1, 'left running by the dead daemon');
+  const [{ updated_at: approvedAt } = { updated_at: '' }] = await dbRows<{ updated_at: string }>(first.dbPath, "SELECT updated_at FROM calls WHERE tool_call_id = 'del'");
+  const runLimitEnds = Date.parse(approvedAt) + limits.call_timeout_ms + limits.cancel_grace_ms + RUN_MARGIN_MS;
+
+  // Within the call's run limit, a daemon that starts leaves it: its runner may be alive elsewhere.
+  if (Date.now() < runLimitEnds - 2_000) {
+    const early = await startHost({ transport: 'ws', dataDir, args });
+    try {
+      assert.equal(await dbCount(early.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'"), 1, 'not ended within its run limit');
+      assert.equal(await dbCount(early.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'del'"), 0);
+    } finally {
+      await early.stop();
+    }
+  }
+  await waitFor(() => Date.now() > runLimitEnds || undefined, 'the call\'s run limit to pass', RUN_MARGIN_MS + 10_000, 100);
 
   const next = await startHost({ transport: 'ws', dataDir, args });
   try {

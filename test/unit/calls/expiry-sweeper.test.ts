@@ -14,6 +14,8 @@ import type { PendingCallRow, Store } from '../../../src/store/store.js';
 import { ExpirySweeper } from '../../../src/calls/expiry-sweeper.js';
 import { ApprovalWaiters } from '../../../src/calls/approval-waiters.js';
 import type { PendingDeps } from '../../../src/calls/pending-calls.js';
+import type { SweepDeps } from '../../../src/calls/expiry-sweeper.js';
+import { RUN_MARGIN_MS } from '../../../src/calls/recovery.js';
 import { tempDir } from '../../helpers/repo.js';
 import { dbRows } from '../../helpers/db.js';
 import { storeOutcome } from '../../../src/calls/call.js';
@@ -63,7 +65,9 @@ test('a sweep ends the expired calls only, once each, stored, audited and publis
     const published: string[] = [];
     const settled: string[] = [];
     const approvals = new ApprovalWaiters();
-    const deps: PendingDeps = {
+    const deps: SweepDeps = {
+      timeoutMs: () => 30_000,
+      cancelGraceMs: 2_000,
       store,
       threadEvents: { publish: (e: { row: { tool_call_id: string | null } }) => published.push(e.row.tool_call_id ?? '') } as unknown as PendingDeps['threadEvents'],
       approvals,
@@ -88,6 +92,14 @@ test('a sweep ends the expired calls only, once each, stored, audited and publis
     assert.equal((await store.read((tx) => tx.pendingCalls.get({ userId: 'u1', threadId: 't1', toolCallId: 'approved' })))?.state, 'running');
     assert.deepEqual(await store.read((tx) => tx.pendingCalls.expired(new Date(now).toISOString(), 10)), []);
     assert.equal(await new ExpirySweeper(deps, silent).sweep(now), 0, 'nothing left to end');
+    // The approved call, its runner gone: left while its run could still be going on elsewhere (its time
+    // limit, the kill grace and the clock margin), ended INTERNAL by the first sweep after that.
+    const approved = { userId: 'u1', threadId: 't1', toolCallId: 'approved' };
+    await new ExpirySweeper(deps, silent).sweep(now + 30_000 + 2_000 + RUN_MARGIN_MS - 1_000);
+    assert.equal((await store.read((tx) => tx.pendingCalls.get(approved)))?.state, 'running', 'not ended within its run limit');
+    await new ExpirySweeper(deps, silent).sweep(now + 30_000 + 2_000 + RUN_MARGIN_MS + 1_000);
+    assert.equal(await store.read((tx) => tx.pendingCalls.get(approved)), undefined, 'ended past it');
+    assert.match((await store.read((tx) => tx.messages.getToolMessage('u1', 't1', 'approved')))?.content ?? '', /"code":"INTERNAL"/);
   } finally {
     await store.close();
   }
