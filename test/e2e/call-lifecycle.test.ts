@@ -261,8 +261,12 @@ test('call/cancel ends a running project-cli child (SIGTERM) and nothing it woul
       const title = `kill ${attempt}`;
       const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: id, args: create(title) });
       let release: (() => Promise<void>) | undefined;
-      if (/^postgres/i.test(host.dbPath)) release = await holdWriteLock(host.dbPath);
-      else {
+      if (/^postgres/i.test(host.dbPath)) {
+        release = await holdWriteLock(host.dbPath);
+        // The events table is locked, the credential is not: once it is recorded the child is starting, so
+        // the cancel below meets a child (sent before it, on a loaded machine, it met none, and no stop line came).
+        await waitFor(() => dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [id]), 'the credential audit row', 15_000, 2);
+      } else {
         await waitFor(() => dbCount(host.dbPath, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [id]), 'the credential audit row', 15_000, 2);
         release = await holdWriteLock(host.dbPath);
       }
