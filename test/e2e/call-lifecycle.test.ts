@@ -7,7 +7,7 @@
  * the commit many times — never a half-written call, never a cancelled call
  * whose writes are visible.
  */
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,30 +69,10 @@ async function stopTookEffect(host: Host, executor: Executor, before: number): P
   await waitFor(() => lines.some((l) => host.stderr().slice(before).includes(l)), `a log line ${lines.join(' or ')}`);
 }
 
-/**
- * One daemon per transport and executor, shared by the tests that need nothing else of it: each test
- * acts as users of its own (a call id and thread are a user's), and its calls are told apart by
- * title. The WebSocket ones log at debug level for the MCP tests (`tool call running`). Stopped
- * after the file, so a daemon start is paid four times rather than once per test.
- */
-const daemons = new Map<string, Promise<Host>>();
-function daemon(transport: Transport, executor: Executor): Promise<Host> {
-  const key = `${transport} ${executor}`;
-  let host = daemons.get(key);
-  if (!host) {
-    host = startHost({ transport, args: ['--executor', executor], ...(transport === 'ws' ? { env: { TOOLGATE_LOG_LEVEL: 'debug' } } : {}) });
-    daemons.set(key, host);
-  }
-  return host;
-}
-after(async () => {
-  await Promise.all([...daemons.values()].map(async (h) => (await h).stop()));
-});
-
 for (const { transport, executor } of CASES) {
   test(`call/get and call/cancel stop a running call (${transport}, ${executor})`, { timeout: 60_000 }, async () => {
-    const host = await daemon(transport, executor);
-    {
+    const host = await startHost({ transport, args: ['--executor', executor] });
+    try {
       const alice = await openSession(host, await mintBearer('alice'));
       // The canceller: another connection of the same user on WebSocket; the same connection on stdio (one pipe).
       const other = transport === 'ws' ? await host.connect() : host;
@@ -151,15 +131,18 @@ for (const { transport, executor } of CASES) {
       const kept = await host.request<CallCancelResult>('call/cancel', { session_id: alice.session_id, thread_id: 't', tool_call_id: 'c2' });
       assert.deepEqual(kept, { state: 'done', outcome: ok });
       assert.equal(await eventsTitled(host, 'kept'), 1);
+    } finally {
+      if (process.env.DEBUG_CALLS) console.error(host.stderr());
+      await host.stop();
     }
   });
 }
 
 for (const executor of ['subprocess', 'inprocess'] as const) {
   test(`$/cancelRequest on a running tool/invoke stops it and answers CANCELLED (${executor})`, { timeout: 60_000 }, async () => {
-    const host = await daemon('stdio', executor);
-    {
-      const s = await openSession(host, await mintBearer('carol'));
+    const host = await startHost({ args: ['--executor', executor] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
       const release = await holdWriteLock(host.dbPath);
       let released = false;
       try {
@@ -179,6 +162,8 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
       } finally {
         if (!released) await release();
       }
+    } finally {
+      await host.stop();
     }
   });
 
@@ -210,11 +195,11 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 
   test(`a cancel raced against the commit never leaves a half-written or a cancelled-but-visible call (${executor})`, { timeout: 120_000 }, async () => {
-    const host = await daemon('ws', executor);
-    const canceller = await host.connect();
+    const host = await startHost({ transport: 'ws', args: ['--executor', executor] });
     try {
-      const s = await openSession(host, await mintBearer('dave'));
-      const cs = await openSession(canceller, await mintBearer('dave'));
+      const s = await openSession(host, await mintBearer('alice'));
+      const canceller = await host.connect();
+      const cs = await openSession(canceller, await mintBearer('alice'));
       const seen = { CANCELLED: 0, success: 0 };
       for (let i = 0; i < 20; i++) {
         const title = `race ${i}`;
@@ -244,15 +229,15 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
       // A child takes tens of milliseconds: cancels sent 0-120 ms in stop some of them (a daemon ignoring them fails here).
       if (executor === 'subprocess') assert.ok(seen.CANCELLED > 0, `no cancel took effect: ${JSON.stringify(seen)}`);
     } finally {
-      await canceller.close();
+      await host.stop();
     }
   });
 }
 
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
-  const host = await daemon('stdio', 'subprocess');
-  {
-    const s = await openSession(host, await mintBearer('erin'));
+  const host = await startHost({ args: ['--executor', 'subprocess'] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
     // The child must be running when the lock is taken: the lock goes in right after the daemon has recorded
     // the call's credential (the child starts then). A child quicker than that is tried again under a new id.
     for (let attempt = 0; ; attempt++) {
@@ -295,6 +280,8 @@ test('call/cancel ends a running project-cli child (SIGTERM) and nothing it woul
         if (!released) await release();
       }
     }
+  } finally {
+    await host.stop();
   }
 });
 
@@ -302,30 +289,25 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
   test(`MCP notifications/cancelled stops a running tools/call; the call is stored CANCELLED (${kind})`, { timeout: 60_000 }, async () => {
     // Debug lines say when the call runs (`tool call running`): the cancel must find it running.
     const debug = { TOOLGATE_LOG_LEVEL: 'debug' };
-    // Over HTTP: the shared WebSocket daemon of the binary's default executor, subprocess.
-    const shared = kind === 'stdio' ? undefined : await daemon('ws', 'subprocess');
+    const daemon = kind === 'stdio' ? undefined : await startHost({ transport: 'ws', env: debug });
     const dataDir = tempDir();
-    const dbPath = shared?.dbPath ?? (TEST_ENGINE === 'postgres' ? (await import('../helpers/pg.js')).pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
+    const dbPath = daemon?.dbPath ?? (TEST_ENGINE === 'postgres' ? (await import('../helpers/pg.js')).pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
     const db = await dbPath;
-    const token = await mintBearer(`mcp-${kind}`);
+    const token = await mintBearer('alice');
     const mcp = await connectMcp(kind, {
       token,
-      ...(shared ? { port: shared.port! } : {}),
+      ...(daemon ? { port: daemon.port! } : {}),
       dbPath: db,
       env: debug,
     });
-    const stderr = () => shared?.stderr() ?? mcp.stderr();
+    const stderr = () => daemon?.stderr() ?? mcp.stderr();
     const release = await holdWriteLock(db);
     let released = false;
     try {
       const abort = new AbortController();
       const meta = { 'toolgate/thread_id': 'mcp-cancel', 'toolgate/tool_call_id': `m-${kind}` };
       const pending = mcp.client.callTool({ name: 'project_cli', arguments: create(`mcp ${kind}`), _meta: meta }, { signal: abort.signal });
-      // This call's own line: the daemon is shared, and earlier calls ran on it.
-      await waitFor(
-        () => stderr().split('\n').some((l) => l.includes(`"tool call running"`) && l.includes(`"tool_call_id":"m-${kind}"`)),
-        () => `the call to run\n${stderr().slice(-1500)}`,
-      );
+      await waitFor(() => stderr().includes(`"tool call running"`) && stderr().includes(`"tool_call_id":"m-${kind}"`), () => `the call to run\n${stderr().slice(-1500)}`);
       const before = stderr().length;
       abort.abort();
       await assert.rejects(pending);
@@ -346,6 +328,7 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
     } finally {
       if (!released) await release();
       await mcp.close();
+      await daemon?.stop();
     }
   });
 }
