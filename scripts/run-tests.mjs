@@ -21,8 +21,6 @@ import { join } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
-// Not listed: e2e/pg-outage and e2e/pg-pgbouncer start a cluster (and a pooler) of their own, since they
-// restart or cut the server; they run once, in the SQLite pass, and skip when PostgreSQL is not installed.
 /** The suites the PostgreSQL pass runs: outside-in (daemon over stdio and WebSocket, security, durability, UI) plus the engine's own. */
 const PG_SUITES = [
   'unit/store/pg-store',
@@ -52,6 +50,15 @@ const PG_SUITES = [
   'unit/calls/expiry-sweeper',
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
+const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
+/**
+ * Not in the list above: these start a cluster (and a pooler) of their own, since they restart or cut the
+ * server, and skip when PostgreSQL is not installed. They run once: in the PostgreSQL pass when there is
+ * one (they are PostgreSQL's suites, and spend most of their time waiting on their servers, so the
+ * SQLite pass beside it no longer waits for them), else in the SQLite pass.
+ */
+const OWN_CLUSTER_SUITES = ['e2e/pg-outage', 'e2e/pg-pgbouncer'].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
+
 /** Runs node's test runner with its output passed through, and remembers that output's counts. */
 function run(args, env) {
   return new Promise((resolve) => {
@@ -75,11 +82,11 @@ function counts(text) {
   return { pass: last('pass'), fail: last('fail') };
 }
 
-const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
 // NODE_EXTRA_CA_CERTS (this machine sets it) costs every Node start ~40 ms loading certificates, and
-// no test file speaks TLS to the outside: its test processes, and the children that inherit their
-// environment, start without it.
-const { TOOLGATE_TEST_PG_URL: _omit, NODE_EXTRA_CA_CERTS: _certs, ...sqliteEnv } = process.env;
+// no test file speaks TLS to the outside: each pass's test processes, and the children that inherit
+// their environment, start without it.
+const { NODE_EXTRA_CA_CERTS: _certs, ...testEnv } = process.env;
+const { TOOLGATE_TEST_PG_URL: _omit, ...sqliteEnv } = testEnv;
 
 let pgPass = Promise.resolve(0);
 let pgLog;
@@ -87,7 +94,7 @@ if (pgUrl) {
   pgLog = join(mkdtempSync(join(tmpdir(), 'toolgate-pg-pass-')), 'tap.log');
   const out = createWriteStream(pgLog);
   pgPass = new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...PG_SUITES], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...PG_SUITES, ...OWN_CLUSTER_SUITES], { env: testEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
@@ -127,7 +134,7 @@ const rank = (f) => (SLOW_FIRST.includes(f) ? SLOW_FIRST.indexOf(f) : SLOW_FIRST
 const SUITES = readdirSync(join(root, 'test'), { recursive: true })
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => join(root, 'dist', 'test', f.replace(/\.ts$/, '.js')))
-  .filter((f) => existsSync(f))
+  .filter((f) => existsSync(f) && !(pgUrl && OWN_CLUSTER_SUITES.includes(f)))
   .sort()
   .sort((a, b) => rank(a) - rank(b));
 
@@ -150,7 +157,7 @@ if (timesLog) {
 }
 const pgCode = await pgPass;
 if (pgLog) {
-  process.stdout.write(`\n==== PostgreSQL pass (${PG_SUITES.length} suites) ====\n`);
+  process.stdout.write(`\n==== PostgreSQL pass (${PG_SUITES.length + OWN_CLUSTER_SUITES.length} suites) ====\n`);
   process.stdout.write(readFileSync(pgLog, 'utf8'));
   process.stdout.write(`==== PostgreSQL pass: ${pgCode === 0 ? 'passed' : `FAILED (exit ${pgCode})`} ====\n`);
 } else {
