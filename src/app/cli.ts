@@ -121,7 +121,7 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
 async function serveCommand(args: string[], io: CliIo): Promise<number> {
   const opts = serveOptionsOf(args, io.env, io.stdout);
   if (opts === null) return 0;
-  const { serve } = await import('./serve.js');
+  const { serve } = await import('./daemon-commands.js');
   return serve(opts);
 }
 
@@ -193,7 +193,7 @@ async function devCredentialCommand(args: string[], io: CliIo): Promise<number> 
   if (!values.action) throw new UsageError('needs --action MODULE.METHOD', 'dev-credential');
   const db = resolveDbPath(values.db, io.env);
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db');
-  const { devCredential } = await import('../auth/dev-credential.js');
+  const { devCredential } = await import('./daemon-commands.js');
   io.stdout.write(`${await devCredential({ user: values.user, action: values.action, db, env: io.env })}\n`);
   return 0;
 }
@@ -213,7 +213,7 @@ async function automationCommand(args: string[], io: CliIo): Promise<number> {
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   const ttl = values['ask-ttl-s'];
-  const { addAutomationJob } = await import('../sessions/automation-jobs.js');
+  const { addAutomationJob } = await import('./daemon-commands.js');
   const job = await addAutomationJob({
     owner: values.owner,
     skills: list(values.skills),

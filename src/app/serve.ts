@@ -39,7 +39,6 @@ import { UiCache } from '../threads/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
-import { listenWs } from './ws-listener.js';
 import { watchLauncher } from './launcher-watch.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { ApprovalWaiters } from '../calls/approval-waiters.js';
@@ -336,6 +335,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
+    // Loaded only here: the HTTP routes and the ws package are no part of a stdio or MCP daemon.
+    const { listenWs } = await import('./ws-listener.js');
     const listener = await listenWs(ctx, { host: opts.host, port: opts.port }, log);
     // The one line a launcher waits for (contract section 1).
     process.stderr.write(`${JSON.stringify({ listening: { host: listener.host, port: listener.port } })}\n`);
