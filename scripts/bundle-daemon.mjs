@@ -4,8 +4,10 @@
 // before `initialize` is answered; one bundle with the cold paths split off halves that.
 //  - Entry points: the launcher's three imports (start-up-heap, cli, redact) and the checkpoint
 //    worker, which src/store/sqlite/checkpointer.ts starts by a URL relative to its own file.
-//  - Code splitting: what is imported lazily (PostgreSQL, MCP on stdio, telemetry, conformance)
-//    stays in chunks of its own and is read only by the runs that use it.
+//  - Code splitting: what is imported lazily (the daemon's commands behind src/app/cli.ts, the --ws
+//    listener, PostgreSQL, MCP on stdio, telemetry, conformance) stays in chunks of its own and is read
+//    only by the runs that use it. Each import() is a split point and each chunk a module Node loads:
+//    cli.ts imports the commands that open the store through one module (daemon-commands.ts).
 //  - better-sqlite3 and the optional native modules stay external: a native addon cannot be bundled,
 //    and the bench's commit probe patches better-sqlite3's prototype from outside.
 //  - zod's 40 locales are replaced by English, as in project-cli's bundle (scripts/zod-english-only.mjs).

@@ -1,17 +1,21 @@
 /**
  * `toolgate` command line: parses flags and hands over. Nothing else lives here.
+ *
+ * Each command imports what it runs when it runs (`await import(…)`): the
+ * daemon is ~1 MB of bundled code, and `--version`, `--help`, a mistyped flag
+ * or `dev-token` need none of it. What is imported here at the top stays small
+ * (no zod, no store, no SDK); test/e2e/daemon-bundle.test.ts checks what
+ * `toolgate --version` loads.
  */
 import { ConfigError } from '../config/config-error.js';
-import { DatabaseOpenError } from '../store/database.js';
+import { DatabaseOpenError } from '../store/database-open-error.js';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { FolderError, ensureFolder, resolveDbPath } from '../config/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
-import { devToken } from '../auth/dev-token.js';
-import { devCredential } from '../auth/dev-credential.js';
-import { addAutomationJob } from '../sessions/automation-jobs.js';
-import { serve, VERSION, type ServeOptions } from './serve.js';
+import type { ServeOptions } from './serve.js';
+import { VERSION } from './version.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
 import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_CREDENTIAL, DEV_TOKEN, SERVE } from './cli-commands.js';
@@ -116,7 +120,9 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
 
 async function serveCommand(args: string[], io: CliIo): Promise<number> {
   const opts = serveOptionsOf(args, io.env, io.stdout);
-  return opts === null ? 0 : serve(opts);
+  if (opts === null) return 0;
+  const { serve } = await import('./daemon-commands.js');
+  return serve(opts);
 }
 
 /**
@@ -174,6 +180,7 @@ async function devTokenCommand(args: string[], io: CliIo): Promise<number> {
   if (!values.user) throw new UsageError('needs --user ID', 'dev-token');
   const ttl = values.ttl === undefined ? 24 * 3600 : Number(values.ttl);
   if (!(Number.isInteger(ttl) && ttl > 0)) throw new UsageError('--ttl must be a positive whole number of seconds', 'dev-token');
+  const { devToken } = await import('../auth/dev-token.js');
   const token = await devToken({ user: values.user, phone: values.phone, name: values.name, role: values.role, ttlSeconds: ttl, env: io.env });
   io.stdout.write(`${token}\n`);
   return 0;
@@ -186,6 +193,7 @@ async function devCredentialCommand(args: string[], io: CliIo): Promise<number> 
   if (!values.action) throw new UsageError('needs --action MODULE.METHOD', 'dev-credential');
   const db = resolveDbPath(values.db, io.env);
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db');
+  const { devCredential } = await import('./daemon-commands.js');
   io.stdout.write(`${await devCredential({ user: values.user, action: values.action, db, env: io.env })}\n`);
   return 0;
 }
@@ -205,6 +213,7 @@ async function automationCommand(args: string[], io: CliIo): Promise<number> {
   if (!isPostgresUrl(db)) ensureFolder(dirname(db), '--db'); // a file in the way is one line, not EEXIST
   const list = (v: string | undefined) => (v ?? '').split(',').map((x) => x.trim()).filter(Boolean);
   const ttl = values['ask-ttl-s'];
+  const { addAutomationJob } = await import('./daemon-commands.js');
   const job = await addAutomationJob({
     owner: values.owner,
     skills: list(values.skills),

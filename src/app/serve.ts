@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { availableParallelism } from 'node:os';
@@ -22,7 +22,6 @@ import { subprocessExecutor } from '../calls/subprocess-executor.js';
 import { InProcessExecutor } from '../calls/inprocess-executor.js';
 import { ToolCalls } from '../calls/tool-calls.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
-import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { recoverApprovedCalls, recoverToolCalls } from '../calls/recovery.js';
 import { relayAsked } from '../calls/approval-relay.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../sessions/sessions.js';
@@ -40,7 +39,6 @@ import { UiCache } from '../threads/ui-cache.js';
 import { releaseYoungGeneration } from './start-up-heap.js';
 import { startDaemonTracing, traceDaemon } from './observability.js';
 import { exportErrorText } from '../telemetry/tracing.js';
-import { listenWs } from './ws-listener.js';
 import { watchLauncher } from './launcher-watch.js';
 import { DEFAULT_MAX_RESULT_BYTES, MAX_TIMER_MS } from '../protocol/limits.js';
 import { ApprovalWaiters } from '../calls/approval-waiters.js';
@@ -49,6 +47,7 @@ import { ExpirySweeper, runLimitOf } from '../calls/expiry-sweeper.js';
 import { CallStopped } from '../calls/call-stopped.js';
 import type { LiveLimits } from '../sessions/profile-reload.js';
 import { reloadConfig } from './config-reload.js';
+import { VERSION } from './version.js';
 
 export interface ServeOptions {
   transport: 'stdio' | 'ws' | 'mcp';
@@ -99,7 +98,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
 };
 
-export const VERSION: string = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+export { VERSION };
 
 /** Builds the runtime: every configuration problem is a ConfigError raised before anything is served. */
 export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Services> {
@@ -336,6 +335,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = mcp.closed.then(() => 0);
     stop = () => mcp.close();
   } else {
+    // Loaded only here: the HTTP routes and the ws package are no part of a stdio or MCP daemon.
+    const { listenWs } = await import('./ws-listener.js');
     const listener = await listenWs(ctx, { host: opts.host, port: opts.port }, log);
     // The one line a launcher waits for (contract section 1).
     process.stderr.write(`${JSON.stringify({ listening: { host: listener.host, port: listener.port } })}\n`);

@@ -3,6 +3,7 @@ import { accessSync, chmodSync, constants, existsSync, mkdirSync } from 'node:fs
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 import { RowReport, type StoredRowCheck } from './row-check.js';
+import { DatabaseOpenError } from './database-open-error.js';
 
 export type Db = Database.Database;
 
@@ -68,16 +69,8 @@ function unwritable(file: string, fresh: boolean): string | null {
   return null;
 }
 
-/** The database file could not be opened or migrated (wrong path, not SQLite, newer schema…). */
-export class DatabaseOpenError extends Error {
-  override name = 'DatabaseOpenError';
-  /** The server could not be reached or is not accepting connections yet: trying again later may work. */
-  readonly unavailable: boolean;
-  constructor(message: string, opts: { unavailable?: boolean } = {}) {
-    super(message);
-    this.unavailable = opts.unavailable ?? false;
-  }
-}
+// In a module of its own: `toolgate` names it without loading better-sqlite3 (src/app/cli.ts).
+export { DatabaseOpenError };
 
 function migrate(db: Db, checkRows: StoredRowCheck | undefined): void {
   const current = () => db.pragma('user_version', { simple: true }) as number;

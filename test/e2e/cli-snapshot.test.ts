@@ -73,45 +73,60 @@ async function seeded(): Promise<{ dataDir: string; token: string }> {
   return { dataDir, token };
 }
 
-test('calls run from the start-up snapshot with the results the bundle gives', async () => {
-  const { dataDir, token } = await seeded();
-  const results: Record<string, string[]> = {};
-  // Calls the daemon refuses itself (an unknown method, say) never start project-cli, so the count
-  // of runs is compared between the two launch modes rather than with the number of calls.
-  const spawned: Record<string, number> = {};
-  for (const [name, env] of [['snapshot', {}], ['bundle', { TOOLGATE_CLI_SNAPSHOT: 'off' }]] as const) {
-    const { host, launch } = await startDecided(dataDir, env);
+/**
+ * Both tests read one seeded data folder and compare with one run on the bundle (TOOLGATE_CLI_SNAPSHOT=off):
+ * the calls write nothing that a later read would show, so each daemon answers them the same whatever ran
+ * before. Made once, by whichever test asks first (two daemons fewer than a folder and a baseline per test).
+ */
+let seededOnce: ReturnType<typeof seeded> | undefined;
+const seededData = () => (seededOnce ??= seeded());
+
+let bundleOnce: Promise<{ results: string[]; runs: number }> | undefined;
+const bundleBaseline = () =>
+  (bundleOnce ??= (async () => {
+    const { dataDir, token } = await seededData();
+    const { host, launch } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: 'off' });
+    let results: string[];
     try {
-      assert.equal(launch.mode, name, JSON.stringify(launch));
-      results[name] = await runAll(host, token, `t-${name}`);
+      assert.equal(launch.mode, 'bundle', JSON.stringify(launch));
+      results = await runAll(host, token, 't-bundle');
     } finally {
       await host.stop();
     }
     const runs = lines(host, 'project-cli ran');
     assert.ok(runs.length > 0, 'some calls ran project-cli');
-    spawned[name] = runs.length;
-    assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set([name]));
-    assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
+    assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
+    assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0, 'off is not a failure: no warning');
+    return { results, runs: runs.length };
+  })());
+
+test('calls run from the start-up snapshot with the results the bundle gives', async () => {
+  const { dataDir, token } = await seededData();
+  // Calls the daemon refuses itself (an unknown method, say) never start project-cli, so the count
+  // of runs is compared between the two launch modes rather than with the number of calls.
+  const { host, launch } = await startDecided(dataDir);
+  let results: string[];
+  try {
+    assert.equal(launch.mode, 'snapshot', JSON.stringify(launch));
+    results = await runAll(host, token, 't-snapshot');
+  } finally {
+    await host.stop();
   }
-  assert.match(results.snapshot![0]!, /^success .*Seeded/);
-  assert.deepEqual(results.snapshot, results.bundle);
-  assert.equal(spawned.snapshot, spawned.bundle, 'the same calls reach project-cli either way');
+  const runs = lines(host, 'project-cli ran');
+  assert.ok(runs.length > 0, 'some calls ran project-cli');
+  assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['snapshot']));
+  assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
+  const bundle = await bundleBaseline();
+  assert.match(results[0]!, /^success .*Seeded/);
+  assert.deepEqual(results, bundle.results);
+  assert.equal(runs.length, bundle.runs, 'the same calls reach project-cli either way');
 });
 
 test('a damaged or missing snapshot leaves the daemon on the bundle, with one warning', async () => {
-  const { dataDir, token } = await seeded();
+  const { dataDir, token } = await seededData();
   const damaged = join(tempDir(), 'damaged.blob');
   writeFileSync(damaged, 'not a V8 start-up snapshot\n');
-  let expectedRuns = 0;
-  const expected = await (async () => {
-    const { host } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: 'off' });
-    try {
-      return await runAll(host, token, 't-expected');
-    } finally {
-      await host.stop();
-      expectedRuns = lines(host, 'project-cli ran').length;
-    }
-  })();
+  const { results: expected, runs: expectedRuns } = await bundleBaseline();
   for (const [i, blob] of [damaged, join(tempDir(), 'missing.blob')].entries()) {
     const { host, launch } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: blob });
     try {

@@ -79,6 +79,22 @@ test('serve --mcp from the bundle loads its MCP chunk and lists the one tool', a
   assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), []);
 });
 
+test('a command that does not serve loads none of the daemon: --version, --help and a usage mistake read only the small CLI chunks', () => {
+  const dir = tempDir('toolgate-modules-');
+  const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, NODE_OPTIONS: PRELOAD };
+  for (const [i, args] of [['--version'], ['--help'], ['serve', '--websocket']].entries()) {
+    const log = join(dir, `${i}.log`);
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env: { ...env, MODULE_LOG: log }, encoding: 'utf8' });
+    assert.equal(r.status, args[0] === 'serve' ? 2 : 0, r.stderr);
+    const own = ownModules(log).filter((u) => u.startsWith(DIST_DAEMON));
+    assert.ok(own.includes(`${DIST_DAEMON}cli.js`), own.join('\n'));
+    assert.deepEqual(own.filter((u) => /\/serve-[A-Z0-9]+\.js$/.test(u)), [], `${args.join(' ')}: not the serve chunk`);
+    // The whole daemon is ~1 MB; what a command line needs to be parsed is a few tens of KB.
+    const bytes = own.reduce((sum, u) => sum + statSync(new URL(u)).size, 0);
+    assert.ok(bytes < 100_000, `${args.join(' ')} read ${bytes} bytes of dist/daemon:\n${own.join('\n')}`);
+  }
+});
+
 test('TOOLGATE_UNBUNDLED=1 runs dist/src, and both say the same', async () => {
   const log = join(tempDir('toolgate-modules-'), 'modules.log');
   const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir() };
