@@ -8,7 +8,8 @@
  * than wait for ever. A daemon ends such a call only once it is older than
  * its run could be (time limit, kill grace, clock margin: recovery.ts), so a
  * live runner elsewhere is never cut short: first a daemon started within
- * that time leaves it running, then one started after it ends it.
+ * that time leaves it running, then one started once the call is older (its
+ * stored start moved back past that time, rather than waited for) ends it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { setImmediate as turn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { openSession, startHost, type Host } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
+import { pgQuery } from '../helpers/pg.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { dbCount, dbRows } from '../helpers/db.js';
@@ -81,9 +84,23 @@ async function approveIntoLock(host: Host, approve: () => Promise<unknown>): Pro
   };
 }
 
+/** Sets the stored approval time of the call `del` (the time its run started). */
+async function backdate(db: string, at: string): Promise<void> {
+  if (isPg(db)) {
+    await pgQuery(db, "UPDATE calls SET updated_at = $1 WHERE tool_call_id = 'del'", [at]);
+    return;
+  }
+  const conn = new Database(db, { timeout: 10_000 });
+  try {
+    conn.prepare("UPDATE calls SET updated_at = ? WHERE tool_call_id = 'del'").run(at);
+  } finally {
+    conn.close();
+  }
+}
+
 test('an approved call whose daemon dies mid-run is ended at the next start: done, INTERNAL, nothing run; re-invoking returns it', { timeout: 90_000 }, async () => {
   const dataDir = tempDir();
-  // Short limits, so the call's run limit (1 s + 0.3 s grace + the margin) passes within the test.
+  // Short limits: the call's run limit is 1 s + 0.3 s grace + the margin.
   const limits = { call_timeout_ms: 1_000, cancel_grace_ms: 300 };
   const args = ['--executor', 'subprocess', '--config', askConfig(limits)];
   const first = await startHost({ transport: 'ws', dataDir, args });
@@ -110,11 +127,14 @@ test('an approved call whose daemon dies mid-run is ended at the next start: don
   }
   assert.equal(await dbCount(first.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'"), 1, 'left running by the dead daemon');
   const [{ updated_at: approvedAt } = { updated_at: '' }] = await dbRows<{ updated_at: string }>(first.dbPath, "SELECT updated_at FROM calls WHERE tool_call_id = 'del'");
-  const runLimitEnds = Date.parse(approvedAt) + limits.call_timeout_ms + limits.cancel_grace_ms + RUN_MARGIN_MS;
+  const runLimitMs = limits.call_timeout_ms + limits.cancel_grace_ms + RUN_MARGIN_MS;
+  // The daemons after the crash run in this process: what is checked is what a start does to the
+  // database, not the process (the first daemon above is the one whose death is under test).
+  const restart = () => startInProcess({ dataDir, db: first.dbPath, args });
 
   // Within the call's run limit, a daemon that starts leaves it: its runner may be alive elsewhere.
-  if (Date.now() < runLimitEnds - 2_000) {
-    const early = await startHost({ transport: 'ws', dataDir, args });
+  if (Date.now() < Date.parse(approvedAt) + runLimitMs - 2_000) {
+    const early = await restart();
     try {
       assert.equal(await dbCount(early.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'"), 1, 'not ended within its run limit');
       assert.equal(await dbCount(early.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'del'"), 0);
@@ -122,11 +142,13 @@ test('an approved call whose daemon dies mid-run is ended at the next start: don
       await early.stop();
     }
   }
-  await waitFor(() => Date.now() > runLimitEnds || undefined, 'the call\'s run limit to pass', RUN_MARGIN_MS + 10_000, 100);
+  // The run limit passes without waiting for it: the row is made as old as a call approved just
+  // over its run limit ago (recovery judges a call's age by this column alone).
+  await backdate(first.dbPath, new Date(Date.now() - runLimitMs - 1_000).toISOString());
 
-  const next = await startHost({ transport: 'ws', dataDir, args });
+  const next = await restart();
   try {
-    // Ended before the daemon listened: stored, the row gone, nothing run.
+    // Ended before the daemon served: stored, the row gone, nothing run.
     const [stored] = await dbRows<{ content: string }>(next.dbPath, "SELECT content FROM messages WHERE tool_call_id = 'del'");
     assert.ok(stored, 'the call is stored done at start');
     assert.equal((JSON.parse(stored!.content) as { error?: { code?: string } }).error?.code, 'INTERNAL', stored?.content);
@@ -134,10 +156,11 @@ test('an approved call whose daemon dies mid-run is ended at the next start: don
     assert.equal(await dbCount(next.dbPath, 'SELECT count(*) AS n FROM events WHERE id = ?', [eventId]), 1, 'nothing ran');
 
     const { session_id } = await openSession(next, token);
-    const again = await Promise.race([
-      next.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'del', args: del() }),
-      waitFor(() => undefined, 'the re-invocation to answer rather than wait').then(() => undefined as never),
-    ]);
+    // Answered, or failed after waitFor's ceiling: a re-invocation must not wait. The ceiling ends with
+    // the answer, so nothing is left polling to keep the file's process alive after the test.
+    let answered = false;
+    const invoked = next.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: 'del', args: del() }).finally(() => (answered = true));
+    const again = await Promise.race([invoked, waitFor(() => answered, 'the re-invocation to answer rather than wait').then(() => invoked)]);
     assert.equal(again.status, 'failure');
     assert.match(again.content[0]!.text, /"code":"INTERNAL".*stopped before its outcome was stored/);
     const got = await next.request<CallGetResult>('call/get', { session_id, thread_id: 't', tool_call_id: 'del' });

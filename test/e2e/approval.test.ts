@@ -1,15 +1,22 @@
 /**
  * Approval bound to the exact call (contract section 17), from outside, on a
- * spawned daemon over stdio and WebSocket with both executors, on the pass's
+ * daemon over stdio and WebSocket with both executors, on the pass's
  * engine: a call to an `ask` action is stored `awaiting_approval` with no
  * credential issued, `tool/approval` carries its digest and a confirmation
  * card, and it runs only after `call/approve` — exactly once; a wrong digest
  * changes nothing; a deny, an expiry and a cancel each end it with nothing
  * written by the action; racing approve/deny pairs leave each call decided once.
+ *
+ * The daemons run in this process (test/helpers/in-process.ts) on the real
+ * transports and executors; the process boundary is not what is checked here
+ * (daemon-skeleton, ws-transport and executors keep spawned ones). A daemon
+ * that dies and the one started after it (the sweep at start is `serve`'s)
+ * are spawned, and so are two daemons on one PostgreSQL database.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
+import { startHost, openSession, rpcError, type Client, type Transport } from '../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -28,6 +35,13 @@ const CASES: Array<{ transport: Transport; executor: Executor }> = [
   { transport: 'ws', executor: 'subprocess' },
   { transport: 'ws', executor: 'inprocess' },
 ];
+
+/** What these tests use of a daemon, spawned or in this process. */
+interface Host extends Client {
+  dbPath: string;
+  port?: number;
+  stderr(): string;
+}
 
 const failure = (r: ToolResponse) => (JSON.parse(r.content[0]!.text) as { error?: { code?: string; reason?: string } }).error;
 
@@ -60,12 +74,12 @@ async function createEvent(host: Host, sessionId: string, id: string, title: str
  * of it: each acts as users of its own, and its call ids are its own (the audit tables are read by
  * call id). Stopped after the file.
  */
-const daemons = new Map<string, Promise<Host>>();
-function daemon(transport: Transport, executor: Executor): Promise<Host> {
+const daemons = new Map<string, Promise<InProcessHost>>();
+function daemon(transport: Transport, executor: Executor): Promise<InProcessHost> {
   const key = `${transport} ${executor}`;
   let host = daemons.get(key);
   if (!host) {
-    host = startHost({ transport, args: ['--executor', executor, '--config', askConfig()] });
+    host = startInProcess({ transport, executor, args: ['--config', askConfig()] });
     daemons.set(key, host);
   }
   return host;

@@ -1,17 +1,25 @@
 /**
- * A call's lifecycle from outside (contract section 16), on a spawned daemon
- * over stdio and WebSocket with both executors, on the pass's engine:
+ * A call's lifecycle from outside (contract section 16), on a daemon over
+ * stdio and WebSocket with both executors, on the pass's engine:
  * `call/get` of a running and of a done call, `call/cancel` and
  * `$/cancelRequest` stopping a call that is running (held by a database lock
  * another process holds), per-action time limits, and a cancel raced against
  * the commit many times — never a half-written call, never a cancelled call
  * whose writes are visible.
+ *
+ * The daemons run in this process (test/helpers/in-process.ts), each test on
+ * its own: what is checked is the call's life on the wire, in the database
+ * and in project-cli's process, not the daemon's process (daemon-skeleton,
+ * ws-transport and executors keep spawned ones). The lock a test holds is
+ * taken on a connection of its own, which the store waits for on timers.
+ * Two daemons on one PostgreSQL database stay spawned.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startHost, openSession, rpcError, type Client, type Host, type Transport } from '../helpers/host.js';
+import { startHost, openSession, rpcError, type Client, type Transport } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -28,6 +36,12 @@ const CASES: Array<{ transport: Transport; executor: Executor }> = [
   { transport: 'ws', executor: 'subprocess' },
   { transport: 'ws', executor: 'inprocess' },
 ];
+
+/** What these tests use of a daemon, spawned or in this process. */
+interface Host extends Client {
+  dbPath: string;
+  stderr(): string;
+}
 
 const create = (title: string) => ({ module: 'calendar', method: 'create', input: { title, start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } });
 
@@ -62,16 +76,23 @@ async function started(host: Host, client: Client, sessionId: string, thread: st
 /**
  * The daemon has stopped the call's work: in process at once; a subprocess call once its child is gone, or
  * when it was stopped before a child started (waiting for the lock to record its credential) — so a lock
- * released now cannot let it commit.
+ * released now cannot let it commit. Or the call has answered: stopped after its credential was recorded
+ * but before its child started (PostgreSQL, whose lock holds only the events table: a stop that lands in
+ * that gap ends the call unrun and logs neither line), it is done, and nothing of it can commit any more.
  */
-async function stopTookEffect(host: Host, executor: Executor, before: number): Promise<void> {
+async function stopTookEffect(host: Host, executor: Executor, before: number, answer: Promise<unknown>): Promise<void> {
   const lines = executor === 'subprocess' ? ['"project-cli stopped"', '"tool call stopped"'] : ['"tool call stopping"'];
-  await waitFor(() => lines.some((l) => host.stderr().slice(before).includes(l)), `a log line ${lines.join(' or ')}`);
+  let answered = false;
+  void answer.then(
+    () => (answered = true),
+    () => (answered = true),
+  );
+  await waitFor(() => answered || lines.some((l) => host.stderr().slice(before).includes(l)), () => `a log line ${lines.join(' or ')}, or the call's answer\n${host.stderr().slice(-2000)}`);
 }
 
 for (const { transport, executor } of CASES) {
   test(`call/get and call/cancel stop a running call (${transport}, ${executor})`, { timeout: 60_000 }, async () => {
-    const host = await startHost({ transport, args: ['--executor', executor] });
+    const host = await startInProcess({ transport, executor });
     try {
       const alice = await openSession(host, await mintBearer('alice'));
       // The canceller: another connection of the same user on WebSocket; the same connection on stdio (one pipe).
@@ -101,7 +122,7 @@ for (const { transport, executor } of CASES) {
         }
         const before = host.stderr().length;
         const cancel = other.request<CallCancelResult>('call/cancel', { session_id: aliceThere.session_id, thread_id: 't', tool_call_id: 'c1' });
-        await stopTookEffect(host, executor, before);
+        await stopTookEffect(host, executor, before, pending);
         await release();
         released = true;
         const [answer, cancelled] = await Promise.all([pending, cancel]);
@@ -140,7 +161,7 @@ for (const { transport, executor } of CASES) {
 
 for (const executor of ['subprocess', 'inprocess'] as const) {
   test(`$/cancelRequest on a running tool/invoke stops it and answers CANCELLED (${executor})`, { timeout: 60_000 }, async () => {
-    const host = await startHost({ args: ['--executor', executor] });
+    const host = await startInProcess({ executor });
     try {
       const s = await openSession(host, await mintBearer('alice'));
       const release = await holdWriteLock(host.dbPath);
@@ -154,7 +175,7 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
         await started(host, host, s.session_id, 't', 'c1');
         const before = host.stderr().length;
         source.abort();
-        await stopTookEffect(host, executor, before);
+        await stopTookEffect(host, executor, before, pending);
         await release();
         released = true;
         const answer = await pending;
@@ -171,14 +192,14 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
     const dir = tempDir();
     const config = join(dir, 'config.json');
     writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'] } }, limits: { action_timeout_ms: { 'calendar.create': 300 } } }));
-    const host = await startHost({ dataDir: dir, args: ['--executor', executor, '--config', config] });
+    const host = await startInProcess({ dataDir: dir, executor, args: ['--config', config] });
     try {
       const s = await openSession(host, await mintBearer('alice'));
       const release = await holdWriteLock(host.dbPath);
       let released = false;
       try {
         const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'slow', args: create('too slow') });
-        await stopTookEffect(host, executor, 0);
+        await stopTookEffect(host, executor, 0, pending);
         await release();
         released = true;
         const answer = await pending;
@@ -195,7 +216,7 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 
   test(`a cancel raced against the commit never leaves a half-written or a cancelled-but-visible call (${executor})`, { timeout: 120_000 }, async () => {
-    const host = await startHost({ transport: 'ws', args: ['--executor', executor] });
+    const host = await startInProcess({ transport: 'ws', executor });
     try {
       const s = await openSession(host, await mintBearer('alice'));
       const canceller = await host.connect();
@@ -235,7 +256,7 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
 }
 
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
-  const host = await startHost({ args: ['--executor', 'subprocess'] });
+  const host = await startInProcess({ executor: 'subprocess' });
   try {
     const s = await openSession(host, await mintBearer('alice'));
     // The child must be running when the lock is taken: the lock goes in right after the daemon has recorded
@@ -289,7 +310,8 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
   test(`MCP notifications/cancelled stops a running tools/call; the call is stored CANCELLED (${kind})`, { timeout: 60_000 }, async () => {
     // Debug lines say when the call runs (`tool call running`): the cancel must find it running.
     const debug = { TOOLGATE_LOG_LEVEL: 'debug' };
-    const daemon = kind === 'stdio' ? undefined : await startHost({ transport: 'ws', env: debug });
+    // Over HTTP: a daemon on the binary's default executor, subprocess.
+    const daemon = kind === 'stdio' ? undefined : await startInProcess({ transport: 'ws', executor: 'subprocess', env: debug });
     const dataDir = tempDir();
     const dbPath = daemon?.dbPath ?? (TEST_ENGINE === 'postgres' ? (await import('../helpers/pg.js')).pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db'));
     const db = await dbPath;
@@ -357,7 +379,7 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
         const before = a.stderr().length;
         const cancel = b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, thread_id: 't', tool_call_id: 'x1' });
         // A hears it within a second (LISTEN), well inside waitFor's ceiling.
-        await stopTookEffect(a, executor, before);
+        await stopTookEffect(a, executor, before, pending);
         await release();
         released = true;
         const [answer, cancelled] = await Promise.all([pending, cancel]);

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { startHost, openSession, TRANSPORTS, type Host } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
@@ -96,7 +97,11 @@ for (const executor of EXECUTORS) {
         await orphansDone(first.dbPath);
         assert.ok(acked.size >= killAfter);
 
-        const second = await startHost({ transport, dataDir, args });
+        // The restart runs in this process, on the same transport and database: what is checked is what
+        // its start recovered and how it answers retries, not its process. Retries of calls that never
+        // committed run on the in-process executor (the two answer alike: executors.test.ts); the
+        // executor under test is the killed daemon's.
+        const second = await startInProcess({ transport, dataDir, db: first.dbPath });
         try {
           // Answered only once the daemon serves, i.e. after its recovery at start.
           const s2 = await openSession(second, token);

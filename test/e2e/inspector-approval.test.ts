@@ -7,13 +7,19 @@
  * reason. The host's pending `tool/invoke` answers with what the page decided.
  * A thread another connection makes appears in the page without Refresh. A
  * call asked before the page opened is listed on sign-in (`call/list`).
+ *
+ * The daemon runs in this process (test/helpers/in-process.ts) on its real
+ * WebSocket listener, calls on the in-process executor: what is checked is
+ * the page against the daemon's wire. One Chromium serves the file, a fresh
+ * context per test.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { openSession, startHost } from '../helpers/host.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { openSession } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
@@ -37,11 +43,18 @@ async function axeViolations(page: Page): Promise<Array<{ id: string; impact: st
   });
 }
 
+let shared: Promise<Browser> | undefined;
+/** The file's one Chromium, launched by the first test that needs it. */
+const sharedBrowser = (): Promise<Browser> => (shared ??= launchBrowser());
+after(async () => {
+  await (await shared)?.close();
+});
+
 const errorOf = (r: ToolResponse) => (JSON.parse(r.content[0]!.text) as { error?: { code?: string; reason?: string } }).error;
 
 test('calls awaiting approval appear in the inspector with their args and card; Approve runs one, Deny ends the other with the reason', { skip: CHROMIUM_SKIP_REASON, timeout: 120_000 }, async () => {
-  const host = await startHost({ transport: 'ws', args: ['--config', askConfig()] });
-  let browser: Browser | undefined;
+  const host = await startInProcess({ transport: 'ws', args: ['--config', askConfig()] });
+  let context: BrowserContext | undefined;
   try {
     const token = await mintBearer('alice', { name: 'Alice' });
     const agent = await openSession(host, token);
@@ -55,9 +68,9 @@ test('calls awaiting approval appear in the inspector with their args and card; 
     const keep = await create('create-keep', 'Board meeting');
     const drop = await create('create-drop', 'Old standup');
 
-    browser = await launchBrowser();
     // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP otherwise.
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 }, bypassCSP: true })).newPage();
+    context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 1000 }, bypassCSP: true });
+    const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(`http://127.0.0.1:${host.port}/#token=${token}`);
@@ -137,14 +150,14 @@ test('calls awaiting approval appear in the inspector with their args and card; 
     assert.equal(await asked3.getByTestId('approval-approve').isVisible(), false, 'no buttons on a decided call');
     assert.deepEqual(pageErrors, []);
   } finally {
-    await browser?.close();
+    await context?.close();
     await host.stop();
   }
 });
 
 test('a call asked before the page opened is listed on sign-in (call/list) and can be approved there', { skip: CHROMIUM_SKIP_REASON, timeout: 120_000 }, async () => {
-  const host = await startHost({ transport: 'ws', args: ['--config', askConfig()] });
-  let browser: Browser | undefined;
+  const host = await startInProcess({ transport: 'ws', args: ['--config', askConfig()] });
+  let context: BrowserContext | undefined;
   try {
     const token = await mintBearer('alice', { name: 'Alice' });
     const agent = await openSession(host, token);
@@ -157,8 +170,8 @@ test('a call asked before the page opened is listed on sign-in (call/list) and c
     forgetting.catch(() => {}); // rejected when a failed assertion stops the host: the assertion is the failure to see
     await waitFor(() => host.wire.find((e) => e.method === 'tool/approval' && (e.payload as { tool_call_id?: string }).tool_call_id === 'forget-early'), 'the call stored awaiting approval');
 
-    browser = await launchBrowser();
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 1000 } })).newPage();
+    context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(`http://127.0.0.1:${host.port}/#token=${token}`);
@@ -177,7 +190,7 @@ test('a call asked before the page opened is listed on sign-in (call/list) and c
     assert.equal(await asked.getByTestId('approval-outcome').innerText(), 'Approved: success');
     assert.deepEqual(pageErrors, []);
   } finally {
-    await browser?.close();
+    await context?.close();
     await host.stop();
   }
 });

@@ -8,18 +8,30 @@
  *    session and its connection;
  * and, without a browser, `npm run inspector`'s launcher prints a ready link whose token the daemon
  * accepts and never logs.
+ *
+ * One Chromium serves the file, a fresh context per test. The daemons of the first and third tests
+ * run in this process on their real listener, calls on the in-process executor (the page is what
+ * they check); the second keeps a spawned `serve --ws`, whose whole stderr it scans for the token.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { openSession, startHost } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { REPO_ROOT, screenshotPath, tempDir } from '../helpers/repo.js';
 import { CHROMIUM_SKIP_REASON, launchBrowser } from '../helpers/browser.js';
 import { waitFor } from '../helpers/wait-for.js';
+
+let shared: Promise<Browser> | undefined;
+/** The file's one Chromium, launched by the first test that needs it. */
+const sharedBrowser = (): Promise<Browser> => (shared ??= launchBrowser());
+after(async () => {
+  await (await shared)?.close();
+});
 
 // Code passed to page.evaluate runs in the browser; this project compiles without the DOM lib.
 declare const document: any;
@@ -33,13 +45,13 @@ async function axeViolations(page: Page): Promise<Array<{ id: string; impact: st
 }
 
 test('create an event through the inspector, see its card, reload and see it replayed', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
-  let browser: Browser | undefined;
+  const host = await startInProcess({ transport: 'ws' });
+  let context: BrowserContext | undefined;
   try {
     const token = await mintBearer('alice', { name: 'Alice' });
-    browser = await launchBrowser();
     // bypassCSP only so the test can inject axe-core; the page itself runs under its CSP otherwise.
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true })).newPage();
+    context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
 
@@ -78,7 +90,7 @@ test('create an event through the inspector, see its card, reload and see it rep
     assert.ok(!body.includes(token), 'the token is not left in the page');
     assert.deepEqual(pageErrors, []);
   } finally {
-    await browser?.close();
+    await context?.close();
     await host.stop();
   }
 });
@@ -86,10 +98,10 @@ test('create an event through the inspector, see its card, reload and see it rep
 test('at 390 px from a #token= link: conversation first, a failure’s issues shown plainly, no 404, sign-out', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
   const token = await mintBearer('bob', { name: 'Bob' });
   const host = await startHost({ transport: 'ws' });
-  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
   try {
-    browser = await launchBrowser();
-    const page = await (await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, bypassCSP: true })).newPage();
+    context = await (await sharedBrowser()).newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, bypassCSP: true });
+    const page = await context.newPage();
     const pageErrors: string[] = [];
     const failed: string[] = [];
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -150,15 +162,15 @@ test('at 390 px from a #token= link: conversation first, a failure’s issues sh
     assert.deepEqual(failed, [], 'no request of the page failed');
     assert.deepEqual(pageErrors, []);
   } finally {
-    await browser?.close();
+    await context?.close();
     await host.stop();
   }
   assert.ok(!host.stderr().includes(token), 'the token is in no log line');
 });
 
 test('a call made from the form brings its card into view; placeholders read as hints, not values', { skip: CHROMIUM_SKIP_REASON, timeout: 90_000 }, async () => {
-  const host = await startHost({ transport: 'ws' });
-  let browser: Browser | undefined;
+  const host = await startInProcess({ transport: 'ws' });
+  let context: BrowserContext | undefined;
   try {
     const token = await mintBearer('carol', { name: 'Carol' });
     const s = await openSession(host, token);
@@ -169,8 +181,8 @@ test('a call made from the form brings its card into view; placeholders read as 
         args: { module: 'calendar', method: 'create', input: { title: `Meeting ${i}`, start_at: '2026-05-01T10:00:00Z', end_at: '2026-05-01T11:00:00Z', description: 'x'.repeat(200) } },
       });
     }
-    browser = await launchBrowser();
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await context.newPage();
     await page.goto(`http://127.0.0.1:${host.port}/`);
 
     // Placeholders are hints: each says so in words and is drawn unlike typed text.
@@ -201,7 +213,7 @@ test('a call made from the form brings its card into view; placeholders read as 
     const [box, view] = await Promise.all([card.evaluate((e: any) => e.getBoundingClientRect().toJSON()), list.evaluate((e: any) => e.getBoundingClientRect().toJSON())]);
     assert.ok(box.top >= view.top - 1 && box.bottom <= view.bottom + 1, `the new card is in view: card ${JSON.stringify(box)}, list ${JSON.stringify(view)}`);
   } finally {
-    await browser?.close();
+    await context?.close();
     await host.stop();
   }
 });

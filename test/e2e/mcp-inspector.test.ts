@@ -16,6 +16,7 @@ import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSession, startHost } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { startOidcProvider } from '../helpers/oidc-provider.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
@@ -59,7 +60,8 @@ async function inspect(target: string[], method: string[], env: Record<string, s
 
 test('the MCP Inspector CLI lists, calls and reads a skill over stdio and over HTTP', { skip }, async () => {
   const token = await mintBearer('ines');
-  const host = await startHost({ transport: 'ws' });
+  // The HTTP target: the daemon in this process, on its real listener (the Inspector is what is checked).
+  const host = await startInProcess({ transport: 'ws' });
   try {
     const stdio = [
       '-e', `TOOLGATE_BEARER_SECRET=${TEST_BEARER_SECRET}`, '-e', `TOOLGATE_MCP_TOKEN=${token}`,
@@ -67,12 +69,13 @@ test('the MCP Inspector CLI lists, calls and reads a skill over stdio and over H
     ];
     const http = [`http://127.0.0.1:${host.port}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${token}`];
     for (const target of [stdio, http]) {
-      const listed = (await inspect(target, ['--method', 'tools/list'])) as { tools: Array<{ name: string }> };
-      assert.deepEqual(listed.tools.map((t) => t.name), ['project_cli']);
-      // Its tool-schema portability lint in full (--strict) finds nothing: no warning, no error (exit 6).
+      // The list, with its tool-schema portability lint in full (--strict; it prints the same list): it
+      // finds nothing — no warning, no error (exit 6).
       const strict = await run([...target, '--method', 'tools/list', '--strict']);
       assert.equal(strict.status, 0, strict.stderr);
       assert.doesNotMatch(strict.stderr, /^(Warning|Error): tool|Schema portability/m);
+      const listed = JSON.parse(strict.stdout.slice(strict.stdout.indexOf('{\n'))) as { tools: Array<{ name: string }> };
+      assert.deepEqual(listed.tools.map((t) => t.name), ['project_cli']);
       const called = (await inspect(target, ['--method', 'tools/call', '--tool-name', 'project_cli', '--tool-arg', 'module=memory', 'method=read', 'input={}'])) as {
         structuredContent: { status: string };
       };
@@ -92,7 +95,7 @@ test('an ask call from the MCP Inspector CLI (no elicitation declared) waits and
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'] } } } }));
   const token = await mintBearer('ina');
-  const host = await startHost({ transport: 'ws', args: ['--config', config] });
+  const host = await startInProcess({ transport: 'ws', args: ['--config', config] });
   try {
     const rpc = await host.connect();
     const session = (await openSession(rpc, token)).session_id;

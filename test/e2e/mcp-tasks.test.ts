@@ -14,7 +14,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { startHost, type Host } from '../helpers/host.js';
+import { startHost } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -23,6 +24,13 @@ import { TEST_ENGINE, freshPgDatabase, needsPg, pgDatabaseFor } from '../helpers
 import { holdWriteLock } from '../helpers/write-lock.js';
 
 type Era = '2025' | '2026';
+/** What these tests use of a `serve --ws` daemon, spawned or in this process. */
+interface Host {
+  port?: number;
+  dbPath: string;
+  stderr(): string;
+  stop(): Promise<unknown>;
+}
 interface Answer {
   result?: Record<string, unknown> & { task?: Record<string, unknown> };
   error?: { code: number; message: string };
@@ -164,7 +172,9 @@ const KINDS: Kind[] = ['stdio', 'stdio-2026', 'http', 'http-2026'];
 /**
  * The two tests of a kind share its daemon: one `serve --mcp` per stdio kind (it acts for one user,
  * `alice-<kind>`), and one `serve --ws` for both HTTP kinds, where each kind's users are its own.
- * Their calls are told apart by id and title; the daemons stop after the file.
+ * Their calls are told apart by id and title; the daemons stop after the file. The HTTP daemon runs
+ * in this process on its real listener, on the binary's default executor (subprocess): /mcp is what
+ * is checked, not the daemon's process; `serve --mcp` is spawned, its stdio being the transport.
  */
 const stdioDaemons = new Map<Kind, Promise<{ mcp: RawMcp; db: string }>>();
 let wsDaemon: Promise<Host> | undefined;
@@ -189,7 +199,7 @@ async function open(kind: Kind): Promise<{ mcp: RawMcp; db: string; host?: Host;
     }
     return { ...(await shared), close: async () => {} };
   }
-  wsDaemon ??= startHost({ transport: 'ws', env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+  wsDaemon ??= startInProcess({ transport: 'ws', executor: 'subprocess', env: { TOOLGATE_LOG_LEVEL: 'debug' } });
   const host = await wsDaemon;
   const mcp = await rawHttp(kind === 'http' ? '2025' : '2026', host, await mintBearer(userOf(kind)));
   return { mcp, db: host.dbPath, host, close: () => mcp.close() };
@@ -328,7 +338,7 @@ for (const era of ['2025', '2026'] as const) {
 }
 
 test('tasks/list pages the user\'s own tasks with an opaque cursor; another user\'s are never listed (2025-11-25, HTTP)', { timeout: 120_000 }, async () => {
-  const host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess'] });
+  const host = await startInProcess({ transport: 'ws' });
   const alice = await rawHttp('2025', host, await mintBearer('alice'));
   const bob = await rawHttp('2025', host, await mintBearer('bob'));
   try {

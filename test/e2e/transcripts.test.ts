@@ -19,7 +19,7 @@ import { createInterface } from 'node:readline';
 import { ResponseError, ToolgateClient, type Message, type MessageTap } from '../../src/client/index.js';
 import { WireValidator } from '../../src/conformance/wire-validator.js';
 import * as P from '../../src/protocol/methods.js';
-import { startHost } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 
@@ -61,10 +61,20 @@ class Recorder {
   }
 }
 
+/**
+ * The daemons here run calls on the in-process executor: the transcripts are the wire, which both
+ * executors answer byte for byte alike (executors.test.ts), and a project-cli process per call is not
+ * what they show. The two whose `initialize` result is printed keep the binary's default, which that
+ * result names (`capabilities.executor`). The WebSocket sessions' daemons run in this process on the
+ * binary's own listener (test/helpers/in-process.ts, whose executor is the in-process one); the
+ * stdio and MCP ones are spawned, their pipes being the transport.
+ */
+const INPROCESS = ['--executor', 'inprocess'];
+
 const env = () => ({ PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET });
 
-function stdio(rec: Recorder, args: string[] = []): ToolgateClient {
-  return ToolgateClient.spawn({ command: [process.execPath, TOOLGATE_BIN], args: ['--db', join(tempDir(), 'toolgate.db'), ...args], env: env(), tap: rec.tap() });
+function stdio(rec: Recorder, args: string[] = [], executor: string[] = INPROCESS): ToolgateClient {
+  return ToolgateClient.spawn({ command: [process.execPath, TOOLGATE_BIN], args: ['--db', join(tempDir(), 'toolgate.db'), ...executor, ...args], env: env(), tap: rec.tap() });
 }
 
 /** A request whose JSON-RPC error is part of the story: the error is recorded by the tap, not thrown. */
@@ -88,7 +98,7 @@ async function end(c: ToolgateClient): Promise<void> {
 // ───────────────────────────── the sessions ─────────────────────────────
 
 async function transports(rec: Recorder): Promise<void> {
-  const c = stdio(rec);
+  const c = stdio(rec, [], []);
   const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
   await expectError(c.request('thread/list', { session_id: 'early' }), -32002);
   await c.initialize({ client_info: { name: 'example-host', version: '1.0.0' } });
@@ -102,7 +112,7 @@ async function transports(rec: Recorder): Promise<void> {
 }
 
 async function methods(rec: Recorder): Promise<void> {
-  const c = stdio(rec);
+  const c = stdio(rec, [], []);
   const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
   await expectError(c.request('thread/list', { session_id: 'early' }), -32002);
   await c.initialize({ client_info: { name: 'example-host', version: '1.0.0' } });
@@ -158,7 +168,7 @@ async function toolProtocol(rec: Recorder): Promise<void> {
 }
 
 async function notifications(rec: Recorder): Promise<void> {
-  const host = await startHost({ transport: 'ws', db: join(tempDir(), 'toolgate.db') });
+  const host = await startInProcess({ transport: 'ws', db: join(tempDir(), 'toolgate.db') });
   try {
     const url = `ws://127.0.0.1:${host.port}/rpc`;
     const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
@@ -185,7 +195,7 @@ async function approval(rec: Recorder): Promise<void> {
   const config = join(tempDir(), 'toolgate.config.json');
   const profile = { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'], ttl_s: 600 } };
   writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
-  const host = await startHost({ transport: 'ws', db: join(tempDir(), 'toolgate.db'), args: ['--config', config] });
+  const host = await startInProcess({ transport: 'ws', db: join(tempDir(), 'toolgate.db'), args: ['--config', config] });
   try {
     const url = `ws://127.0.0.1:${host.port}/rpc`;
     const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
@@ -243,7 +253,7 @@ async function security(rec: Recorder): Promise<void> {
 /** MCP over stdio, as MCP frames it (one JSON-RPC message per line), spoken raw so the transcript shows the wire. */
 async function mcp(rec: Recorder): Promise<void> {
   const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
-  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(tempDir(), 'toolgate.db')], {
+  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', join(tempDir(), 'toolgate.db'), ...INPROCESS], {
     env: { ...env(), TOOLGATE_MCP_TOKEN: token },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -279,7 +289,7 @@ async function mcp(rec: Recorder): Promise<void> {
 
 /** The AG-UI stream of a thread, as the HTTP response carries it: replayed here, after the thread was written over WebSocket. */
 async function agUi(rec: Recorder): Promise<string> {
-  const host = await startHost({ transport: 'ws', db: join(tempDir(), 'toolgate.db') });
+  const host = await startInProcess({ transport: 'ws', db: join(tempDir(), 'toolgate.db') });
   try {
     const token = rec.hide(await mintBearer('alice', { name: 'Alice' }), '<bearer token>');
     const c = await ToolgateClient.connect(`ws://127.0.0.1:${host.port}/rpc`, { token });
