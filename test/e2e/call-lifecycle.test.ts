@@ -10,8 +10,10 @@
  * The daemons run in this process (test/helpers/in-process.ts), each test on
  * its own: what is checked is the call's life on the wire, in the database
  * and in project-cli's process, not the daemon's process (daemon-skeleton,
- * ws-transport and executors keep spawned ones). The lock a test holds is
- * taken on a connection of its own, which the store waits for on timers.
+ * ws-transport and executors keep spawned ones) — but `$/cancelRequest` on
+ * the subprocess executor stays spawned, over the binary's own stdio. The
+ * lock a test holds is taken on a connection of its own, which the store
+ * waits for on timers.
  * Two daemons on one PostgreSQL database stay spawned.
  */
 import { test } from 'node:test';
@@ -161,7 +163,9 @@ for (const { transport, executor } of CASES) {
 
 for (const executor of ['subprocess', 'inprocess'] as const) {
   test(`$/cancelRequest on a running tool/invoke stops it and answers CANCELLED (${executor})`, { timeout: 60_000 }, async () => {
-    const host = await startInProcess({ executor });
+    // The subprocess case on a spawned daemon, over its real stdin/stdout: a running call cancelled from
+    // outside the process (ws-transport.test.ts spawns WebSocket's; two spawned daemons on PostgreSQL below).
+    const host = executor === 'subprocess' ? await startHost({ args: ['--executor', executor] }) : await startInProcess({ executor });
     try {
       const s = await openSession(host, await mintBearer('alice'));
       const release = await holdWriteLock(host.dbPath);
