@@ -41,11 +41,14 @@ async function rawPeer(host: Host) {
   return { ws, answered, sessionId, stopReading: () => socket.pause(), readAgain: () => socket.resume() };
 }
 
-/** Sends skills/read until the peer's own buffer shows the daemon stopped reading (bounded count); the daemon's peak RSS meanwhile. */
-async function flood(host: Host, peer: Awaited<ReturnType<typeof rawPeer>>, max: number) {
+/**
+ * Sends skills/read until the peer's own buffer shows the daemon stopped reading, or `enough(sent)` says so
+ * (bounded count); the daemon's peak RSS meanwhile.
+ */
+async function flood(host: Host, peer: Awaited<ReturnType<typeof rawPeer>>, max: number, enough: (sent: number) => boolean = () => false) {
   let sent = 0;
   let peak = rssOf(host.proc.pid!);
-  while (sent < max && peer.ws.bufferedAmount < 2 * MIB) {
+  while (sent < max && peer.ws.bufferedAmount < 2 * MIB && !enough(sent)) {
     for (let i = 0; i < 500; i++, sent++) {
       peer.ws.send(JSON.stringify({ jsonrpc: '2.0', id: `r${sent}`, method: 'skills/read', params: { session_id: peer.sessionId, name: 'calendar' } }));
     }
@@ -85,8 +88,15 @@ test('when the paused peer reads again, every request it sent is answered, in fu
   try {
     const peer = await rawPeer(host);
     peer.stopReading();
-    const { sent } = await flood(host, peer, 20_000);
-    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'), 'the daemon to stop reading the slow peer', 60_000);
+    const paused = () => host.stderr().includes('backpressure: stopped reading a slow peer');
+    // Enough once the daemon has stopped reading and 2000 more requests wait behind it, unread: answering
+    // every request of a full buffer (up to 20 000 of ~10 kB answers) took most of this file's time.
+    let pausedAt: number | undefined;
+    const { sent } = await flood(host, peer, 20_000, (n) => {
+      if (pausedAt === undefined && paused()) pausedAt = n;
+      return pausedAt !== undefined && n - pausedAt >= 2000;
+    });
+    await waitFor(paused, 'the daemon to stop reading the slow peer', 60_000);
     peer.readAgain();
     await waitFor(() => peer.answered.size >= sent + 2, () => `every answer, got ${peer.answered.size} of ${sent + 2}`, 60_000);
     const answers = [...peer.answered.values()];
