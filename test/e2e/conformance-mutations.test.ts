@@ -3,22 +3,25 @@
  * injector (test/fixtures/fault-proxy.ts) that breaks one documented rule at a
  * time on the wire. The runner must pass through the proxy when it breaks
  * nothing, and fail — in the check that names the rule — for every variant.
- * The WebSocket variants share one daemon (each run uses fresh ids); each stdio
- * variant spawns the proxy and its own daemon. A few run at a time.
+ * Every variant runs against one daemon in this process (each run uses fresh
+ * ids; test/helpers/in-process.ts): the WebSocket ones on its own listener,
+ * the stdio ones each on a stdio connection of their own over an in-memory
+ * pair, the proxy between (`pipeStdioFaultProxy`). The spawned daemon under the
+ * runner is conformance.test.ts's and conformance-ws.test.ts's. A few run at a
+ * time.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { runConformance, type RunReport } from '../../src/conformance/runner.js';
-import { stdioTransport, wsTransport } from '../../src/conformance/transport.js';
+import { streamTransport, wsTransport } from '../../src/conformance/transport.js';
 import { WireValidator } from '../../src/conformance/wire-validator.js';
-import { RULES, startWsFaultProxy } from '../fixtures/fault-proxy.js';
-import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { RULES, pipeStdioFaultProxy, startWsFaultProxy } from '../fixtures/fault-proxy.js';
+import { REPO_ROOT, tempDir } from '../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
-import { startHost, type Host } from '../helpers/host.js';
-
-const PROXY = join(REPO_ROOT, 'dist', 'test', 'fixtures', 'fault-proxy.js');
+import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 /** One validator for every run: it compiles each schema once (per run, compiling was a third of this file's CPU). */
 const validator = new WireValidator(join(REPO_ROOT, 'schemas'));
 
@@ -73,10 +76,10 @@ const CONFIG = {
 };
 let config: string;
 
-/** How many runs go at once: enough to overlap their waits, few enough for a 2-core machine. */
-const AT_ONCE = 4;
+/** How many runs go at once: enough to overlap their waits (they share this process and its one core). */
+const AT_ONCE = 8;
 
-let host: Host;
+let host: InProcessHost;
 let tokens: { a: string; b: string };
 const queue: Array<() => void> = [];
 let running = 0;
@@ -106,12 +109,21 @@ function runThrough(rule: string, transport: Transport): Promise<{ report: RunRe
         await proxy.close();
       }
     }
-    const dir = tempDir();
-    const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
-    const argv = [process.execPath, PROXY, rule, '--', process.execPath, TOOLGATE_BIN, 'serve', '--stdio', '--executor', 'inprocess', '--config', config, '--db', join(dir, 'toolgate.db')];
-    const report = await runConformance({ ...common, open: async () => stdioTransport(argv, env), multiConnection: false });
+    const report = await runConformance({ ...common, open: async () => stdioThrough(rule), multiConnection: false });
     return { report, lines };
   });
+}
+
+/** A stdio connection of the daemon with the proxy in front: the host's end, as a process's stdin/stdout would be. */
+function stdioThrough(rule: string) {
+  const daemon = host.openStdio();
+  const toProxy = new PassThrough();
+  const fromProxy = new PassThrough();
+  pipeStdioFaultProxy(rule, toProxy, fromProxy, daemon.fromDaemon, daemon.toDaemon, TEST_BEARER_SECRET);
+  // The host's end of input ends the daemon's; the daemon's end of output (exit) ends the host's, after what it wrote.
+  toProxy.on('end', () => daemon.toDaemon.end());
+  daemon.fromDaemon.on('end', () => fromProxy.end());
+  return streamTransport(fromProxy, toProxy, `stdio through the proxy (${rule})`);
 }
 
 type Outcome = { report: RunReport; lines: string[] };
@@ -125,7 +137,7 @@ describe('the conformance runner against a toolgate with one rule broken at a ti
     // The in-process executor: the rules are the protocol's, and a call costs no process start.
     config = join(tempDir(), 'toolgate.config.json');
     writeFileSync(config, JSON.stringify(CONFIG));
-    host = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
+    host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', config] });
     const [a, b] = await Promise.all([mintBearer('mut-alice'), mintBearer('mut-bob')]);
     tokens = { a, b };
     const all: Array<[string, Transport]> = [['none', 'stdio'], ['none', 'ws'], ...VARIANTS.map(([r, t]): [string, Transport] => [r, t])];

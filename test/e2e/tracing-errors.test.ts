@@ -29,6 +29,9 @@ test('a trace export that fails (no collector) is one log line without a stack',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       // Spans wait for the shutdown's flush, whose failure is what is logged.
       OTEL_BSP_SCHEDULE_DELAY: '600000',
+      // The exporter retries a refused connection until its timeout (10 s by default) and then reports the
+      // last error: a second is enough for the same ECONNREFUSED, and the stop no longer waits ten.
+      OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
     },
   });
   try {

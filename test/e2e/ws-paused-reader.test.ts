@@ -38,18 +38,30 @@ async function rawPeer(host: Host) {
   const open = await call('open', 'session/open', { auth: { type: 'bearer', token: await mintBearer('slow-reader') } });
   const sessionId = (open.result as { session_id: string }).session_id;
   const socket = (ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
-  return { ws, answered, sessionId, stopReading: () => socket.pause(), readAgain: () => socket.resume() };
+  return { ws, answered, sessionId, call, stopReading: () => socket.pause(), readAgain: () => socket.resume() };
 }
 
-/** Sends skills/read until the peer's own buffer shows the daemon stopped reading (bounded count); the daemon's peak RSS meanwhile. */
-async function flood(host: Host, peer: Awaited<ReturnType<typeof rawPeer>>, max: number) {
+interface FloodOptions {
+  /** Stops the flood early once true (`sent` so far). */
+  enough?: (sent: number) => boolean;
+  /** Awaited after each batch (else one turn of the event loop). */
+  pace?: () => Promise<unknown>;
+  /** Requests per batch (500). */
+  batch?: number;
+}
+
+/**
+ * Sends skills/read until the peer's own buffer shows the daemon stopped reading, or `enough(sent)` says so
+ * (bounded count); the daemon's peak RSS meanwhile.
+ */
+async function flood(host: Host, peer: Awaited<ReturnType<typeof rawPeer>>, max: number, opts: FloodOptions = {}) {
   let sent = 0;
   let peak = rssOf(host.proc.pid!);
-  while (sent < max && peer.ws.bufferedAmount < 2 * MIB) {
-    for (let i = 0; i < 500; i++, sent++) {
+  while (sent < max && peer.ws.bufferedAmount < 2 * MIB && !opts.enough?.(sent)) {
+    for (let i = 0; i < (opts.batch ?? 500); i++, sent++) {
       peer.ws.send(JSON.stringify({ jsonrpc: '2.0', id: `r${sent}`, method: 'skills/read', params: { session_id: peer.sessionId, name: 'calendar' } }));
     }
-    await tick();
+    await (opts.pace?.() ?? tick());
     peak = Math.max(peak, rssOf(host.proc.pid!));
   }
   return { sent, peak };
@@ -85,8 +97,24 @@ test('when the paused peer reads again, every request it sent is answered, in fu
   try {
     const peer = await rawPeer(host);
     peer.stopReading();
-    const { sent } = await flood(host, peer, 20_000);
-    await waitFor(() => host.stderr().includes('backpressure: stopped reading a slow peer'), 'the daemon to stop reading the slow peer', 60_000);
+    const paused = () => host.stderr().includes('backpressure: stopped reading a slow peer');
+    // Enough once the daemon has stopped reading and 2000 more requests wait behind it, unread: answering
+    // every request of a full buffer (up to 20 000 of ~10 kB answers) took most of this file's time. Unpaced,
+    // the peer sent all 20 000 before the daemon had read enough to stop; a round trip on another
+    // connection after each batch of 100 keeps the flood near the daemon's own pace.
+    const probe = await rawPeer(host);
+    let probes = 0;
+    let pausedAt: number | undefined;
+    const { sent } = await flood(host, peer, 20_000, {
+      enough: (n) => {
+        if (pausedAt === undefined && paused()) pausedAt = n;
+        return pausedAt !== undefined && n - pausedAt >= 2000;
+      },
+      pace: () => probe.call(`p${probes++}`, 'skills/list', { session_id: probe.sessionId }),
+      batch: 100,
+    });
+    probe.ws.close();
+    await waitFor(paused, 'the daemon to stop reading the slow peer', 60_000);
     peer.readAgain();
     await waitFor(() => peer.answered.size >= sent + 2, () => `every answer, got ${peer.answered.size} of ${sent + 2}`, 60_000);
     const answers = [...peer.answered.values()];

@@ -51,6 +51,12 @@ export interface InProcessHost extends Client {
   stderr(): string;
   /** Another WebSocket connection to the same daemon (ws only). */
   connect(): Promise<Client>;
+  /**
+   * Another connection over the real stdio transport (either `transport`), on a fresh in-memory pair:
+   * `toDaemon` is the daemon's stdin, `fromDaemon` its stdout, which ends once the connection does
+   * (`exit`, or the end of `toDaemon`), as a process's stdout would.
+   */
+  openStdio(): { toDaemon: PassThrough; fromDaemon: PassThrough; finished: Promise<number> };
   /** Closes the connection(s) and the transport, then the store. Resolves with 0 like a clean exit. */
   stop(): Promise<number>;
 }
@@ -88,6 +94,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
   const ctx = serveContext(daemon, { limits, accepting: () => accepting });
 
   const extra: Client[] = [];
+  const stdioPairs: Array<{ toDaemon: PassThrough; close(): void }> = [];
   let client: Client;
   let port: number | undefined;
   let closeTransport: () => Promise<void>;
@@ -127,10 +134,22 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
       extra.push(c);
       return c;
     },
+    openStdio() {
+      const toDaemon = new PassThrough();
+      const fromDaemon = new PassThrough();
+      const served = serveStdio(ctx, toDaemon, fromDaemon);
+      void served.finished.then(() => fromDaemon.end());
+      stdioPairs.push({ toDaemon, close: () => served.close() });
+      return { toDaemon, fromDaemon, finished: served.finished };
+    },
     stop() {
       stopped ??= (async () => {
         accepting = false;
         for (const c of extra) await c.close().catch(() => {});
+        for (const p of stdioPairs) {
+          p.toDaemon.end();
+          p.close();
+        }
         await client.close().catch(() => {});
         await closeTransport();
         await ctx.writes.drained();

@@ -4,12 +4,15 @@
  * a message that says to open a new session, its subscriptions end, an
  * AG-UI stream is closed (and a reconnect with a fresh token resumes by
  * Last-Event-ID), and an MCP session over HTTP is ended. Each test mints a
- * token that expires a second or two ahead and waits for the event.
+ * token that expires a few seconds ahead and waits for the event. The tests
+ * share one daemon (each its own user and threads) and wait side by side; its
+ * executor is the in-process one: what expires is the session, before any
+ * executor runs.
  */
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openSession } from '../../helpers/host.js';
-import { startInProcess } from '../../helpers/in-process.js';
+import { startInProcess, type InProcessHost } from '../../helpers/in-process.js';
 import { mintBearer } from '../../helpers/tokens.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
@@ -19,9 +22,23 @@ const shortLived = (sub: string) => mintBearer(sub, {}, { expiresIn: Math.floor(
 const readArgs = { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-04-21' } };
 const codeOf = (err: unknown) => (err as { code?: number }).code;
 
-test('WebSocket: after exp the session answers -32001 (open a new one) and its subscriptions end', { timeout: 30_000 }, async () => {
-  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
-  try {
+let host: InProcessHost;
+
+describe('a session lives no longer than its token', { concurrency: true }, () => {
+  before(async () => {
+    host = await startInProcess({ transport: 'ws' });
+    // The first /mcp request loads the MCP SDK (seconds on a loaded machine): load it before any short token's clock runs.
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const warm = await fetch(`http://127.0.0.1:${host.port}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${await mintBearer('warm-up')}` },
+      body: JSON.stringify(init),
+    });
+    assert.equal(warm.status, 200, await warm.text());
+  });
+  after(() => host.stop());
+
+  test('WebSocket: after exp the session answers -32001 (open a new one) and its subscriptions end', { timeout: 30_000 }, async () => {
     const watcher = await host.connect();
     const short = await openSession(watcher, await shortLived('mia'));
     const lasting = await openSession(watcher, await mintBearer('mia'));
@@ -56,15 +73,10 @@ test('WebSocket: after exp the session answers -32001 (open a new one) and its s
       watcher.wire.filter((w) => w.method === 'tool/result').map((w) => (w.payload as { thread_id: string }).thread_id);
     await waitFor(() => threadsHeard().includes('lasting'), 'the lasting subscription’s tool/result');
     assert.deepEqual(threadsHeard().filter((t) => t !== 'own'), ['lasting']);
-    assert.match(host.stderr(), /"msg":"session expired"/);
-  } finally {
-    await host.stop();
-  }
-});
+    assert.match(host.stderr(), new RegExp(`"msg":"session expired".*"session_id":"${short.session_id}"`));
+  });
 
-test('AG-UI: the stream ends at its token’s exp; a fresh token resumes by Last-Event-ID', { timeout: 30_000 }, async () => {
-  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
-  try {
+  test('AG-UI: the stream ends at its token’s exp; a fresh token resumes by Last-Event-ID', { timeout: 30_000 }, async () => {
     const s = await openSession(host, await mintBearer('noa'));
     await host.request('message/append', { session_id: s.session_id, thread_id: 'room', role: 'user', content: 'one' });
     const res = await fetch(`http://127.0.0.1:${host.port}/threads/room/events`, { headers: { authorization: `Bearer ${await shortLived('noa')}` } });
@@ -88,28 +100,21 @@ test('AG-UI: the stream ends at its token’s exp; a fresh token resumes by Last
     ac.abort();
     assert.match(text, /"delta":"two"/);
     assert.doesNotMatch(text, /"delta":"one"/, 'resumed after the last whole run');
-  } finally {
-    await host.stop();
-  }
-});
+  });
 
-test('MCP over HTTP: a session ends at the exp of the latest token used on it', { timeout: 30_000 }, async () => {
-  const host = await startInProcess({ executor: 'subprocess', transport: 'ws' });
-  const post = (token: string, body: unknown, sid?: string) =>
-    fetch(`http://127.0.0.1:${host.port}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${token}`,
-        ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-  try {
+  test('MCP over HTTP: a session ends at the exp of the latest token used on it', { timeout: 30_000 }, async () => {
+    const post = (token: string, body: unknown, sid?: string) =>
+      fetch(`http://127.0.0.1:${host.port}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } : {}),
+        },
+        body: JSON.stringify(body),
+      });
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
-    // The first /mcp request loads the MCP SDK (seconds on a loaded machine): load it before the short token's clock runs.
-    await (await post(await mintBearer('ola'), init)).text();
     const short = await shortLived('ola');
     const opened = await post(short, init);
     assert.equal(opened.status, 200);
@@ -125,7 +130,5 @@ test('MCP over HTTP: a session ends at the exp of the latest token used on it', 
     const late = await post(await mintBearer('ola'), list, sid);
     await late.text();
     assert.equal(late.status, 404);
-  } finally {
-    await host.stop();
-  }
+  });
 });

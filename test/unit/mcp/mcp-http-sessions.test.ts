@@ -43,16 +43,23 @@ test('a session opened on one daemon is served, and deleted, by another on the s
     await bob.text();
 
     // A GET stream on A; the DELETE on B; A's sweep finds the row gone and ends the stream.
+    // The stream's headers leave with its first bytes (the SDK's keep-alive comes 15 s later): the DELETE waits
+    // instead for A to serve the GET, which holds the session while its stream is open.
+    let held = 0;
+    const hold = a.daemon.sessions.hold.bind(a.daemon.sessions);
+    a.daemon.sessions.hold = (id) => {
+      if (id === sid) held++;
+      return hold(id);
+    };
     const abort = new AbortController();
-    const stream = await fetch(url(a), { headers: { ...session, accept: 'text/event-stream' }, signal: abort.signal });
-    assert.equal(stream.status, 200);
-    const ended = (async () => {
-      for await (const _ of stream.body!) void _;
-    })();
+    const streaming = fetch(url(a), { headers: { ...session, accept: 'text/event-stream' }, signal: abort.signal });
+    await waitFor(() => held > 0, 'A to serve the GET stream');
     const deleted = await fetch(url(b), { method: 'DELETE', headers: session });
     assert.equal(deleted.status, 200);
     await deleted.text();
-    await ended;
+    const stream = await streaming;
+    assert.equal(stream.status, 200);
+    for await (const _ of stream.body!) void _;
     assert.equal(await dbCount(a.dbPath, 'SELECT count(*) AS n FROM mcp_sessions WHERE id = ?', [sid]), 0);
     const late = await fetch(url(a), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }) });
     assert.equal(late.status, 404);
