@@ -64,6 +64,9 @@ test('OTEL_TRACES_EXPORTER=otlp: "tracing on" names the endpoint, and an unreach
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:pw@127.0.0.1:${port}/`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '20',
+      // The exporter retries a refused connection until its timeout (10 s by default) before it reports:
+      // a second gives the same ECONNREFUSED.
+      OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
     },
   });
   const warnings = () => logLines(host.stderr()).filter((l) => /export/i.test(String(l.msg)) && /fail/i.test(String(l.msg)));
