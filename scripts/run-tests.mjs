@@ -139,9 +139,10 @@ const SUITES = readdirSync(join(root, 'test'), { recursive: true })
   .sort((a, b) => rank(a) - rank(b));
 
 /**
- * Test files run at once in the SQLite pass. 2, as `node --test` ran them on this 2-core machine: 3 was
- * tried (a file waits on its daemons' start-ups and timers part of the time) but never measured against 2
- * at equal load, and with the PostgreSQL pass beside it the extra lane starved a timing-bound test.
+ * Test files run at once in the SQLite pass: 2, one a core on this 2-core machine. 3 was measured against
+ * 2 in full runs with the PostgreSQL pass beside it (2026-12-06): 492 s against 456 s for this pass, and
+ * 843 s against 718 s of CPU for both — the files wait on their daemons part of the time, but not enough
+ * for a third lane to pay for its contention.
  */
 const CONCURRENCY = 2;
 const timesLog = process.env.TOOLGATE_TEST_TIMES === '1' ? join(mkdtempSync(join(tmpdir(), 'toolgate-times-')), 'files.jsonl') : undefined;
