@@ -153,6 +153,7 @@ export class McpHttpSessions {
     cached.requests += 1;
     const release = this.deps.daemon.sessions.hold(cached.id);
     try {
+      sendEventStreamHeadersAtOnce(res);
       await cached.handle(req, res, body);
     } finally {
       cached.requests -= 1;
@@ -257,4 +258,18 @@ export class McpHttpSessions {
       this.deps.log.log('debug', 'mcp session sweep failed', { err: (err as Error).message });
     }
   }
+}
+
+/**
+ * The SDK's Node adapter (`toNodeHandler`) calls `writeHead` and leaves the headers to go with the
+ * body's first bytes. A GET stream has nothing to say until an event or the SDK's keep-alive (15 s),
+ * so its client waited that long for a response. An event stream's headers leave at once here.
+ */
+function sendEventStreamHeadersAtOnce(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (status: number, headers?: Record<string, string>) => ServerResponse;
+  res.writeHead = ((status: number, headers?: Record<string, string>) => {
+    const written = writeHead(status, headers);
+    if (String(headers?.['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+    return written;
+  }) as ServerResponse['writeHead'];
 }

@@ -42,24 +42,17 @@ test('a session opened on one daemon is served, and deleted, by another on the s
     assert.equal(bob.status, 404);
     await bob.text();
 
-    // A GET stream on A; the DELETE on B; A's sweep finds the row gone and ends the stream.
-    // The stream's headers leave with its first bytes (the SDK's keep-alive comes 15 s later): the DELETE waits
-    // instead for A to serve the GET, which holds the session while its stream is open.
-    let held = 0;
-    const hold = a.daemon.sessions.hold.bind(a.daemon.sessions);
-    a.daemon.sessions.hold = (id) => {
-      if (id === sid) held++;
-      return hold(id);
-    };
-    const abort = new AbortController();
-    const streaming = fetch(url(a), { headers: { ...session, accept: 'text/event-stream' }, signal: abort.signal });
-    await waitFor(() => held > 0, 'A to serve the GET stream');
+    // A GET stream on A; the DELETE on B; A's sweep (each second) finds the row gone and ends the stream.
+    // Its headers leave at once, as a client awaiting the GET needs: before, they went with the first
+    // bytes, the SDK's keep-alive 15 s later, so the stream ends here having carried no keep-alive.
+    const stream = await fetch(url(a), { headers: { ...session, accept: 'text/event-stream' } });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
     const deleted = await fetch(url(b), { method: 'DELETE', headers: session });
     assert.equal(deleted.status, 200);
     await deleted.text();
-    const stream = await streaming;
-    assert.equal(stream.status, 200);
-    for await (const _ of stream.body!) void _;
+    const carried = await stream.text();
+    assert.doesNotMatch(carried, /keepalive/, 'the headers came before any keep-alive');
     assert.equal(await dbCount(a.dbPath, 'SELECT count(*) AS n FROM mcp_sessions WHERE id = ?', [sid]), 0);
     const late = await fetch(url(a), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }) });
     assert.equal(late.status, 404);
