@@ -81,45 +81,38 @@ async function seeded(): Promise<{ dataDir: string; token: string }> {
 let seededOnce: ReturnType<typeof seeded> | undefined;
 const seededData = () => (seededOnce ??= seeded());
 
-let bundleOnce: Promise<{ results: string[]; runs: number }> | undefined;
-const bundleBaseline = () =>
-  (bundleOnce ??= (async () => {
-    const { dataDir, token } = await seededData();
-    const { host, launch } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: 'off' });
-    let results: string[];
-    try {
-      assert.equal(launch.mode, 'bundle', JSON.stringify(launch));
-      results = await runAll(host, token, 't-bundle');
-    } finally {
-      await host.stop();
-    }
-    const runs = lines(host, 'project-cli ran');
-    assert.ok(runs.length > 0, 'some calls ran project-cli');
-    assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
-    assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0, 'off is not a failure: no warning');
-    return { results, runs: runs.length };
-  })());
-
-test('calls run from the start-up snapshot with the results the bundle gives', async () => {
+/**
+ * A daemon on the seeded folder that decided on `mode` (no warning: `off` is no failure), every call run
+ * on it: the results, and how many calls reached project-cli — each in that mode.
+ */
+async function runAllIn(mode: 'bundle' | 'snapshot', thread: string, env: Record<string, string> = {}): Promise<{ results: string[]; runs: number }> {
   const { dataDir, token } = await seededData();
-  // Calls the daemon refuses itself (an unknown method, say) never start project-cli, so the count
-  // of runs is compared between the two launch modes rather than with the number of calls.
-  const { host, launch } = await startDecided(dataDir);
+  const { host, launch } = await startDecided(dataDir, env);
   let results: string[];
   try {
-    assert.equal(launch.mode, 'snapshot', JSON.stringify(launch));
-    results = await runAll(host, token, 't-snapshot');
+    assert.equal(launch.mode, mode, JSON.stringify(launch));
+    results = await runAll(host, token, thread);
   } finally {
     await host.stop();
   }
   const runs = lines(host, 'project-cli ran');
   assert.ok(runs.length > 0, 'some calls ran project-cli');
-  assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['snapshot']));
-  assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0);
+  assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set([mode]));
+  assert.equal(lines(host, 'project-cli launch').filter((l) => l.level === 'warn').length, 0, 'no warning');
+  return { results, runs: runs.length };
+}
+
+let bundleOnce: Promise<{ results: string[]; runs: number }> | undefined;
+const bundleBaseline = () => (bundleOnce ??= runAllIn('bundle', 't-bundle', { TOOLGATE_CLI_SNAPSHOT: 'off' }));
+
+test('calls run from the start-up snapshot with the results the bundle gives', async () => {
+  // Calls the daemon refuses itself (an unknown method, say) never start project-cli, so the count
+  // of runs is compared between the two launch modes rather than with the number of calls.
+  const { results, runs } = await runAllIn('snapshot', 't-snapshot');
   const bundle = await bundleBaseline();
   assert.match(results[0]!, /^success .*Seeded/);
   assert.deepEqual(results, bundle.results);
-  assert.equal(runs.length, bundle.runs, 'the same calls reach project-cli either way');
+  assert.equal(runs, bundle.runs, 'the same calls reach project-cli either way');
 });
 
 test('a damaged or missing snapshot leaves the daemon on the bundle, with one warning', async () => {
