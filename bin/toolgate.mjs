@@ -43,6 +43,8 @@ const { main } = await import(from('cli', 'app/cli')).catch(notReady);
 const { redact } = await import(from('redact', 'codec/redact'));
 
 const code = await main().catch((err) => {
+  // A command imports its code when it runs (src/app/cli.ts): a missing dependency shows up here.
+  if (err?.code === 'ERR_MODULE_NOT_FOUND') notReady(err);
   // Redacted like every log line: a token or a database URL's password never reaches stderr.
   process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: redact(String(err?.stack ?? err)) })}\n`);
   return 1;

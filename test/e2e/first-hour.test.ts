@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateClient } from '../../src/client/index.js';
 import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
@@ -69,6 +69,18 @@ test('the bins in a checkout that was never built: one line naming npm run build
   for (const bin of [TOOLGATE_BIN, PROJECT_CLI_BIN]) copyFileSync(bin, join(clone, 'bin', bin.split('/').at(-1)!));
   assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['--help'], freshEnv()), /^toolgate: this checkout cannot run yet, it is not built .*: run npm ci && npm run build in /, 'toolgate');
   assertOneLine(run(join(clone, 'bin', 'project-cli.mjs'), ['memory', 'read'], freshEnv()), /^project-cli: this checkout cannot run yet, it is not built .*npm run build/, 'project-cli');
+});
+
+test('a built checkout without its dependencies: one line naming npm ci, exit 2, for a command that loads them late', () => {
+  const clone = tempDir('toolgate-clone-');
+  mkdirSync(join(clone, 'bin'));
+  copyFileSync(TOOLGATE_BIN, join(clone, 'bin', 'toolgate.mjs'));
+  copyFileSync(join(REPO_ROOT, 'package.json'), join(clone, 'package.json'));
+  // The bundle and what it was built from, times kept: the launcher runs the bundle, as in the checkout.
+  for (const part of ['src', 'daemon']) cpSync(join(REPO_ROOT, 'dist', part), join(clone, 'dist', part), { recursive: true, preserveTimestamps: true });
+  const env = freshEnv({ TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: join(clone, 'data') });
+  assert.equal(run(join(clone, 'bin', 'toolgate.mjs'), ['--version'], env).code, 0, '--version needs no dependency');
+  assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env), /^toolgate: this checkout cannot run yet, its dependencies are not installed: run npm ci in /, 'serve');
 });
 
 test('serve --mcp --dev without a usable token refuses before creating the database, secret or key', () => {
