@@ -266,10 +266,20 @@ export class McpHttpSessions {
  * so its client waited that long for a response. An event stream's headers leave at once here.
  */
 function sendEventStreamHeadersAtOnce(res: ServerResponse): void {
-  const writeHead = res.writeHead.bind(res) as (status: number, headers?: Record<string, string>) => ServerResponse;
-  res.writeHead = ((status: number, headers?: Record<string, string>) => {
-    const written = writeHead(status, headers);
-    if (String(headers?.['content-type'] ?? '').startsWith('text/event-stream')) res.flushHeaders();
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.writeHead = ((...args: unknown[]) => {
+    const written = writeHead(...args);
+    if (/^text\/event-stream/i.test(String(res.getHeader('content-type') ?? contentTypeIn(args.at(-1)) ?? ''))) res.flushHeaders();
     return written;
   }) as ServerResponse['writeHead'];
+}
+
+/** The content type among `writeHead`'s headers (an object, or a flat [name, value, …] array), any case. */
+function contentTypeIn(headers: unknown): unknown {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'content-type') return headers[i + 1];
+    return undefined;
+  }
+  if (headers === null || typeof headers !== 'object') return undefined;
+  return Object.entries(headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
 }
