@@ -97,11 +97,9 @@ for (const executor of EXECUTORS) {
         await orphansDone(first.dbPath);
         assert.ok(acked.size >= killAfter);
 
-        // The restart runs in this process, on the same transport and database: what is checked is what
-        // its start recovered and how it answers retries, not its process. Retries of calls that never
-        // committed run on the in-process executor (the two answer alike: executors.test.ts); the
-        // executor under test is the killed daemon's.
-        const second = await startInProcess({ transport, dataDir, db: first.dbPath });
+        // The restart runs in this process, on the same transport, database and executor: what is
+        // checked is what its start recovered and how it answers retries, not its process.
+        const second = await startInProcess({ transport, dataDir, db: first.dbPath, executor });
         try {
           // Answered only once the daemon serves, i.e. after its recovery at start.
           const s2 = await openSession(second, token);
