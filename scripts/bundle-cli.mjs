@@ -84,7 +84,13 @@ await withThrowawayCall(async (call) => {
   await call([`${root}bin/project-cli.mjs`], { PROJECT_CLI_WRITE_CODE_CACHE: '1' });
   // The start-up snapshot the subprocess executor starts the CLI from (see
   // src/calls/cli-launch.ts); one call through it is its smoke test.
-  if (buildSnapshot()) await call(['--snapshot-blob', blob, outfile], {});
+  if (buildSnapshot()) {
+    await call(['--snapshot-blob', blob, outfile], {});
+    // The call through the blob passed on this node: written only now, so a daemon on this node and
+    // this very blob starts calls from it without a probe of its own (src/calls/cli-snapshot-check.ts).
+    const { snapshotFacts, snapshotCheckPath } = await import(`${root}dist/src/calls/cli-snapshot-check.js`);
+    writeFileSync(snapshotCheckPath(blob), `${JSON.stringify(await snapshotFacts(blob))}\n`);
+  }
 });
 
 /**
@@ -106,6 +112,7 @@ await withThrowawayCall(async (call) => {
  */
 function buildSnapshot() {
   rmSync(blob, { force: true });
+  rmSync(blob.replace(/\.blob$/, '.checked.json'), { force: true });
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-snapshot-'));
   const entry = join(dir, 'project-cli.snapshot-entry.cjs');
   writeFileSync(entry, `'use strict';

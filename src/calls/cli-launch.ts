@@ -8,15 +8,19 @@
  *
  * A blob fits only the node binary that built it, and a wrong or damaged one
  * makes node abort (or crash) before any JavaScript runs — so the daemon never
- * bets a call on it. At start it probes the blob once in the background
- * (`--help` through it, with the empty environment a call has); calls use the
- * bundle until the probe has passed, and for good when it fails. The outcome is
- * logged once: which mode serves, and why not the snapshot.
+ * bets a call on it. At start, in the background, it reads the build's check
+ * (cli-snapshot-check.ts): when the build ran a call through this very blob on
+ * this very node, that settles it; otherwise it probes the blob once (`--help`
+ * through it, with the empty environment a call has). Calls use the bundle
+ * until one of the two has passed, and for good when the probe fails. The
+ * outcome is logged once: which mode serves, what showed the blob runs, or why
+ * not the snapshot.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Logger } from '../runtime/logger.js';
 import { PROJECT_CLI_BIN, PROJECT_CLI_BUNDLE, PROJECT_CLI_SNAPSHOT } from '../runtime/package-root.js';
+import { checkedByBuild } from './cli-snapshot-check.js';
 
 export type CliLaunchMode = 'snapshot' | 'bundle';
 
@@ -48,14 +52,18 @@ export class CliLauncher {
   }
 
   private async decide(blob: string, log: Logger): Promise<CliLaunchMode> {
-    const failed = existsSync(blob) ? await probe(blob) : 'the start-up snapshot is missing';
-    if (failed) {
-      log.log('warn', 'project-cli launch', { mode: 'bundle', snapshot: blob, node: process.version, reason: failed });
-      return 'bundle';
-    }
+    if (!existsSync(blob)) return this.fallBack(blob, 'the start-up snapshot is missing', log);
+    const checked = (await checkedByBuild(blob)) ? 'build' : 'probe';
+    const failed = checked === 'probe' ? await probe(blob) : null;
+    if (failed) return this.fallBack(blob, failed, log);
     this.current = 'snapshot';
-    log.log('info', 'project-cli launch', { mode: 'snapshot', snapshot: blob });
+    log.log('info', 'project-cli launch', { mode: 'snapshot', snapshot: blob, checked });
     return 'snapshot';
+  }
+
+  private fallBack(blob: string, reason: string, log: Logger): CliLaunchMode {
+    log.log('warn', 'project-cli launch', { mode: 'bundle', snapshot: blob, node: process.version, reason });
+    return 'bundle';
   }
 }
 

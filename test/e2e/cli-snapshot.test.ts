@@ -1,16 +1,17 @@
 /**
  * The subprocess executor starts project-cli from its V8 start-up snapshot
- * (dist/project-cli.snapshot.blob) once a probe shows the blob runs on this
- * node, with the same results as the bundle; a damaged or missing blob leaves
+ * (dist/project-cli.snapshot.blob) once the build's check or a probe shows the
+ * blob runs on this node, with the same results as the bundle; a damaged or missing blob leaves
  * it on the bundle, said in one warning, and every call still succeeds.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
+import { PROJECT_CLI_SNAPSHOT } from '../../src/runtime/package-root.js';
 import { waitFor } from '../helpers/wait-for.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
@@ -27,6 +28,7 @@ interface LogLine {
   level: string;
   msg: string;
   mode?: string;
+  checked?: string;
   launch?: string;
   reason?: string;
 }
@@ -91,6 +93,8 @@ async function runAllIn(mode: 'bundle' | 'snapshot', thread: string, env: Record
   let results: string[];
   try {
     assert.equal(launch.mode, mode, JSON.stringify(launch));
+    // The package's blob: the build ran a call through it on this node, so no probe is needed.
+    if (mode === 'snapshot' && !env.TOOLGATE_CLI_SNAPSHOT) assert.equal(launch.checked, 'build', JSON.stringify(launch));
     results = await runAll(host, token, thread);
   } finally {
     await host.stop();
@@ -135,4 +139,20 @@ test('a damaged or missing snapshot leaves the daemon on the bundle, with one wa
     assert.equal(runs.length, expectedRuns);
     assert.deepEqual(new Set(runs.map((r) => r.launch)), new Set(['bundle']));
   }
+});
+
+test('a blob the build did not check is probed once before calls start from it', async () => {
+  const { dataDir, token } = await seededData();
+  // The package's blob, copied: byte-identical, but no check of the build beside it.
+  const copy = join(tempDir(), 'copy.blob');
+  copyFileSync(PROJECT_CLI_SNAPSHOT, copy);
+  const { results: expected } = await bundleBaseline();
+  const { host, launch } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: copy });
+  try {
+    assert.deepEqual([launch.level, launch.mode, launch.checked], ['info', 'snapshot', 'probe'], JSON.stringify(launch));
+    assert.deepEqual(await runAll(host, token, 't-probed'), expected);
+  } finally {
+    await host.stop();
+  }
+  assert.deepEqual(new Set(lines(host, 'project-cli ran').map((r) => r.launch)), new Set(['snapshot']));
 });

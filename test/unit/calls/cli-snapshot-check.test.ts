@@ -1,0 +1,52 @@
+/**
+ * The build's check of the project-cli start-up snapshot (src/calls/cli-snapshot-check.ts): it settles
+ * the launch only for the very blob the build ran a call through, on the very node that ran it. The
+ * package's blob and its check are the build's own (scripts/bundle-cli.mjs); the copies here are
+ * changed one fact at a time.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkedByBuild, snapshotCheckPath, snapshotFacts } from '../../../src/calls/cli-snapshot-check.js';
+import { PROJECT_CLI_SNAPSHOT } from '../../../src/runtime/package-root.js';
+import { tempDir } from '../../helpers/repo.js';
+
+const built = existsSync(PROJECT_CLI_SNAPSHOT);
+
+test('the build wrote its check beside the blob, and it holds on the node that built it', { skip: !built && 'this node built no start-up snapshot' }, async () => {
+  const written = JSON.parse(readFileSync(snapshotCheckPath(PROJECT_CLI_SNAPSHOT), 'utf8')) as Record<string, unknown>;
+  assert.deepEqual(written, await snapshotFacts(PROJECT_CLI_SNAPSHOT));
+  assert.equal(await checkedByBuild(PROJECT_CLI_SNAPSHOT), true);
+});
+
+test('no check, another node, another blob or an unreadable check: not checked', { skip: !built && 'this node built no start-up snapshot' }, async () => {
+  const dir = tempDir();
+  const blob = join(dir, 'project-cli.snapshot.blob');
+  copyFileSync(PROJECT_CLI_SNAPSHOT, blob);
+  assert.equal(snapshotCheckPath(blob), join(dir, 'project-cli.snapshot.checked.json'));
+  assert.equal(await checkedByBuild(blob), false, 'no check beside the blob');
+
+  const facts = await snapshotFacts(blob);
+  writeFileSync(snapshotCheckPath(blob), `${JSON.stringify(facts)}\n`);
+  assert.equal(await checkedByBuild(blob), true, 'the same facts, written as the build writes them');
+
+  const otherNode = { ...facts, node: 'v20.0.0' };
+  writeFileSync(snapshotCheckPath(blob), JSON.stringify(otherNode));
+  assert.equal(await checkedByBuild(blob), false, 'another node version');
+
+  const exec = facts.exec as { size: number };
+  writeFileSync(snapshotCheckPath(blob), JSON.stringify({ ...facts, exec: { ...exec, size: exec.size + 1 } }));
+  assert.equal(await checkedByBuild(blob), false, 'another node binary at the same path');
+
+  writeFileSync(snapshotCheckPath(blob), JSON.stringify(facts));
+  const bytes = readFileSync(blob);
+  const at = bytes.length >> 1;
+  bytes[at] = bytes[at]! ^ 0xff;
+  writeFileSync(blob, bytes);
+  assert.equal(await checkedByBuild(blob), false, 'one byte of the blob changed, its size not');
+
+  writeFileSync(snapshotCheckPath(blob), '{not json');
+  assert.equal(await checkedByBuild(blob), false, 'an unreadable check');
+  assert.equal(await checkedByBuild(join(dir, 'missing.blob')), false, 'no blob');
+});
