@@ -50,9 +50,20 @@ export async function loadSigningKey(env: NodeJS.ProcessEnv, dataDir: string): P
   return { privateKey, publicJwk: { ...publicJwk, alg, use: 'sig' }, alg, kid, privateD: jwk.d };
 }
 
-/** A new private Ed25519 JWK (`{kty: "OKP", crv: "Ed25519", x, d}`), made synchronously by node:crypto. */
+/**
+ * A new private Ed25519 JWK (`{kty: "OKP", crv: "Ed25519", x, d}`), made synchronously by node:crypto.
+ *
+ * Encoded as JWK by the key-generation job itself, never by `keyObject.export({ format: 'jwk' })` on the
+ * key it returned: Node's JWK export holds the key's mutex while it allocates, and the finished job's
+ * destructor (run by the garbage collector once the job is unreachable) takes that same mutex. A
+ * collection landing inside the export deadlocked the thread for good — a daemon starting in a fresh data
+ * folder hung before it read stdin, rarely, more often under load. Encoded here, the job is alive (it is
+ * the one running) for as long as the mutex is held. test/unit/auth/signing-key.test.ts forces the
+ * collection into the export.
+ */
 function freshKeyJwk(): string {
-  return JSON.stringify(generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }));
+  const { privateKey } = generateKeyPairSync('ed25519', { publicKeyEncoding: { format: 'jwk' }, privateKeyEncoding: { format: 'jwk' } });
+  return JSON.stringify(privateKey);
 }
 
 export interface CredentialRequest {

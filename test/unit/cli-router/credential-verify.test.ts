@@ -4,13 +4,28 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { SignJWT, exportJWK, type JWK } from 'jose';
 import { CredentialError, verifyCredential } from '../../../src/cli-router/credential.js';
 
-const ed = generateKeyPairSync('ed25519');
-const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const other = generateKeyPairSync('ed25519');
+/**
+ * A key pair as KeyObjects imported from PEM: a JWK export of a KeyObject made by generateKeyPairSync can
+ * deadlock the thread (a collection inside it frees the generation job, which takes the key's mutex the export
+ * holds: src/auth/credential-issuer.ts, freshKeyJwk); an imported key has no such job.
+ */
+function keyPair(type: 'ed25519' | 'P-256'): { publicKey: KeyObject; privateKey: KeyObject } {
+  const publicKeyEncoding = { type: 'spki', format: 'pem' } as const;
+  const privateKeyEncoding = { type: 'pkcs8', format: 'pem' } as const;
+  const pem =
+    type === 'P-256'
+      ? generateKeyPairSync('ec', { namedCurve: 'P-256', publicKeyEncoding, privateKeyEncoding })
+      : generateKeyPairSync('ed25519', { publicKeyEncoding, privateKeyEncoding });
+  return { publicKey: createPublicKey(pem.publicKey), privateKey: createPrivateKey(pem.privateKey) };
+}
+
+const ed = keyPair('ed25519');
+const ec = keyPair('P-256');
+const other = keyPair('ed25519');
 const pub = async (k: KeyObject) => ({ ...(await exportJWK(k)) }) as JWK;
 
 const now = () => Math.floor(Date.now() / 1000);
