@@ -317,7 +317,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   });
   // SIGHUP reloads --config (contract section 20) rather than ending the daemon.
   const onHangUp = () => {
-    reloadConfig({ daemon: services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
+    reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
   };
   process.on('SIGHUP', onHangUp);
 
