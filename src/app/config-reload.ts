@@ -6,13 +6,14 @@
  * load changes nothing (src/sessions/profile-reload.ts applies a valid one).
  */
 import { loadConfig, type DaemonConfig } from '../config/config.js';
-import { applyConfig, type LiveLimits } from '../sessions/profile-reload.js';
+import { applyConfig, type LiveLimits, type ReloadTarget } from '../sessions/profile-reload.js';
 import type { Services } from '../rpc/services.js';
 import type { Logger } from '../runtime/logger.js';
 import { discoverSkills } from '../sessions/skills.js';
 
 export interface ReloadDeps {
-  daemon: Services;
+  /** What a reload replaces in place, and the metrics counting it. */
+  services: ReloadTarget & Pick<Services, 'metrics'>;
   log: Logger;
   /** `--config`; undefined: nothing to reload. */
   file: string | undefined;
@@ -22,7 +23,7 @@ export interface ReloadDeps {
 
 /** Reloads the configuration file now; never throws (a daemon serving calls must not die of a bad file). */
 export function reloadConfig(deps: ReloadDeps): 'ok' | 'rejected' | 'none' {
-  const { daemon, log, file } = deps;
+  const { services, log, file } = deps;
   if (file === undefined) {
     log.log('warn', 'SIGHUP: no --config file to reload; nothing changed');
     return 'none';
@@ -33,10 +34,10 @@ export function reloadConfig(deps: ReloadDeps): 'ok' | 'rejected' | 'none' {
   } catch (err) {
     // ConfigError's message already names the file and the key; anything else is said as plainly.
     log.log('error', 'config reload rejected: nothing changed', { reason: (err as Error).message });
-    daemon.metrics?.configReloaded('rejected');
+    services.metrics?.configReloaded('rejected');
     return 'rejected';
   }
-  const applied = applyConfig(daemon, next, deps.liveLimitsOf(next));
+  const applied = applyConfig(services, next, deps.liveLimitsOf(next));
   log.log(applied.needsRestart.length > 0 || applied.orphaned > 0 ? 'warn' : 'info', 'config reloaded', {
     file,
     agents: [...next.agents.keys()],
@@ -44,6 +45,6 @@ export function reloadConfig(deps: ReloadDeps): 'ok' | 'rejected' | 'none' {
     ...(applied.orphaned > 0 ? { sessions_without_profile: applied.orphaned } : {}),
     ...(applied.needsRestart.length > 0 ? { needs_restart: applied.needsRestart } : {}),
   });
-  daemon.metrics?.configReloaded('ok');
+  services.metrics?.configReloaded('ok');
   return 'ok';
 }

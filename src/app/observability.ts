@@ -39,38 +39,38 @@ export function startDaemonTracing(env: NodeJS.ProcessEnv, version: string, log:
 }
 
 /** Child spans of each call's span: installed only when tracing is on, so a daemon without it keeps its own objects. */
-export async function traceDaemon(daemon: Services): Promise<void> {
+export async function traceDaemon(services: Pick<Services, 'store' | 'executor'>): Promise<void> {
   const { traceExecutor, traceStore } = await import('../telemetry/instrument.js');
-  daemon.store = traceStore(daemon.store);
-  if (daemon.executor instanceof SubprocessExecutor) traceExecutor(daemon.executor);
+  services.store = traceStore(services.store);
+  if (services.executor instanceof SubprocessExecutor) traceExecutor(services.executor);
 }
 
 /**
  * The metrics registry of a `--ws` daemon whose `metrics.enabled` holds; the store reports its commits to it.
  * prom-client is loaded only then (a stdio daemon, or one with metrics off, never loads it).
  */
-export async function attachMetrics(daemon: Services, host: string): Promise<ToolgateMetrics | undefined> {
-  if (!metricsEnabled(daemon.config.metrics.enabled, host)) return undefined;
+export async function attachMetrics(services: Pick<Services, 'config' | 'store' | 'sessions' | 'subscriptions' | 'metrics'>, host: string): Promise<ToolgateMetrics | undefined> {
+  if (!metricsEnabled(services.config.metrics.enabled, host)) return undefined;
   const { ToolgateMetrics } = await import('../telemetry/metrics.js');
-  const store = daemon.store;
+  const store = services.store;
   const metrics = new ToolgateMetrics({
-    sessions: () => daemon.sessions.size,
-    subscriptions: () => daemon.subscriptions.count(),
+    sessions: () => services.sessions.size,
+    subscriptions: () => services.subscriptions.count(),
     poolUse: store.poolUse ? () => store.poolUse!() : undefined,
   });
   store.onCommit = metrics.commit;
-  daemon.metrics = metrics;
+  services.metrics = metrics;
   return metrics;
 }
 
 /** `/healthz`, `/readyz` and (with metrics) `/metrics` for the HTTP server. */
-export function daemonOpsRoutes(daemon: Services, accepting: () => boolean) {
+export function daemonOpsRoutes(services: Pick<Services, 'store' | 'metrics' | 'log'>, accepting: () => boolean) {
   return opsRoutes({
     ready: async () => {
       if (!accepting()) return { ready: false, reason: 'draining' };
-      return (await storeAnswers(daemon.store)) ? { ready: true } : { ready: false, reason: 'the store does not answer' };
+      return (await storeAnswers(services.store)) ? { ready: true } : { ready: false, reason: 'the store does not answer' };
     },
-    scrape: daemon.metrics ? () => daemon.metrics!.scrape() : undefined,
-    onError: (err) => daemon.log.log('error', 'ops route failed', { err }),
+    scrape: services.metrics ? () => services.metrics!.scrape() : undefined,
+    onError: (err) => services.log.log('error', 'ops route failed', { err }),
   });
 }

@@ -187,32 +187,32 @@ export async function createDaemon(opts: ServeOptions, log: Logger): Promise<Ser
       secrets: configuredSecrets(opts.env, bearerKeys, signingKey),
     };
     // The call service reads the same object: a reload's new limits and the metrics attached later reach it.
-    const daemon: Services = Object.assign(parts, { toolCalls: new ToolCalls(parts) });
+    const services: Services = Object.assign(parts, { toolCalls: new ToolCalls(parts) });
     // A session ends at its token's exp, and its subscriptions with it (contract section 13).
-    daemon.sessions.onExpire((s) => {
-      daemon.subscriptions.dropSession(s.connectionId, s.id);
+    services.sessions.onExpire((s) => {
+      services.subscriptions.dropSession(s.connectionId, s.id);
       log.log('info', 'session expired', { session_id: s.id, user_id: s.userId, connection: s.connectionId });
     });
     // PostgreSQL: other daemons' calls of watched threads reach this daemon's bus (LISTEN/NOTIFY).
     // (Loaded only then: a SQLite daemon never loads the PostgreSQL driver.)
     if (store.engine === 'postgres') {
       const { PgFanout } = await import('../threads/pg-fanout.js');
-      daemon.fanout = await PgFanout.start(store as PgStore, threadEvents);
+      services.fanout = await PgFanout.start(store as PgStore, threadEvents);
       // Another daemon's call/cancel of a call running here (contract section 16).
-      daemon.fanout.onCallCancel((key) => daemon.calls.stop(key, CallStopped.cancelled()));
+      services.fanout.onCallCancel((key) => services.calls.stop(key, CallStopped.cancelled()));
       // Another daemon's decision on a call awaiting approval (contract section 17): its waiters here look again.
-      daemon.fanout.onCallSettled((key) => daemon.approvals.settled(key));
+      services.fanout.onCallSettled((key) => services.approvals.settled(key));
       const shared = store.sharedCalls;
-      if (shared) daemon.announceCall = (key) => shared.announce(key);
+      if (shared) services.announceCall = (key) => shared.announce(key);
       // A call asked on another daemon (contract section 17): this daemon's subscribers of its thread hear it.
       // This daemon's own asks come back too: its subscribers were told directly, so they are skipped.
       const origin = randomUUID();
-      if (shared) daemon.announceAsked = (key) => shared.announceAsked(key, origin);
-      daemon.fanout.onCallAsked((key, from) => {
-        if (from !== origin) void relayAsked(daemon, key, log);
+      if (shared) services.announceAsked = (key) => shared.announceAsked(key, origin);
+      services.fanout.onCallAsked((key, from) => {
+        if (from !== origin) void relayAsked(services, key, log);
       });
     }
-    return daemon;
+    return services;
   } catch (err) {
     await store.close();
     throw err;
@@ -274,15 +274,15 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
-  const daemon = await createDaemon(opts, log);
+  const services = await createDaemon(opts, log);
   // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
-  log.maskSecrets(daemon.secrets ?? []);
+  log.maskSecrets(services.secrets ?? []);
   // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's):
   // swept once before any transport listens, then every SWEEP_MS.
-  const sweeper = new ExpirySweeper(daemon, log);
+  const sweeper = new ExpirySweeper(services, log);
   await sweeper.sweep();
-  if (tracing) await traceDaemon(daemon);
-  const limits = limitsOf(opts, daemon.config);
+  if (tracing) await traceDaemon(services);
+  const limits = limitsOf(opts, services.config);
   const inflight = new Set<Promise<unknown>>();
   let accepting = true;
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -292,14 +292,14 @@ export async function serve(opts: ServeOptions): Promise<number> {
     return work;
   };
   // The one context every transport of this serve shares (src/rpc/serve-context.ts).
-  const ctx: ServeContext = {
-    daemon,
+  const ctx: ServeContext<Services> = {
+    services,
     limits,
     accepting: () => accepting,
     track,
     writes: new PendingWrites(),
     // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
-    guard: loggedGuard(httpGuard(daemon.config.http), (msg, fields) => log.log('warn', msg, fields)),
+    guard: loggedGuard(httpGuard(services.config.http), (msg, fields) => log.log('warn', msg, fields)),
   };
 
   const signalled = new Promise<number>((resolve) => {
@@ -317,7 +317,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
   });
   // SIGHUP reloads --config (contract section 20) rather than ending the daemon.
   const onHangUp = () => {
-    reloadConfig({ daemon, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
+    reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
   };
   process.on('SIGHUP', onHangUp);
 
@@ -328,7 +328,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     finished = stdio.finished;
     stop = async () => stdio.close();
   } else if (opts.transport === 'mcp') {
-    const principal = await openMcpStdioPrincipal(daemon, opts.env);
+    const principal = await openMcpStdioPrincipal(services, opts.env);
     // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
     const { serveMcpStdio } = await import('../mcp/mcp-stdio.js');
     const mcp = await serveMcpStdio(ctx, { principal });
@@ -344,7 +344,7 @@ export async function serve(opts: ServeOptions): Promise<number> {
     stop = () => listener.close();
   }
   sweeper.start();
-  log.log('info', 'serving', { transport: opts.transport, db: describeDb(daemon.dbPath), executor: daemon.executor.kind, version: VERSION });
+  log.log('info', 'serving', { transport: opts.transport, db: describeDb(services.dbPath), executor: services.executor.kind, version: VERSION });
   // Start-up is over: the young generation may grow again (start-up-heap.ts).
   releaseYoungGeneration();
 
@@ -355,21 +355,21 @@ export async function serve(opts: ServeOptions): Promise<number> {
   await Promise.race([Promise.allSettled([...inflight]), grace]);
   // Past the grace, what still runs is cancelled: each call ends stored as CANCELLED (or with the outcome it
   // committed first), and its pending request is answered with that.
-  if (daemon.calls.size > 0) {
-    log.log('warn', 'shutdown grace over: cancelling running calls', { calls: daemon.calls.size });
+  if (services.calls.size > 0) {
+    log.log('warn', 'shutdown grace over: cancelling running calls', { calls: services.calls.size });
     // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit.
     const stopping = new Promise((r) => setTimeout(r, limits.cancelGraceMs + 2_000).unref());
-    await Promise.race([Promise.allSettled([daemon.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
+    await Promise.race([Promise.allSettled([services.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
   }
   // A subprocess call is answered as its child closes its output: the child may still be exiting
   // (a stopped one within its kill grace).
-  await Promise.race([daemon.executor.drain?.(), grace, new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
+  await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();
   process.removeListener('SIGHUP', onHangUp);
   await sweeper.stop();
-  await daemon.store.close();
+  await services.store.close();
   await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;

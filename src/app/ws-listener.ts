@@ -9,6 +9,7 @@
  */
 import type { ServeContext } from '../rpc/serve-context.js';
 import type { Logger } from '../runtime/logger.js';
+import type { Services } from '../rpc/services.js';
 import { createHttpServer } from '../http/http-server.js';
 import { agUiStreamRoute } from '../http/ag-ui-stream.js';
 import { callRoutes } from '../http/call-routes.js';
@@ -28,13 +29,13 @@ export interface WsListener {
   close(): Promise<void>;
 }
 
-export async function listenWs(ctx: ServeContext, opts: { host?: string; port?: number }, log: Logger): Promise<WsListener> {
-  const { daemon } = ctx;
+export async function listenWs(ctx: ServeContext<Services>, opts: { host?: string; port?: number }, log: Logger): Promise<WsListener> {
+  const { services } = ctx;
   const host = opts.host ?? '127.0.0.1';
   const mcpHttp = lazyMcpHttp(ctx);
-  await attachMetrics(daemon, host);
+  await attachMetrics(services, host);
   const cors = corsRoute([LAZY_MCP_PATH, RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH]);
-  const routes = [cors, daemonOpsRoutes(daemon, ctx.accepting), agUiStreamRoute(ctx), callRoutes(ctx), resourceMetadataRoute(daemon), mcpHttp.route];
+  const routes = [cors, daemonOpsRoutes(services, ctx.accepting), agUiStreamRoute(ctx), callRoutes(ctx), resourceMetadataRoute(services), mcpHttp.route];
   const http = createHttpServer(ctx, routes);
   const ws = attachWebSocketRpc(ctx, http);
   await new Promise<void>((resolve, reject) => {
@@ -44,9 +45,9 @@ export async function listenWs(ctx: ServeContext, opts: { host?: string; port?: 
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : (opts.port ?? 0);
   if (!LOOPBACK.has(host)) log.log('warn', 'listening beyond loopback: put TLS and a firewall in front of this port', { host });
-  if (daemon.oauth) {
-    daemon.oauth.listening(host, port);
-    if (!daemon.config.http.publicUrl && !LOOPBACK.has(host)) {
+  if (services.oauth) {
+    services.oauth.listening(host, port);
+    if (!services.config.http.publicUrl && !LOOPBACK.has(host)) {
       log.log('warn', 'auth.issuer is set without http.public_url: clients are told this server is at its socket address', { public_url: `http://${host}:${port}` });
     }
   }

@@ -45,8 +45,8 @@ const MAX_STREAMS_PER_USER = 16;
  * The route for `createHttpServer`: claims `/threads/{id}/events` and
  * answers it; any other path is left to the next route.
  */
-export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { daemon } = ctx;
+export function agUiStreamRoute(ctx: ServeContext<AgUiDeps>, opts: AgUiStreamOptions = {}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { services } = ctx;
   const pingIntervalMs = opts.pingIntervalMs ?? 15_000;
   // A client that has this many unsent bytes is dropped (it may resume with Last-Event-ID).
   const maxBufferedBytes = ctx.limits.maxBufferedBytes;
@@ -58,8 +58,8 @@ export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {})
       sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });
       return true;
     }
-    stream(daemon, req, res, url, match[1]!, pingIntervalMs, maxBufferedBytes).catch((err: unknown) => {
-      daemon.log.log('error', 'ag-ui stream failed', { err });
+    stream(services, req, res, url, match[1]!, pingIntervalMs, maxBufferedBytes).catch((err: unknown) => {
+      services.log.log('error', 'ag-ui stream failed', { err });
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.end();
     });
@@ -67,11 +67,11 @@ export function agUiStreamRoute(ctx: ServeContext, opts: AgUiStreamOptions = {})
   };
 }
 
-/** What a stream reads of the daemon: token verification, the session registry, the thread's events and its rows. */
-type AgUiDeps = Pick<Services, 'sessions' | 'store' | 'log' | 'threadEvents' | 'approvals' | 'maxResultBytes' | 'uiCache'> & UserAuthDeps;
+/** What a stream reads of the services: token verification, the session registry, the thread's events and its rows. */
+export type AgUiDeps = Pick<Services, 'sessions' | 'store' | 'log' | 'threadEvents' | 'approvals' | 'maxResultBytes' | 'uiCache'> & UserAuthDeps;
 
 async function stream(
-  daemon: AgUiDeps,
+  services: AgUiDeps,
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
@@ -83,9 +83,9 @@ async function stream(
   let slot: SessionSlot;
   let expiresAt: number;
   try {
-    ({ userId, expiresAt } = await authenticateUser(daemon, { header: req.headers.authorization }));
+    ({ userId, expiresAt } = await authenticateUser(services, { header: req.headers.authorization }));
     // The user's place is held from here (before anything else is awaited), so the cap holds under concurrency.
-    slot = daemon.sessions.reserve(`ag-ui_${randomUUID().slice(0, 8)}`, { name: 'event streams', userId, max: MAX_STREAMS_PER_USER });
+    slot = services.sessions.reserve(`ag-ui_${randomUUID().slice(0, 8)}`, { name: 'event streams', userId, max: MAX_STREAMS_PER_USER });
   } catch (err) {
     if (err instanceof AuthError && err.reason === 'unavailable') {
       sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });
@@ -106,7 +106,7 @@ async function stream(
   const threadId = decodeThreadId(rawThreadId);
   let exists = false;
   try {
-    exists = threadId !== null && (await daemon.store.read((tx) => tx.threads.exists(userId, threadId)));
+    exists = threadId !== null && (await services.store.read((tx) => tx.threads.exists(userId, threadId)));
   } finally {
     if (!exists) slot.release();
   }
@@ -120,14 +120,14 @@ async function stream(
   }
   const session = slot.open({ userId, source: 'session', jobId: null, enabledSkills: [], allowedActions: [], expiresAt });
   // Contract section 13: the stream lives no longer than its token; the client resumes with a fresh one.
-  daemon.sessions.onEnd(session.id, () => {
+  services.sessions.onEnd(session.id, () => {
     if (!res.writableEnded) res.end();
   });
-  res.once('close', () => daemon.sessions.close(session.id));
+  res.once('close', () => services.sessions.close(session.id));
 
   const resumeAfter = parseEventId(header(req.headers['last-event-id']));
   const replay = resumeAfter !== null || url.searchParams.get('replay') !== '0';
-  const log = daemon.log.child({ thread_id: threadId, user_id: userId });
+  const log = services.log.child({ thread_id: threadId, user_id: userId });
 
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -154,9 +154,9 @@ async function stream(
     const seq = threadSeqOf(row);
     if (seq <= lastSeq) return true;
     lastSeq = seq;
-    return res.write(runOf(daemon, threadId, row));
+    return res.write(runOf(services, threadId, row));
   };
-  const stop = daemon.threadEvents.listen(userId, threadId, ({ row }) => {
+  const stop = services.threadEvents.listen(userId, threadId, ({ row }) => {
     if (!live) return void (heardUpTo = Math.max(heardUpTo, threadSeqOf(row)));
     send(row);
     if (res.writableLength > maxBufferedBytes) {
@@ -165,7 +165,7 @@ async function stream(
     }
   });
   // A call of the thread awaiting approval (contract section 17): a CUSTOM `toolgate.approval` event in a run of its own.
-  const stopAsked = daemon.approvals.listenAsked(userId, threadId, (approval) => {
+  const stopAsked = services.approvals.listenAsked(userId, threadId, (approval) => {
     if (live && !res.writableEnded) res.write(encodeApprovalAsAgUiRun(threadId, approval).map((e) => sseFrame(undefined, e)).join(''));
   });
   const ping = setInterval(() => res.writableEnded || res.write(': ping\n\n'), pingIntervalMs);
@@ -176,7 +176,7 @@ async function stream(
     log.log('info', 'ag-ui stream closed');
   });
   // The thread's position is read (PostgreSQL: other daemons' calls reach the listener above from here on).
-  await daemon.threadEvents.ready(userId, threadId);
+  await services.threadEvents.ready(userId, threadId);
   if (res.destroyed) return;
 
   let replayed = 0;
@@ -185,7 +185,7 @@ async function stream(
     // commit: one more read has it (the bus hands over only committed messages).
     for (let emptyReads = 0; emptyReads < 2 && !res.destroyed; ) {
       const after = lastSeq;
-      const rows = await daemon.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE, daemon.maxResultBytes));
+      const rows = await services.store.read((tx) => tx.messages.messagesAfter(userId, threadId, after, PAGE, services.maxResultBytes));
       if (res.destroyed || res.writableEnded) break;
       if (rows.length === 0) {
         if (lastSeq >= heardUpTo) break;
@@ -209,10 +209,10 @@ async function stream(
  * resumes at the start of the run it did not finish. A broken tool row
  * yields nothing rather than a half-run.
  */
-function runOf(daemon: Pick<Services, 'uiCache'>, threadId: string, row: MessageRow): string {
+function runOf(services: Pick<Services, 'uiCache'>, threadId: string, row: MessageRow): string {
   const encoded = runs.get(row);
   if (encoded !== undefined) return encoded;
-  const message = agUiMessageOf(daemon, row);
+  const message = agUiMessageOf(services, row);
   let text = '';
   if (message) {
     const at = Date.parse(row.created_at);
@@ -228,11 +228,11 @@ function runOf(daemon: Pick<Services, 'uiCache'>, threadId: string, row: Message
 const runs = new WeakMap<MessageRow, string>();
 
 /** The output is parsed once per row (never, for the daemon's own call); the `ui_schema` is the one history serves. */
-function agUiMessageOf(daemon: Pick<Services, 'uiCache'>, row: MessageRow): AgUiMessage | null {
+function agUiMessageOf(services: Pick<Services, 'uiCache'>, row: MessageRow): AgUiMessage | null {
   if (row.role !== 'tool') return { kind: 'text', id: row.id, role: row.role, content: row.content };
   const output = outputOf(row);
   if (!output) return null;
-  return { kind: 'tool', id: row.id, output, text: row.content, uiSchema: uiSchemaOf(daemon.uiCache, row, output) };
+  return { kind: 'tool', id: row.id, output, text: row.content, uiSchema: uiSchemaOf(services.uiCache, row, output) };
 }
 
 /** A Last-Event-ID is a sequence number this stream wrote; anything else is ignored. */

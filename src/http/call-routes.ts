@@ -20,10 +20,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallApprovalBody } from '../protocol/methods.js';
 import { findSecretIn } from '../codec/secret-scan.js';
-import { AuthError, authenticateUser } from '../auth/user-auth.js';
+import { AuthError, authenticateUser, type UserAuthDeps } from '../auth/user-auth.js';
 import { DaemonError } from '../runtime/errors.js';
-import { getCall } from '../calls/call-service.js';
-import { decideCall } from '../calls/approvals.js';
+import { getCall, type CallServiceDeps } from '../calls/call-service.js';
+import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { requestTarget } from './request-target.js';
@@ -35,8 +35,11 @@ const MAX_ID = 200;
 /** A decision is a digest and at most 2000 characters of reason: anything longer is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
 
-export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const { daemon } = ctx;
+/** What the routes read: the token's verification, the call service and its decisions (`call/list` reads the store). */
+export type CallRouteDeps = UserAuthDeps & CallServiceDeps & DecideDeps;
+
+export function callRoutes(ctx: ServeContext<CallRouteDeps>): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const { services } = ctx;
   return (req, res) => {
     const url = requestTarget(req.url);
     if (url?.pathname === LIST_PATH) {
@@ -45,7 +48,7 @@ export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: Serve
         return true;
       }
       list(ctx, req, res, url.searchParams).catch((err: unknown) => {
-        daemon.log.log('error', 'call route failed', { err });
+        services.log.log('error', 'call route failed', { err });
         if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
         else res.end();
       });
@@ -60,7 +63,7 @@ export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: Serve
       return true;
     }
     answer(ctx, req, res, match[1]!, match[2]!, approval).catch((err: unknown) => {
-      daemon.log.log('error', 'call route failed', { err });
+      services.log.log('error', 'call route failed', { err });
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.end();
     });
@@ -69,9 +72,9 @@ export function callRoutes(ctx: ServeContext): (req: IncomingMessage, res: Serve
 }
 
 /** The token's user, or undefined once the refusal (401, or 503 while keys cannot be fetched) is sent. */
-async function userOf(ctx: ServeContext, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+async function userOf(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
   try {
-    return (await authenticateUser(ctx.daemon, { header: req.headers.authorization })).userId;
+    return (await authenticateUser(ctx.services, { header: req.headers.authorization })).userId;
   } catch (err) {
     if (!(err instanceof AuthError)) throw err;
     if (err.reason === 'unavailable') return void sendJson(res, 503, { error: err.message }, { 'retry-after': '5' });
@@ -82,7 +85,7 @@ async function userOf(ctx: ServeContext, req: IncomingMessage, res: ServerRespon
 }
 
 /** `GET /calls`: one page of the user's calls awaiting approval, as `call/list` answers it. */
-async function list(ctx: ServeContext, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
+async function list(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): Promise<void> {
   const userId = await userOf(ctx, req, res);
   if (userId === undefined) return;
   const state = query.get('state');
@@ -95,15 +98,15 @@ async function list(ctx: ServeContext, req: IncomingMessage, res: ServerResponse
   }
   if (cursor !== undefined && (cursor.length === 0 || cursor.length > 1000)) return sendJson(res, 400, { error: usage });
   try {
-    return sendJson(res, 200, await listCalls(ctx.daemon, userId, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) }));
+    return sendJson(res, 200, await listCalls(ctx.services, userId, { ...(limit !== undefined ? { limit } : {}), ...(cursor !== undefined ? { cursor } : {}) }));
   } catch (err) {
     if (err instanceof DaemonError && err.code === 'INVALID_CURSOR') return sendJson(res, 400, { error: err.message });
     throw err;
   }
 }
 
-async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerResponse, rawThread: string, rawCall: string, approval: boolean): Promise<void> {
-  const { daemon } = ctx;
+async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, res: ServerResponse, rawThread: string, rawCall: string, approval: boolean): Promise<void> {
+  const { services } = ctx;
   const userId = await userOf(ctx, req, res);
   if (userId === undefined) return;
   const threadId = decodeId(rawThread);
@@ -111,7 +114,7 @@ async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerRespon
   if (threadId === null || toolCallId === null) return sendJson(res, 404, { error: 'call not found' });
   const key = { userId, threadId, toolCallId };
   try {
-    if (!approval) return sendJson(res, 200, await getCall(daemon, key));
+    if (!approval) return sendJson(res, 200, await getCall(services, key));
     const raw = await readBody(req, MAX_BODY_BYTES);
     let body: unknown;
     try {
@@ -123,11 +126,11 @@ async function answer(ctx: ServeContext, req: IncomingMessage, res: ServerRespon
     if (!parsed.success) {
       return sendJson(res, 400, { error: 'the body must be {"decision": "approve"|"deny", "args_sha256": "<64 hex>", "reason"?: string}' });
     }
-    if (parsed.data.reason !== undefined && findSecretIn(parsed.data.reason, daemon.secrets ?? [], 'reason') !== null) {
+    if (parsed.data.reason !== undefined && findSecretIn(parsed.data.reason, services.secrets ?? [], 'reason') !== null) {
       return sendJson(res, 400, { error: 'reason carries a bearer token or credential; such text is refused and nothing was decided' });
     }
     const { decision, args_sha256: argsSha256, reason } = parsed.data;
-    return sendJson(res, 200, await decideCall(daemon, key, { decision, argsSha256, reason, surface: 'http' }, daemon.log));
+    return sendJson(res, 200, await decideCall(services, key, { decision, argsSha256, reason, surface: 'http' }, services.log));
   } catch (err) {
     if (err instanceof DaemonError && err.code === 'CALL_NOT_FOUND') return sendJson(res, 404, { error: err.message });
     if (err instanceof DaemonError && err.code === 'ARGS_MISMATCH') return sendJson(res, 409, { error: err.message });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { ServeContext } from '../rpc/serve-context.js';
+import type { Logger } from '../runtime/logger.js';
 import { serveInspectorFile } from './inspector-files.js';
 import { requestTarget } from './request-target.js';
 
@@ -9,8 +10,8 @@ import { requestTarget } from './request-target.js';
  * WebSocket transport). Every request passes the Host/Origin guard first
  * (403 otherwise, whatever its path); everything unrouted is 404.
  */
-export function createHttpServer(ctx: ServeContext, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
-  const { daemon, guard } = ctx;
+export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
+  const { services, guard } = ctx;
   return createServer((req, res) => {
     try {
       const refused = guard(req);
@@ -29,7 +30,7 @@ export function createHttpServer(ctx: ServeContext, routes: Array<(req: Incoming
       }
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found' }));
     } catch (err) {
-      daemon.log.log('error', 'http handler failed', { err });
+      services.log.log('error', 'http handler failed', { err });
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: 'internal error' }));
     }

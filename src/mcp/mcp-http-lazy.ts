@@ -6,14 +6,14 @@
  * straight to the real endpoint.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { McpHttpOptions, McpHttpServer } from './mcp-http.js';
+import type { McpHttpDeps, McpHttpOptions, McpHttpServer } from './mcp-http.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 
 /** The same path as mcp-http.ts's MCP_PATH (a test keeps them equal): importing it would load the SDK. */
 export const LAZY_MCP_PATH = '/mcp';
 
-export function lazyMcpHttp(ctx: ServeContext, opts: McpHttpOptions = {}): McpHttpServer {
-  const log = ctx.daemon.log;
+export function lazyMcpHttp(ctx: ServeContext<McpHttpDeps>, opts: McpHttpOptions = {}): McpHttpServer {
+  const log = ctx.services.log;
   let server: McpHttpServer | undefined;
   let loading: Promise<McpHttpServer> | undefined;
   const load = () => (loading ??= import('./mcp-http.js').then((m) => (server = m.createMcpHttp(ctx, opts))));

@@ -52,7 +52,7 @@ interface CachedSession {
 
 export interface McpHttpSessionsDeps {
   /** The session registry and the store here; also what registering a session needs (mcp-session.ts). */
-  daemon: McpSessionDeps & Pick<Services, 'store'>;
+  services: McpSessionDeps & Pick<Services, 'store'>;
   agent: string;
   idleMs: number;
   maxMessageBytes: number;
@@ -88,7 +88,7 @@ export class McpHttpSessions {
    * reached. An initialize the SDK refuses leaves nothing behind.
    */
   async open(req: IncomingMessage, res: ServerResponse, principal: Principal, body: { params?: unknown }): Promise<boolean> {
-    const { daemon, agent, idleMs } = this.deps;
+    const { services, agent, idleMs } = this.deps;
     const id = `ses_${randomUUID()}`;
     const now = Date.now();
     const row: McpSessionRow = {
@@ -100,7 +100,7 @@ export class McpHttpSessions {
       idle_ms: idleMs,
       used_ms: now,
     };
-    if (!(await daemon.store.transaction((tx) => tx.mcpSessions.open(row, MAX_MCP_SESSIONS_PER_USER, now)))) return false;
+    if (!(await services.store.transaction((tx) => tx.mcpSessions.open(row, MAX_MCP_SESSIONS_PER_USER, now)))) return false;
     let cached: CachedSession | undefined;
     try {
       cached = await this.attach(row, (sid) => this.deps.log.log('info', 'mcp session opened', { mcp_session: sid, user_id: principal.userId, agent }));
@@ -121,10 +121,10 @@ export class McpHttpSessions {
    * all answer the same.
    */
   async find(id: string, principal: Principal): Promise<CachedSession | undefined> {
-    const { daemon } = this.deps;
+    const { services } = this.deps;
     const now = Date.now();
     // A read: a request waits for no write (a database busy with calls, or locked, still answers it).
-    const row = await daemon.store.read((tx) => tx.mcpSessions.get(id, principal.userId, now));
+    const row = await services.store.read((tx) => tx.mcpSessions.get(id, principal.userId, now));
     if (!row) return undefined;
     // Its use and a later exp are written now and then, not on every request, and not in the request's way.
     if (principal.expiresAt > row.expires_ms || now - row.used_ms > refreshAfterMs(row.idle_ms)) this.refresh(id, principal, now);
@@ -137,13 +137,13 @@ export class McpHttpSessions {
       }
       cached = await restoring;
     }
-    daemon.sessions.extend(id, Math.max(row.expires_ms, principal.expiresAt));
+    services.sessions.extend(id, Math.max(row.expires_ms, principal.expiresAt));
     return cached;
   }
 
   /** Records a use of the session (and the token's later exp) in the database, off the request's path. */
   private refresh(id: string, principal: Principal, now: number): void {
-    void this.deps.daemon.store.transaction((tx) => tx.mcpSessions.use(id, principal.userId, now, principal.expiresAt)).catch((err: unknown) => {
+    void this.deps.services.store.transaction((tx) => tx.mcpSessions.use(id, principal.userId, now, principal.expiresAt)).catch((err: unknown) => {
       this.deps.log.log('debug', 'mcp session use not recorded', { mcp_session: id, err: (err as Error).message });
     });
   }
@@ -151,7 +151,7 @@ export class McpHttpSessions {
   /** Serves one HTTP request of the session through its SDK transport; resolves when the response (a stream too) has ended. */
   async serve(cached: CachedSession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     cached.requests += 1;
-    const release = this.deps.daemon.sessions.hold(cached.id);
+    const release = this.deps.services.sessions.hold(cached.id);
     try {
       sendEventStreamHeadersAtOnce(res);
       await cached.handle(req, res, body);
@@ -166,14 +166,14 @@ export class McpHttpSessions {
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     const all = [...this.cached.values()];
-    for (const c of all) this.deps.daemon.sessions.close(c.id);
+    for (const c of all) this.deps.services.sessions.close(c.id);
     await Promise.allSettled(all.map((c) => c.transport.close()));
   }
 
   /** A cached session for a stored one: registered (its `exp` and idle end), its transport connected to its server. */
   private async attach(row: McpSessionRow, onInitialized?: (id: string) => void): Promise<CachedSession> {
-    const { daemon, maxMessageBytes } = this.deps;
-    const session = registerMcpSession(daemon, row.id, { userId: row.user_id, expiresAt: row.expires_ms }, row.agent, row.idle_ms);
+    const { services, maxMessageBytes } = this.deps;
+    const session = registerMcpSession(services, row.id, { userId: row.user_id, expiresAt: row.expires_ms }, row.agent, row.idle_ms);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => row.id,
       ...(onInitialized ? { onsessioninitialized: onInitialized } : {}),
@@ -183,14 +183,14 @@ export class McpHttpSessions {
         this.deps.log.log('info', 'mcp session closed', { mcp_session: sid });
       },
     });
-    transport.onclose = () => daemon.sessions.close(row.id);
+    transport.onclose = () => services.sessions.close(row.id);
     const cached: CachedSession = {
       id: row.id,
       transport,
       handle: toNodeHandler({ fetch: (request, opts) => transport.handleRequest(request, opts) }, { maxRequestBodySize: maxMessageBytes }),
       requests: 0,
     };
-    daemon.sessions.onEnd(row.id, () => {
+    services.sessions.onEnd(row.id, () => {
       if (this.cached.get(row.id) === cached) this.cached.delete(row.id);
       void transport.close().catch(() => {});
     });
@@ -198,7 +198,7 @@ export class McpHttpSessions {
       const server = await this.deps.build(session);
       await server.connect(transport);
     } catch (err) {
-      daemon.sessions.close(row.id);
+      services.sessions.close(row.id);
       throw err;
     }
     this.cached.set(row.id, cached);
@@ -223,7 +223,7 @@ export class McpHttpSessions {
       await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': row.id })).text();
       this.deps.log.log('info', 'mcp session restored', { mcp_session: row.id, user_id: row.user_id, agent: row.agent });
     } catch (err) {
-      this.deps.daemon.sessions.close(row.id);
+      this.deps.services.sessions.close(row.id);
       throw err;
     }
     return cached;
@@ -231,8 +231,8 @@ export class McpHttpSessions {
 
   /** Removes a session from the database and from this daemon. */
   private async forget(id: string): Promise<void> {
-    this.deps.daemon.sessions.close(id);
-    await this.deps.daemon.store.transaction((tx) => tx.mcpSessions.close(id));
+    this.deps.services.sessions.close(id);
+    await this.deps.services.store.transaction((tx) => tx.mcpSessions.close(id));
   }
 
   private startSweeping(): void {
@@ -251,8 +251,8 @@ export class McpHttpSessions {
     const ids = [...this.cached.keys()];
     const inUse = ids.filter((id) => (this.cached.get(id)?.requests ?? 0) > 0);
     try {
-      const live = new Set(await this.deps.daemon.store.transaction((tx) => tx.mcpSessions.live(ids, inUse, Date.now())));
-      for (const id of ids) if (!live.has(id)) this.deps.daemon.sessions.close(id);
+      const live = new Set(await this.deps.services.store.transaction((tx) => tx.mcpSessions.live(ids, inUse, Date.now())));
+      for (const id of ids) if (!live.has(id)) this.deps.services.sessions.close(id);
     } catch (err) {
       // A database outage: the requests themselves answer it; the next sweep tries again.
       this.deps.log.log('debug', 'mcp session sweep failed', { err: (err as Error).message });

@@ -29,11 +29,11 @@ import { AuthError, authenticateUser, type Principal } from '../auth/user-auth.j
 import { withoutHeaderEchoes } from './header-echo.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { mcpAgentName, mcpRequestSession } from './mcp-session.js';
-import { McpHttpSessions, SESSIONS_FULL } from './mcp-http-sessions.js';
+import { McpHttpSessions, SESSIONS_FULL, type McpHttpSessionsDeps } from './mcp-http-sessions.js';
 import { RpcErrorCode } from '../rpc/errors.js';
 import { isValidId } from '../rpc/message-shape.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';
-import { buildMcpServer } from './mcp-server.js';
+import { buildMcpServer, type McpServerDeps } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
 import type { ServeContext } from '../rpc/serve-context.js';
@@ -81,15 +81,18 @@ function tooDeep(res: ServerResponse, body: unknown): void {
   res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: RpcErrorCode.InvalidParams, message: `nested deeper than ${MAX_JSON_DEPTH} levels` } }));
 }
 
-export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): McpHttpServer {
-  const { daemon } = ctx;
+/** What `/mcp` reads: its MCP servers', and its stored sessions' (the token's verification among them). */
+export type McpHttpDeps = McpServerDeps['services'] & McpHttpSessionsDeps['services'];
+
+export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOptions = {}): McpHttpServer {
+  const { services } = ctx;
   const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
-  const log = daemon.log.child({ transport: 'mcp-http' });
-  const catalogs = opts.catalogs ?? new SkillCatalogs(daemon.log);
-  const agent = mcpAgentName(daemon);
+  const log = services.log.child({ transport: 'mcp-http' });
+  const catalogs = opts.catalogs ?? new SkillCatalogs(services.log);
+  const agent = mcpAgentName(services);
   /** Sessionful (2025-11-25) sessions: stored in the database, served by whichever daemon a request reaches. */
   const sessions = new McpHttpSessions({
-    daemon,
+    services,
     agent,
     idleMs: opts.idleMs ?? DEFAULT_IDLE_MS,
     maxMessageBytes: opts.maxMessageBytes,
@@ -110,7 +113,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     async (ctx: McpRequestContext) => {
       const verified = (ctx.authInfo?.extra as { principal?: Principal } | undefined)?.principal;
       if (!verified) throw new Error('mcp request without a verified user');
-      const session = mcpRequestSession(daemon, verified, agent);
+      const session = mcpRequestSession(services, verified, agent);
       const principal: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: inFlightOf(verified.userId) };
       return buildMcpServer(opts, principal, await catalogs.for(session.enabledSkills));
     },
@@ -121,7 +124,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     onerror: (err) => log.log('warn', 'mcp request failed', { err: err.message }),
   });
 
-  const stopHearingIdle = daemon.sessions.onIdle((s) => {
+  const stopHearingIdle = services.sessions.onIdle((s) => {
     if (sessions.has(s.id)) log.log('info', 'closing an idle mcp session', { mcp_session: s.id });
   });
 
@@ -132,7 +135,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
    * session on other daemons, so a token offered in them is refused first.
    */
   async function openSession(req: IncomingMessage, res: ServerResponse, principal: Principal, body: { id?: unknown; params?: unknown }): Promise<void> {
-    if (findSecretIn(body.params ?? {}, daemon.secrets) !== null) {
+    if (findSecretIn(body.params ?? {}, services.secrets) !== null) {
       res.writeHead(400, { 'content-type': 'application/json' });
       const message = 'the initialize params carry a bearer token or credential; such text is refused and nothing was stored';
       res.end(JSON.stringify({ jsonrpc: '2.0', id: isValidId(body.id) ? body.id : null, error: { code: RpcErrorCode.InvalidParams, message } }));
@@ -150,7 +153,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
     }
     let principal: Principal;
     try {
-      principal = await authenticateUser(daemon, { header: req.headers.authorization });
+      principal = await authenticateUser(services, { header: req.headers.authorization });
     } catch (err) {
       if (!(err instanceof AuthError)) throw err;
       if (err.reason === 'unavailable') {
@@ -158,7 +161,7 @@ export function createMcpHttp(ctx: ServeContext, extra: McpHttpOptions = {}): Mc
         return;
       }
       // With auth.issuer, the challenge names the RFC 9728 metadata (how an OAuth client finds the issuer).
-      const challenge = daemon.oauth?.challenge(err.reason) ?? (err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
+      const challenge = services.oauth?.challenge(err.reason) ?? (err.reason === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"');
       jsonRpcError(res, 401, RpcErrorCode.Unauthorized, err.message, { 'www-authenticate': challenge });
       return;
     }

@@ -113,7 +113,7 @@ function hostCanElicit(server: TaskMcpServer, ctx: ServerContext): boolean {
 
 /** What one MCP server needs: the tool call's deps, the tasks', the version it names and the store its states verify against. */
 export interface McpServerDeps extends McpCallDeps {
-  daemon: McpCallDeps['daemon'] & McpTasksDeps & Pick<Services, 'version' | 'store'>;
+  services: McpCallDeps['services'] & McpTasksDeps & Pick<Services, 'version' | 'store'>;
 }
 
 export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
@@ -121,12 +121,12 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
   const icons = toolgateIcons();
   // Task-augmented tools/call and tasks/* (contract section 18) on top of the SDK's server: mcp-task-server.ts.
   const server = new TaskMcpServer(
-    { name: 'toolgate', version: deps.daemon.version, icons: icons.server },
+    { name: 'toolgate', version: deps.services.version, icons: icons.server },
     {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
       instructions: toolDescription(session.enabledSkills),
       // The retry of a call its host asked about names the call in a state the daemon signed (mcp-approval.ts).
-      requestState: { verify: (state: string) => verifyApprovalState(deps.daemon.store, state) },
+      requestState: { verify: (state: string) => verifyApprovalState(deps.services.store, state) },
       // 2025-11-25: the SDK asks the host itself (elicitation/create) and waits for the person; a call may wait
       // for its decision up to approval.ttl_s (at most a day), not the shim's 10-minute default.
       inputRequired: { roundTimeoutMs: MAX_APPROVAL_TTL_S * 1000 },
@@ -152,7 +152,7 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
   // 2025-11-25: the tool may be called as a task (registerTool takes no `execution`; the SDK drops it on 2026-07-28).
   tool.execution = { taskSupport: 'optional' };
 
-  new McpTasks(deps.daemon, principal, deps.track).install(server.server);
+  new McpTasks(deps.services, principal, deps.track).install(server.server);
   catalog.attach(server);
   attachToolCardApp(server);
 
@@ -173,5 +173,5 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
       ],
     }));
   }
-  return scrubOutgoingErrors(server, deps.daemon.secrets ?? []);
+  return scrubOutgoingErrors(server, deps.services.secrets ?? []);
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { StdioPrincipal } from './mcp-session.js';
-import { buildMcpServer } from './mcp-server.js';
+import { buildMcpServer, type McpServerDeps } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { McpLineGuard } from './mcp-line-guard.js';
@@ -30,13 +30,16 @@ export interface McpStdioOptions {
   catalogs?: SkillCatalogs;
 }
 
-export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): Promise<McpHandle> {
-  const { daemon } = ctx;
+/** What `serve --mcp` reads: its one MCP server's, and the call timeout that bounds the wait for answers at the end. */
+export type McpStdioDeps = McpServerDeps['services'] & { callTimeoutMs: number };
+
+export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpStdioOptions): Promise<McpHandle> {
+  const { services } = ctx;
   const { principal } = extra;
   const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const stdin = opts.stdin ?? process.stdin;
   const stdout = opts.stdout ?? process.stdout;
-  const catalog = await (opts.catalogs ?? new SkillCatalogs(daemon.log)).for(principal.session.enabledSkills);
+  const catalog = await (opts.catalogs ?? new SkillCatalogs(services.log)).for(principal.session.enabledSkills);
   // One thread per server process (a stdio connection has no Mcp-Session-Id).
   const mcp = {
     session: principal.session,
@@ -52,7 +55,7 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
   const guard = new McpLineGuard({
     maxMessageBytes: opts.maxMessageBytes,
     onTooLarge: () => {
-      daemon.log.log('warn', 'mcp stdio message too large; discarding it', { limit: opts.maxMessageBytes });
+      services.log.log('warn', 'mcp stdio message too large; discarding it', { limit: opts.maxMessageBytes });
       reply(RpcErrorCode.InvalidRequest, `message too large: over ${opts.maxMessageBytes} bytes (limits.max_message_bytes)`);
     },
     // The SDK skips a line it cannot parse, and one that is no JSON-RPC message, without an answer: a host would
@@ -67,7 +70,7 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
       try {
         value = JSON.parse(text);
       } catch {
-        daemon.log.log('warn', 'mcp stdio line is not JSON', {});
+        services.log.log('warn', 'mcp stdio line is not JSON', {});
         reply(RpcErrorCode.ParseError, 'parse error: the line is not JSON');
         return false;
       }
@@ -79,7 +82,7 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
         return false;
       }
       const problem = envelope ?? mcpProblem(value);
-      daemon.log.log('warn', 'mcp stdio line is not a JSON-RPC message', {});
+      services.log.log('warn', 'mcp stdio line is not a JSON-RPC message', {});
       // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
       if (!problem.response) reply(RpcErrorCode.InvalidRequest, 'invalid request: not a JSON-RPC 2.0 message');
       return false;
@@ -95,7 +98,7 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
   const transport = new CountingStdioTransport(answers, guard, stdout);
   const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog), {
     transport,
-    onerror: (err) => daemon.log.log('warn', 'mcp stdio error', { err: err.message }),
+    onerror: (err) => services.log.log('warn', 'mcp stdio error', { err: err.message }),
   });
   const inputEnded = new Promise<void>((resolve) => {
     stdin.once('end', () => resolve());
@@ -107,13 +110,13 @@ export async function serveMcpStdio(ctx: ServeContext, extra: McpStdioOptions): 
       // Lines stdin delivered may still wait in the guard's buffer: an empty write's callback runs after them,
       // so every request is counted before the wait for their answers starts.
       .then(() => new Promise<void>((resolve) => guard.write(Buffer.alloc(0), () => resolve())))
-      .then(() => answers.settled(daemon.callTimeoutMs + 5000))
+      .then(() => answers.settled(services.callTimeoutMs + 5000))
       .then(() => {
         guard.end();
         resolve();
       });
   });
-  daemon.log.log('info', 'mcp server ready', { transport: 'stdio', user_id: principal.session.userId, thread_id: mcp.fallbackThread });
+  services.log.log('info', 'mcp server ready', { transport: 'stdio', user_id: principal.session.userId, thread_id: mcp.fallbackThread });
   return { closed, close: () => handle.close() };
 }
 

@@ -172,7 +172,7 @@ export type McpTasksDeps = CallServiceDeps & DecideDeps & { log: Logger };
  */
 export class McpTasks implements TaskCalls {
   constructor(
-    private readonly daemon: McpTasksDeps,
+    private readonly services: McpTasksDeps,
     private readonly principal: McpPrincipal,
     /** Keeps work that outlives its request (an approved call's run) in the daemon's drain at shutdown. */
     private readonly track: <T>(work: Promise<T>) => Promise<T> = (work) => work,
@@ -180,7 +180,7 @@ export class McpTasks implements TaskCalls {
 
   /** What the person is asked about a call awaiting approval; undefined once it no longer awaits. */
   private async question(key: CallKey): Promise<ApprovalQuestion | undefined> {
-    const row = await this.daemon.store.read((tx) => tx.pendingCalls.get(key));
+    const row = await this.services.store.read((tx) => tx.pendingCalls.get(key));
     if (row?.state !== 'awaiting_approval') return undefined;
     return { action: row.action, input: (JSON.parse(row.args) as { input: unknown }).input, expiresAt: row.expiresAt };
   }
@@ -194,7 +194,7 @@ export class McpTasks implements TaskCalls {
   /** `getCall`, with CALL_NOT_FOUND as MCP's task-not-found and the daemon's wire errors as they are. */
   private async call(key: CallKey): Promise<CallGet> {
     try {
-      return await getCall(this.daemon, key);
+      return await getCall(this.services, key);
     } catch (err) {
       throw mcpError(err);
     }
@@ -209,7 +209,7 @@ export class McpTasks implements TaskCalls {
     const { progressToken: _progress, ...meta } = ctx.mcpReq._meta ?? {};
     let identity: { threadId: string; toolCallId: string };
     try {
-      identity = callIdentity(this.principal, meta, ctx.sessionId, this.daemon.secrets);
+      identity = callIdentity(this.principal, meta, ctx.sessionId, this.services.secrets);
     } catch {
       // A malformed id: the ordinary path answers exactly as it would without a task.
       return run(request, ctx);
@@ -228,7 +228,7 @@ export class McpTasks implements TaskCalls {
     // A CreateTaskResult only once any daemon can answer tasks/get for it (PostgreSQL: the call is shared).
     for (let wait = 10; ; wait = Math.min(wait * 2, 100)) {
       const finished = ended;
-      if (await callVisible(this.daemon, key)) break;
+      if (await callVisible(this.services, key)) break;
       if (finished) {
         // It ended without a stored call (refused before it was stored, or a host error): its own answer.
         const outcome = await ran;
@@ -268,7 +268,7 @@ export class McpTasks implements TaskCalls {
     // 2025-11-25 only (the SDK refuses it on 2026-07-28, where tasks/get carries the result).
     server.setRequestHandler('tasks/result', { params: TaskIdParams }, async ({ taskId }, ctx) => {
       const key = this.keyOf(taskId);
-      const done = await awaitCallDone(this.daemon, key, ctx.mcpReq.signal).catch((err: unknown) => {
+      const done = await awaitCallDone(this.services, key, ctx.mcpReq.signal).catch((err: unknown) => {
         throw mcpError(err);
       });
       if (!done?.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'tasks/result was cancelled before the task ended');
@@ -280,7 +280,7 @@ export class McpTasks implements TaskCalls {
     // tasks/get answers for each — newest first, the running ones on the first page.
     server.setRequestHandler('tasks/list', { params: ListTasksParams }, async ({ cursor }) => {
       if (server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
-      const page = await listCalls(this.daemon, this.principal.session.userId, cursor === undefined ? undefined : afterOf(cursor), TASK_LIST_PAGE).catch(
+      const page = await listCalls(this.services, this.principal.session.userId, cursor === undefined ? undefined : afterOf(cursor), TASK_LIST_PAGE).catch(
         (err: unknown) => {
           throw mcpError(err);
         },
@@ -298,7 +298,7 @@ export class McpTasks implements TaskCalls {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${taskStatusOf(before, false).status}'`);
       }
       try {
-        await cancelCall(this.daemon, key);
+        await cancelCall(this.services, key);
       } catch (err) {
         throw mcpError(err);
       }
@@ -317,12 +317,12 @@ export class McpTasks implements TaskCalls {
       const call = await this.call(key);
       const decision = hostDecisionOf(ctx.mcpReq.inputResponses ?? inputResponses);
       if (!decision || call.state !== 'awaiting_approval') return TaskAck.parse({});
-      const log = this.daemon.log.child({ transport: 'mcp', thread_id: key.threadId, tool_call_id: key.toolCallId });
+      const log = this.services.log.child({ transport: 'mcp', thread_id: key.threadId, tool_call_id: key.toolCallId });
       try {
-        if (decision === 'cancel') await endPending(this.daemon, key, { decision: 'cancel', surface: 'mcp' });
-        else if (decision === 'deny') await decideCall(this.daemon, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log);
+        if (decision === 'cancel') await endPending(this.services, key, { decision: 'cancel', surface: 'mcp' });
+        else if (decision === 'deny') await decideCall(this.services, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log);
         else {
-          void this.track(decideCall(this.daemon, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log)).catch((err: unknown) =>
+          void this.track(decideCall(this.services, key, { argsSha256: call.args_sha256, decision, surface: 'mcp' }, log)).catch((err: unknown) =>
             log.log('warn', 'the approved task call failed to run', { err: (err as Error).message }),
           );
         }

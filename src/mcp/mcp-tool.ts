@@ -57,7 +57,7 @@ export interface McpPrincipal {
 
 export interface McpCallDeps {
   /** The call service, the decisions a host's retry carries, the key that signs its requestState, the log. */
-  daemon: Pick<Services, 'toolCalls' | 'signingKey' | 'log' | 'secrets'> & DecideDeps;
+  services: Pick<Services, 'toolCalls' | 'signingKey' | 'log' | 'secrets'> & DecideDeps;
   track: <T>(work: Promise<T>) => Promise<T>;
   accepting: () => boolean;
 }
@@ -140,10 +140,10 @@ export async function callProjectCli(
   ctx: ServerContext,
   host: HostAsking = { canElicit: false },
 ): Promise<CallToolResult | InputRequiredResult> {
-  const { daemon } = deps;
+  const { services } = deps;
   // Only a refusal below echoes the names (each looked at for a token first): a call that runs never needs them.
-  const names = () => namesOf(raw, daemon.secrets ?? []);
-  const log = daemon.log.child({ transport: 'mcp', mcp_session: ctx.sessionId ?? null, request_id: `mcp_${String(ctx.mcpReq.id)}` });
+  const names = () => namesOf(raw, services.secrets ?? []);
+  const log = services.log.child({ transport: 'mcp', mcp_session: ctx.sessionId ?? null, request_id: `mcp_${String(ctx.mcpReq.id)}` });
 
   if (principal.checkAuth) {
     const problem = await principal.checkAuth();
@@ -160,7 +160,7 @@ export async function callProjectCli(
     });
   }
   const meta = (ctx.mcpReq._meta ?? {}) as Record<string, unknown>;
-  let { threadId, toolCallId } = callIdentity(principal, meta, ctx.sessionId, daemon.secrets);
+  let { threadId, toolCallId } = callIdentity(principal, meta, ctx.sessionId, services.secrets);
 
   if (!deps.accepting()) throw hostError(RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
   if (principal.inFlight.count >= principal.inFlight.max) {
@@ -200,17 +200,17 @@ export async function callProjectCli(
     // A retry answering an approval request: the call its signed state names, decided as the person answered
     // (counted in flight and drained at shutdown like the call it may run).
     const state = ctx.mcpReq.requestState<ApprovalState>();
-    if (state !== undefined) ({ threadId, toolCallId } = await deps.track(applyHostDecision(daemon, principal, parsed.data, state, ctx, log)));
+    if (state !== undefined) ({ threadId, toolCallId } = await deps.track(applyHostDecision(services, principal, parsed.data, state, ctx, log)));
     // One walk of the args; admission walks them again only when it finds something to refuse.
-    const call = { threadId, toolCallId, args: parsed.data, traceparent, screened: screenClean(parsed.data, daemon.secrets ?? []) };
+    const call = { threadId, toolCallId, args: parsed.data, traceparent, screened: screenClean(parsed.data, services.secrets ?? []) };
     let answer;
     try {
-      answer = await deps.track(daemon.toolCalls.invoke(principal.session, call, { signal: ctx.mcpReq.signal, to: conn, log }));
+      answer = await deps.track(services.toolCalls.invoke(principal.session, call, { signal: ctx.mcpReq.signal, to: conn, log }));
     } catch (err) {
       if (!(err instanceof HostAsked)) throw err;
       // The host asks its user; its retry (same arguments, the answer, this state) decides and gets the outcome.
       log.log('info', 'tool call: the MCP host asks its user', { thread_id: threadId, tool_call_id: toolCallId });
-      return askHostResult(err.notification, await mintApprovalState(daemon.signingKey, principal.session.userId, err.notification));
+      return askHostResult(err.notification, await mintApprovalState(services.signingKey, principal.session.userId, err.notification));
     }
     const { response, projection } = answer;
     await Promise.all(sent);
@@ -246,7 +246,7 @@ export async function callProjectCli(
  * again while nobody has decided.
  */
 async function applyHostDecision(
-  daemon: DecideDeps,
+  services: DecideDeps,
   principal: McpPrincipal,
   args: ToolCallArgs,
   state: ApprovalState,
@@ -263,8 +263,8 @@ async function applyHostDecision(
   const decision = hostDecisionOf(ctx.mcpReq.inputResponses);
   try {
     // Cancel ends the call only while it awaits approval: a call approved meanwhile elsewhere runs on.
-    if (decision === 'cancel') await endPending(daemon, key, { decision: 'cancel', surface: 'mcp' });
-    else if (decision) await decideCall(daemon, key, { argsSha256: state.a, decision, surface: 'mcp' }, log);
+    if (decision === 'cancel') await endPending(services, key, { decision: 'cancel', surface: 'mcp' });
+    else if (decision) await decideCall(services, key, { argsSha256: state.a, decision, surface: 'mcp' }, log);
   } catch (err) {
     const wire = asWireError(err);
     if (wire) throw new ProtocolError(wire.code, wire.message, wire.data);

@@ -4,9 +4,8 @@
  * log line per call, and notifications that never throw on a closed peer.
  */
 import { ResponseError, type MessageConnection } from 'vscode-jsonrpc/node';
-import type { Services } from './services.js';
 import type { Connection } from './connection.js';
-import { METHODS, dispatch, type ConnectionState } from './dispatcher.js';
+import { METHODS, dispatch, type ConnectionState, type DispatchDeps } from './dispatcher.js';
 import { RpcErrorCode } from './errors.js';
 
 export interface BindOptions {
@@ -35,7 +34,12 @@ export interface BoundConnection {
 
 let requestCounter = 0;
 
-export function bindConnection(daemon: Services, rpc: MessageConnection, opts: BindOptions): BoundConnection {
+/**
+ * Binds `rpc` to the dispatcher. `services` is what the dispatcher takes; the
+ * binding itself reads only its log and, on release, the session and
+ * subscription registries.
+ */
+export function bindConnection(services: DispatchDeps, rpc: MessageConnection, opts: BindOptions): BoundConnection {
   let closed = false;
   const conn: Connection = {
     id: opts.id,
@@ -75,10 +79,10 @@ export function bindConnection(daemon: Services, rpc: MessageConnection, opts: B
     }
     const requestId = `req_${(++requestCounter).toString(36)}`;
     // Only known method names reach the log: the raw string is attacker-sized.
-    const log = daemon.log.child({ request_id: requestId, connection: conn.id, method: Object.hasOwn(METHODS, method) ? method : '<unknown>' });
+    const log = services.log.child({ request_id: requestId, connection: conn.id, method: Object.hasOwn(METHODS, method) ? method : '<unknown>' });
     const started = performance.now();
     try {
-      const result = await opts.track(dispatch(daemon, conn, state, method, params, token, log));
+      const result = await opts.track(dispatch(services, conn, state, method, params, token, log));
       if (log.enabled('debug')) log.log('debug', 'request done', { ms: round(performance.now() - started) });
       return result;
     } catch (err) {
@@ -96,8 +100,8 @@ export function bindConnection(daemon: Services, rpc: MessageConnection, opts: B
     inFlight: () => inFlight,
     release() {
       closed = true;
-      daemon.sessions.closeConnection(conn.id);
-      daemon.subscriptions.dropConnection(conn.id);
+      services.sessions.closeConnection(conn.id);
+      services.subscriptions.dropConnection(conn.id);
     },
   };
 }

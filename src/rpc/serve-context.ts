@@ -1,13 +1,13 @@
 /**
- * What every transport of one `serve` shares, as one object: the daemon,
+ * What every transport of one `serve` shares, as one object: the services,
  * the transport limits, whether calls are still accepted, how a call is
  * tracked for shutdown, the writes shutdown waits for, and the Host/Origin
  * guard of the HTTP port. `serve` builds it once; stdio, WebSocket, both MCP
- * transports, the AG-UI stream and the HTTP server all take it (tests build
- * one with `serveContext(daemon, …)`).
+ * transports, the AG-UI stream and the HTTP server all take it, each as a
+ * `ServeContext<S>` naming the part `S` of the services it reads (tests
+ * build one with `serveContext(services, …)`).
  */
-import type { Services } from './services.js';
-import { httpGuard, type HttpGuard } from './http-guard.js';
+import { httpGuard, type HttpGuard, type HttpGuardConfig } from './http-guard.js';
 import { PendingWrites } from './tracked-writer.js';
 
 /** The limits a transport enforces on its peers (src/app/serve.ts's `Limits` carries them, with the daemon's own). */
@@ -24,8 +24,9 @@ export interface TransportLimits {
   maxBufferedBytes: number;
 }
 
-export interface ServeContext {
-  daemon: Services;
+/** `S`: what of the services the transport taking it reads (`serve` gives them all, src/rpc/services.ts). */
+export interface ServeContext<S> {
+  services: S;
   limits: TransportLimits;
   /** False once the daemon stops taking calls (shutdown). */
   accepting(): boolean;
@@ -46,13 +47,16 @@ export const DEFAULT_TRANSPORT_LIMITS: TransportLimits = {
 };
 
 /** A context with the defaults for whatever is not given (always accepting, untracked calls, the config's guard). */
-export function serveContext(daemon: Services, parts: Partial<Omit<ServeContext, 'daemon' | 'limits'>> & { limits?: Partial<TransportLimits> } = {}): ServeContext {
+export function serveContext<S extends { config?: { http?: HttpGuardConfig } }>(
+  services: S,
+  parts: Partial<Omit<ServeContext<S>, 'services' | 'limits'>> & { limits?: Partial<TransportLimits> } = {},
+): ServeContext<S> {
   return {
-    daemon,
+    services,
     limits: { ...DEFAULT_TRANSPORT_LIMITS, ...parts.limits },
     accepting: parts.accepting ?? (() => true),
     track: parts.track ?? (<T>(work: Promise<T>) => work),
     writes: parts.writes ?? new PendingWrites(),
-    guard: parts.guard ?? httpGuard(daemon.config?.http),
+    guard: parts.guard ?? httpGuard(services.config?.http),
   };
 }

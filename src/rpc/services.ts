@@ -3,13 +3,17 @@
  * `serve` (src/app/serve.ts). It is no service of its own: its type is the
  * intersection of what each service declares it needs (`SessionOpenDeps`,
  * `ToolInvokeDeps`, `HistoryDeps`, …), and every module below src/rpc is
- * given only its own narrow part — none of them imports this file. Above
- * it, only what routes every method takes the whole set (the dispatcher, a
- * connection's binding, the serve context, `src/app`); the MCP and HTTP
- * modules each pick what they read (`McpSessionDeps`, `McpTasksDeps`,
- * `McpCallDeps`, the AG-UI stream's and the OAuth route's `Pick`s). The few
- * fields here beside those are the transports' own (the executor's kind for
- * `initialize` and the metrics labels, the version, the Prometheus
+ * given only its own narrow part — none of them imports this file, and no
+ * module of src/rpc does either. Each transport takes the serve context as
+ * `ServeContext<S>`, `S` the part it reads: the dispatcher and a
+ * connection's binding take `DispatchDeps` (src/rpc/dispatcher.ts, composed
+ * from the services' own deps types, each handler narrowed where it reads
+ * them itself), the HTTP routes and the MCP modules their own (`CallRouteDeps`,
+ * `AgUiDeps`, `McpSessionDeps`, `McpTasksDeps`, `McpCallDeps`, `McpHttpDeps`,
+ * the OAuth route's `Pick`). Only `src/app` holds the whole set (`serve`, the
+ * `--ws` listener); its config reload and observability take `Pick`s of it.
+ * The few fields here beside those are the transports' own (the executor's
+ * kind for `initialize` and the metrics labels, the version, the Prometheus
  * registry). Live settings a reload changes (`config`, the time limits) are
  * fields of this one object, so every service reads the new value.
  */

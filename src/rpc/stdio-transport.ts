@@ -2,6 +2,7 @@ import { createMessageConnection, StreamMessageReader, type MessageWriter, type 
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter } from './tracked-writer.js';
 import type { ServeContext } from './serve-context.js';
+import type { DispatchDeps } from './dispatcher.js';
 import { CoalescingMessageWriter } from './coalescing-writer.js';
 import { StdioFrameGuard } from './stdio-frame-guard.js';
 import { ShapeCheckingReader } from './message-shape.js';
@@ -27,8 +28,8 @@ export interface StdioHandle {
  * + 16 requests are handed on unanswered, as on WebSocket. stdio has no
  * peer to drop, so `ws_max_buffered_bytes` does not apply.
  */
-export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): StdioHandle {
-  const { daemon } = ctx;
+export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.ReadableStream, output: NodeJS.WritableStream): StdioHandle {
+  const { services } = ctx;
   const opts = { ...ctx, maxInFlight: ctx.limits.maxInFlight, maxMessageBytes: ctx.limits.maxMessageBytes };
   let resolveFinished!: (code: number) => void;
   const finished = new Promise<number>((r) => (resolveFinished = r));
@@ -36,11 +37,11 @@ export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, outp
   const onBuffered = (buffered: number) => {
     switch (flow.update(buffered)) {
       case 'pause':
-        daemon.log.log('info', 'backpressure: stopped reading stdin', { buffered });
+        services.log.log('info', 'backpressure: stopped reading stdin', { buffered });
         reader.hold(true);
         break;
       case 'resume':
-        daemon.log.log('info', 'backpressure: reading stdin again', { buffered });
+        services.log.log('info', 'backpressure: reading stdin again', { buffered });
         reader.hold(false);
         break;
     }
@@ -63,18 +64,18 @@ export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, outp
   const guard = new StdioFrameGuard({
     maxMessageBytes: opts.maxMessageBytes,
     onTooLarge: (declared) => {
-      daemon.log.log('warn', 'stdio message too large; discarding its body', { declared_bytes: declared, limit: opts.maxMessageBytes });
+      services.log.log('warn', 'stdio message too large; discarding its body', { declared_bytes: declared, limit: opts.maxMessageBytes });
       reply(RpcErrorCode.InvalidRequest, `message too large: ${declared} bytes, limit ${opts.maxMessageBytes}`);
     },
     onFatal: (reason) => {
-      daemon.log.log('error', `stdio framing broken, stopping: ${reason}`);
+      services.log.log('error', `stdio framing broken, stopping: ${reason}`);
       input.unpipe(guard);
       resolveFinished(1);
     },
     onJsonLine: () => {
       // Newline-delimited JSON is what people type first: say what the framing is, once, then end (exit 2).
       const hint = 'stdio expects LSP framing (a "Content-Length: N" header, a blank line, then N bytes of JSON) but got a JSON line; newline-delimited JSON is the framing of serve --mcp';
-      daemon.log.log('error', `${hint}; stopping`);
+      services.log.log('error', `${hint}; stopping`);
       reply(RpcErrorCode.ParseError, hint);
       input.unpipe(guard);
       resolveFinished(2);
@@ -85,12 +86,12 @@ export function serveStdio(ctx: ServeContext, input: NodeJS.ReadableStream, outp
   const reader = new FlowControlledReader(new ShapeCheckingReader(new StreamMessageReader(guard), (r) => reply(r.code, r.message)), guard, 2 * opts.maxInFlight + 16);
   const rpc = createMessageConnection(reader, writer);
   // The host started this process: the connection is trusted by construction.
-  const bound = bindConnection(daemon, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
+  const bound = bindConnection(services, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
 
   rpc.onNotification((method) => {
     if (method === 'exit') resolveFinished(bound.state.shutdownRequested ? 0 : 1);
   });
-  rpc.onError(([err]) => daemon.log.log('warn', 'stdio protocol error', { err: err.message }));
+  rpc.onError(([err]) => services.log.log('warn', 'stdio protocol error', { err: err.message }));
   rpc.onClose(() => resolveFinished(0));
   // Clean only between frames: the guard reports a stream cut inside one first.
   guard.on('end', () => resolveFinished(0));

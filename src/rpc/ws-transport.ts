@@ -13,6 +13,7 @@ import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-str
 import { Backpressure } from './backpressure.js';
 import { TrackedWriter } from './tracked-writer.js';
 import type { ServeContext } from './serve-context.js';
+import type { DispatchDeps } from './dispatcher.js';
 
 
 export interface WsRpcServer {
@@ -25,8 +26,8 @@ const RPC_PATH = '/rpc';
 /** Paths an upgrade is served at: `/rpc`, and `/` for clients that connect to the bare address (pygls' start_ws). */
 const RPC_PATHS = new Set([RPC_PATH, '/']);
 
-export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer {
-  const { daemon, limits, guard } = ctx;
+export function attachWebSocketRpc(ctx: ServeContext<DispatchDeps>, http: Server): WsRpcServer {
+  const { services, limits, guard } = ctx;
   const opts = { track: ctx.track, accepting: ctx.accepting, writes: ctx.writes };
   // ws closes a connection past maxPayload; keep that hard cap well above our
   // soft limit so an oversized message gets an error instead of a hang-up.
@@ -52,7 +53,7 @@ export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer
   function onConnection(ws: WebSocket, req: IncomingMessage): void {
     sockets.add(ws);
     const id = `ws_${randomUUID().slice(0, 8)}`;
-    const log = daemon.log.child({ connection: id });
+    const log = services.log.child({ connection: id });
     log.log('info', 'connection opened', { remote: req.socket.remoteAddress });
 
     const flow = new Backpressure(limits.highWaterBytes, limits.maxBufferedBytes);
@@ -82,7 +83,7 @@ export function attachWebSocketRpc(ctx: ServeContext, http: Server): WsRpcServer
       onBuffered,
     );
     const rpc = createMessageConnection(reader, new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered, onResponse: () => reader.answered() }), opts.writes));
-    const bound = bindConnection(daemon, rpc, {
+    const bound = bindConnection(services, rpc, {
       id,
       transport: 'ws',
       trusted: false,

@@ -17,7 +17,7 @@ import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
 test('stdio: a tool call’s notifications and its response leave in one write', async () => {
   const dir = tempDir();
-  const daemon = await createDaemon(
+  const services = await createDaemon(
     { transport: 'stdio', db: join(dir, 'toolgate.db'), dev: false, executor: 'inprocess', env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: dir } },
     createLogger(() => {}),
   );
@@ -30,7 +30,7 @@ test('stdio: a tool call’s notifications and its response leave in one write',
     },
   });
   const stdin = new PassThrough();
-  const handle = serveStdio(serveContext(daemon, { limits: { maxInFlight: 16, maxMessageBytes: 1 << 20 } }), stdin, stdout);
+  const handle = serveStdio(serveContext(services, { limits: { maxInFlight: 16, maxMessageBytes: 1 << 20 } }), stdin, stdout);
   const host = createMessageConnection(new StreamMessageReader(toHost), new StreamMessageWriter(stdin));
   host.listen();
   try {
@@ -53,6 +53,6 @@ test('stdio: a tool call’s notifications and its response leave in one write',
   } finally {
     host.dispose();
     handle.close();
-    await daemon.store.close();
+    await services.store.close();
   }
 });

@@ -41,8 +41,8 @@ import { pgDatabaseFor, TEST_PG_URL } from './pg.js';
 export interface InProcessHost extends Client {
   transport: Transport;
   /** The runtime itself: its store, sessions, subscriptions and executor, for a test to look at or to hold. */
-  daemon: Services;
-  ctx: ServeContext;
+  services: Services;
+  ctx: ServeContext<Services>;
   dbPath: string;
   dataDir: string;
   /** ws only: the loopback port of this process's HTTP server. */
@@ -87,11 +87,11 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
   const argv = [transport === 'ws' ? '--ws' : '--stdio', ...(transport === 'ws' ? ['--port', '0'] : []), '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])];
   const serveOpts = serveOptionsOf(argv, env);
   if (!serveOpts) throw new Error('startInProcess: --help is not a daemon');
-  const daemon = await createDaemon(serveOpts, log);
-  log.maskSecrets(daemon.secrets ?? []);
+  const services = await createDaemon(serveOpts, log);
+  log.maskSecrets(services.secrets ?? []);
   let accepting = true;
-  const limits = limitsOf(serveOpts, daemon.config);
-  const ctx = serveContext(daemon, { limits, accepting: () => accepting });
+  const limits = limitsOf(serveOpts, services.config);
+  const ctx = serveContext(services, { limits, accepting: () => accepting });
 
   const extra: Client[] = [];
   const stdioPairs: Array<{ toDaemon: PassThrough; close(): void }> = [];
@@ -122,7 +122,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
   return {
     ...client,
     transport,
-    daemon,
+    services,
     ctx,
     dbPath,
     dataDir,
@@ -153,7 +153,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
         await client.close().catch(() => {});
         await closeTransport();
         await ctx.writes.drained();
-        await daemon.store.close();
+        await services.store.close();
         return 0;
       })();
       return stopped;
@@ -164,7 +164,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
 export interface InProcessMcp {
   /** The MCP SDK's client, connected to `serve --mcp`'s own server over an in-memory pipe pair. */
   client: McpClient;
-  daemon: Services;
+  services: Services;
   dbPath: string;
   stderr(): string;
   stop(): Promise<void>;
@@ -184,24 +184,24 @@ export async function startMcpInProcess(token: string, opts: Omit<InProcessOptio
   const log = createLogger((line) => (logs += line.endsWith('\n') ? line : `${line}\n`), 'info');
   const serveOpts = serveOptionsOf(['--mcp', '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])], env);
   if (!serveOpts) throw new Error('startMcpInProcess: --help is not a daemon');
-  const daemon = await createDaemon(serveOpts, log);
-  log.maskSecrets(daemon.secrets ?? []);
+  const services = await createDaemon(serveOpts, log);
+  log.maskSecrets(services.secrets ?? []);
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
-  const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio(serveContext(daemon, { limits: limitsOf(serveOpts, daemon.config) }), { principal, stdin: toServer, stdout: fromServer });
+  const principal = await openMcpStdioPrincipal(services, env);
+  const handle = await serveMcpStdio(serveContext(services, { limits: limitsOf(serveOpts, services.config) }), { principal, stdin: toServer, stdout: fromServer });
   // The server's newline-delimited JSON transport is symmetric: the client uses it the other way round.
   const client = new McpClient({ name: 'in-process', version: '1' });
   await client.connect(new StdioServerTransport(fromServer, toServer));
   return {
     client,
-    daemon,
+    services,
     dbPath,
     stderr: () => logs,
     async stop() {
       await client.close();
       await handle.close();
-      await daemon.store.close();
+      await services.store.close();
     },
   };
 }

@@ -77,7 +77,7 @@ test('twins of an asked call, raced in while it is pending, count once against i
     const { session_id } = await openSession(host, await mintBearer('alice'));
     const invoke = (id: string, key: string) =>
       host.request<ToolResponse>('tool/invoke', { session_id, thread_id: 't', tool_call_id: id, args: { module: 'memory', method: 'forget', input: { key } } });
-    countTogether(host.daemon.store, 2);
+    countTogether(host.services.store, 2);
     const twins = [invoke('f1', 'a'), invoke('f1', 'a')];
     // A failed assertion stops the host, rejecting these: the assertion is the failure to see.
     for (const t of twins) t.catch(() => {});

@@ -70,7 +70,7 @@ describe('history/get', () => {
     assert.deepEqual(tool.ui_schema, live.ui_schema);
 
     // Compiled again from the stored metadata, not only served from the cache.
-    Object.assign(host.daemon, { uiCache: new UiCache() });
+    Object.assign(host.services, { uiCache: new UiCache() });
     assert.deepEqual((await get('ui')).messages.find((m) => m.role === 'tool')?.ui_schema, live.ui_schema);
 
     const context = await get('ui', { view: 'context' });

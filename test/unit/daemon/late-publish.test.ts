@@ -24,13 +24,13 @@ import { tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../../helpers/tokens.js';
 
 async function inProcess() {
-  const daemon = await createDaemon(
+  const services = await createDaemon(
     { transport: 'stdio', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } },
     createLogger(() => {}, 'warn'),
   );
   const toDaemon = new PassThrough();
   const fromDaemon = new PassThrough();
-  const served = serveStdio(serveContext(daemon, { limits: { maxInFlight: 64 } }), toDaemon, fromDaemon);
+  const served = serveStdio(serveContext(services, { limits: { maxInFlight: 64 } }), toDaemon, fromDaemon);
   const client = ToolgateClient.fromStreams(fromDaemon, toDaemon);
   const heard: ToolResultNotification[] = [];
   client.onToolResult((n) => heard.push(n));
@@ -41,16 +41,16 @@ async function inProcess() {
   const close = async () => {
     await client.close();
     served.close();
-    await daemon.store.close();
+    await services.store.close();
   };
-  return { daemon, session, byCall, heardOrder, close };
+  return { services, session, byCall, heardOrder, close };
 }
 
 test('a subscribed caller whose position read already counts its call (commit, subscribe, then publish) still gets it, once', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   try {
     // The commit's answer comes late (as a PostgreSQL pool's can): the caller subscribes in between.
-    const store = daemon.store;
+    const store = services.store;
     const transaction = store.transaction.bind(store);
     let committed!: () => void;
     const isCommitted = new Promise<void>((r) => (committed = r));
@@ -74,9 +74,9 @@ test('a subscribed caller whose position read already counts its call (commit, s
 });
 
 test('a caller subscribed to its thread gets its tool/result once when its publish comes after the store’s copy', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   // The late interleaving, made certain: every local publish is preceded by the store's copy (no origin).
-  const bus = daemon.threadEvents;
+  const bus = services.threadEvents;
   const publish = bus.publish.bind(bus);
   let late = 0;
   bus.publish = (event: StoredMessageEvent) => {
@@ -108,15 +108,15 @@ test('a caller subscribed to its thread gets its tool/result once when its publi
 });
 
 test('a caller that unsubscribes between the store’s copy and its own publish gets its tool/result once', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   // The store's copy reaches the subscription; the caller unsubscribes; then the call's own publish comes.
-  const bus = daemon.threadEvents;
+  const bus = services.threadEvents;
   const publish = bus.publish.bind(bus);
   let unsubscribed = 0;
   bus.publish = (event: StoredMessageEvent) => {
     if (event.origin !== undefined) {
       publish({ userId: event.userId, threadId: event.threadId, row: event.row });
-      if (daemon.subscriptions.unsubscribe(event.userId, event.threadId, event.origin, session.id)) unsubscribed++;
+      if (services.subscriptions.unsubscribe(event.userId, event.threadId, event.origin, session.id)) unsubscribed++;
     }
     publish(event);
   };
@@ -132,8 +132,8 @@ test('a caller that unsubscribes between the store’s copy and its own publish 
 });
 
 /** The daemon's next transaction commits, then its answer waits for `release` (later ones go through). */
-function holdFirstCommit(daemon: Awaited<ReturnType<typeof inProcess>>['daemon']) {
-  const store = daemon.store;
+function holdFirstCommit(services: Awaited<ReturnType<typeof inProcess>>['services']) {
+  const store = services.store;
   const transaction = store.transaction.bind(store);
   let committed!: (value: unknown) => void;
   const isCommitted = new Promise<unknown>((r) => (committed = r));
@@ -154,15 +154,15 @@ function holdFirstCommit(daemon: Awaited<ReturnType<typeof inProcess>>['daemon']
 }
 
 test('an unsubscribed caller whose two calls on a thread settle out of seq order gets each tool/result once', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   try {
     // The connection watched the thread once (it keeps its position there), then stopped.
     await session.subscribe('unordered');
     await session.unsubscribe('unordered');
     // The first call's commit answers late (each PostgreSQL COMMIT returns on its own pooled connection):
     // the second call, a higher seq, is published, settled and answered first.
-    const { isCommitted, release } = holdFirstCommit(daemon);
-    const bus = daemon.threadEvents;
+    const { isCommitted, release } = holdFirstCommit(services);
+    const bus = services.threadEvents;
     const publish = bus.publish.bind(bus);
     const published: number[] = [];
     bus.publish = (event: StoredMessageEvent) => {
@@ -184,11 +184,11 @@ test('an unsubscribed caller whose two calls on a thread settle out of seq order
 });
 
 test('a caller that subscribed after its commit, then heard a later call, still gets its own call once', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   try {
     // The first call's commit answers late; meanwhile the caller subscribes (its position counts the
     // call) and a later call of the thread reaches its subscription (its cursor passes the first).
-    const { isCommitted, release } = holdFirstCommit(daemon);
+    const { isCommitted, release } = holdFirstCommit(services);
     const early = session.invoke('counted-later', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } });
     await isCommitted;
     await session.subscribe('counted-later');
@@ -204,15 +204,15 @@ test('a caller that subscribed after its commit, then heard a later call, still 
 });
 
 test('a subscribed caller whose store copy reached its subscription before its commit answered gets it once', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   try {
     await session.subscribe('feed-first');
     // On PostgreSQL the feed can read the committed row back, and the bus send it, before the
     // caller's COMMIT returns: the copy goes out first, then the call's own publish comes.
-    const { isCommitted, release } = holdFirstCommit(daemon);
+    const { isCommitted, release } = holdFirstCommit(services);
     const call = session.invoke('feed-first', 'c0', { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } });
     const { row } = (await isCommitted) as { row: StoredMessageEvent['row'] };
-    daemon.threadEvents.publish({ userId: row.user_id, threadId: row.thread_id, row });
+    services.threadEvents.publish({ userId: row.user_id, threadId: row.thread_id, row });
     release();
     assert.equal((await call).status, 'success');
     assert.deepEqual(byCall('c0'), ['success final'], 'one notification, not two');
@@ -222,12 +222,12 @@ test('a subscribed caller whose store copy reached its subscription before its c
 });
 
 test('a caller that resubscribes while a late copy of its answered call arrives is not sent it again', async () => {
-  const { daemon, session, byCall, close } = await inProcess();
+  const { services, session, byCall, close } = await inProcess();
   try {
     // The connection watched the thread once, then stopped: the thread has no listener left.
     await session.subscribe('resub');
     await session.unsubscribe('resub');
-    const bus = daemon.threadEvents;
+    const bus = services.threadEvents;
     const publish = bus.publish.bind(bus);
     let own: StoredMessageEvent | undefined;
     bus.publish = (event: StoredMessageEvent) => {
@@ -239,7 +239,7 @@ test('a caller that resubscribes while a late copy of its answered call arrives 
     assert.deepEqual(byCall('c0'), ['success final']);
     // It subscribes again, the thread's first listener: while the bus reads the thread's position, a late
     // copy of that call comes in without a caller (on PostgreSQL, the feed's NOTIFY of this daemon's commit).
-    const store = daemon.store;
+    const store = services.store;
     const read = store.read.bind(store);
     let copies = 0;
     store.read = (async (work: Parameters<typeof read>[0]) => {
@@ -260,11 +260,11 @@ test('a caller that resubscribes while a late copy of its answered call arrives 
 });
 
 test('a subscribed caller hears its own calls in the thread’s order, and nothing of them is kept after the answers', async () => {
-  const { daemon, session, heardOrder, close } = await inProcess();
+  const { services, session, heardOrder, close } = await inProcess();
   try {
     await session.subscribe('in-order');
     // The first call (seq 1) commits, but its answer comes late: the second call (seq 2) is published first.
-    const { isCommitted, release } = holdFirstCommit(daemon);
+    const { isCommitted, release } = holdFirstCommit(services);
     const early = session.invoke('in-order', 'c0', { module: 'memory', method: 'update', input: { key: 'k0', content: 'v' } });
     await isCommitted;
     const later = await session.invoke('in-order', 'c1', { module: 'memory', method: 'update', input: { key: 'k1', content: 'v' } });
@@ -272,7 +272,7 @@ test('a subscribed caller hears its own calls in the thread’s order, and nothi
     release();
     assert.equal((await early).status, 'success');
     assert.deepEqual(heardOrder(), ['c0', 'c1'], 'seq 1 before seq 2, each once, though seq 2 was answered first');
-    assert.equal(daemon.subscriptions.callsInFlight(), 0, 'no call is remembered once answered');
+    assert.equal(services.subscriptions.callsInFlight(), 0, 'no call is remembered once answered');
   } finally {
     await close();
   }

@@ -48,7 +48,7 @@ test('SQLite, in process: a new call reads nothing first; a stored one still ans
     const { session_id } = await openSession(host, await mintBearer('alice'));
     const invoke = (id: string, a: ReturnType<typeof args>) => host.request<Answer>('tool/invoke', { session_id, thread_id: 't', tool_call_id: id, args: a });
     await invoke('warm', args('warm-up'));
-    const count = (sql: string) => (host.daemon.store as unknown as { connection: Database.Database }).connection.prepare(sql).pluck().get() as number;
+    const count = (sql: string) => (host.services.store as unknown as { connection: Database.Database }).connection.prepare(sql).pluck().get() as number;
 
     const fresh = await statementsOf(() => invoke('c1', args('Once')));
     assert.equal(fresh.value.status, 'success');
@@ -78,7 +78,7 @@ test('SQLite, in process: a stored refusal (no call record) and twins in one gro
   try {
     const { session_id } = await openSession(host, await mintBearer('alice'));
     const invoke = (id: string, a: unknown) => host.request<Answer>('tool/invoke', { session_id, thread_id: 't', tool_call_id: id, args: a });
-    const count = (sql: string) => (host.daemon.store as unknown as { connection: Database.Database }).connection.prepare(sql).pluck().get() as number;
+    const count = (sql: string) => (host.services.store as unknown as { connection: Database.Database }).connection.prepare(sql).pluck().get() as number;
     const codeOf = (a: Answer) => (JSON.parse(a.content[0]!.text) as { error: { code: string } | null }).error?.code;
 
     // An unknown action is refused and stored as the call's outcome, with no call record: the admitted retry's

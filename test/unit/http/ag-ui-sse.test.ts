@@ -290,7 +290,7 @@ describe('AG-UI event stream on the --ws server', () => {
       // Answering a stored call again stores nothing new, so nothing is pushed: a stream writes a live run
       // only when the bus hands it a message, and a call's publish is over before its answer leaves.
       const heard: number[] = [];
-      const stopHearing = host.daemon.threadEvents.listen('alice', 'agui-1', (e) => heard.push(e.row.thread_seq));
+      const stopHearing = host.services.threadEvents.listen('alice', 'agui-1', (e) => heard.push(e.row.thread_seq));
       const again = await invoke('agui-1', 'c1', 'Standup');
       stopHearing();
       assert.equal(again.content[0]!.text, first.content[0]!.text);
@@ -502,13 +502,13 @@ describe('AG-UI event stream on the --ws server', () => {
 describe('AG-UI event stream, in process', () => {
   let server: Server;
   let base: string;
-  let daemon: Services;
+  let services: Services;
   let row: MessageRow;
   let token: string;
 
   before(async () => {
     const store = openSqliteStore(join(tempDir(), 'toolgate.db'));
-    daemon = {
+    services = {
       store,
       log: createLogger(() => {}),
       env: {},
@@ -529,7 +529,7 @@ describe('AG-UI event stream, in process', () => {
       tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'tool', content: projectText(output), metadataJson: JSON.stringify({ tool_agent_output: output }), toolCallId: 'k1', status: output.status }),
     );
     token = await mintBearer('erin');
-    const ctx = serveContext(daemon);
+    const ctx = serveContext(services);
     server = createHttpServer(ctx, [agUiStreamRoute(ctx, { pingIntervalMs: 50 })]);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -537,7 +537,7 @@ describe('AG-UI event stream, in process', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    await daemon.store.close();
+    await services.store.close();
   });
 
   test('pings an idle stream, and drops its listener when the client goes away', async () => {
@@ -546,18 +546,18 @@ describe('AG-UI event stream, in process', () => {
     const replayed = await sse.runs(1);
     assert.ok(replayed.every((f) => json(f).timestamp === Date.parse(row.created_at)));
     assert.equal((await sse.next({ comments: true })).comment, 'ping');
-    assert.equal(daemon.threadEvents.count('erin', 'quiet'), 1);
+    assert.equal(services.threadEvents.count('erin', 'quiet'), 1);
 
     // A message the stream already sent (same sequence) is not sent again; a later one is, with the same bytes.
     // The later one is the barrier: a repeat would be the run before it, and its RUN_FINISHED id the old seq.
-    daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row });
-    daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: { ...row, thread_seq: row.thread_seq + 1 } });
+    services.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row });
+    services.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: { ...row, thread_seq: row.thread_seq + 1 } });
     const live = await sse.runs(1);
     assert.deepEqual(live.map((f) => f.data), replayed.map((f) => f.data), 'live and replayed are the same bytes');
     assert.equal(live.at(-1)!.id, String(row.thread_seq + 1));
 
     sse.close();
-    await waitFor(() => daemon.threadEvents.count() === 0, () => `no listener left on the bus (${daemon.threadEvents.count()})`, 5_000, 20);
+    await waitFor(() => services.threadEvents.count() === 0, () => `no listener left on the bus (${services.threadEvents.count()})`, 5_000, 20);
   });
 
   test('a Last-Event-ID at or past the end replays nothing; a malformed one replays everything', async () => {
@@ -565,8 +565,8 @@ describe('AG-UI event stream, in process', () => {
     try {
       // A message stored now is the barrier: the stream sends it (read by its replay, or live from the bus),
       // and anything it replayed would come before it.
-      const later = await daemon.store.transaction((tx) => tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'user', content: 'later', metadataJson: '{}' }));
-      daemon.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: later });
+      const later = await services.store.transaction((tx) => tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'user', content: 'later', metadataJson: '{}' }));
+      services.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: later });
       const first = await atEnd.runs(1);
       assert.equal(first.at(-1)!.id, String(later.thread_seq), 'nothing replayed before the message stored after the stream opened');
     } finally {

@@ -18,7 +18,7 @@ const LIST = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', param
 
 test('an unused MCP session ends after its idle time; its id is then not found', async () => {
   const host = await startInProcess();
-  const ctx = serveContext(host.daemon);
+  const ctx = serveContext(host.services);
   // Long enough that the requests below never wait that long between them, even on a loaded machine.
   const mcp = createMcpHttp(ctx, { idleMs: 1500 });
   const http = createHttpServer(ctx, [mcp.route]);
@@ -43,7 +43,7 @@ test('an unused MCP session ends after its idle time; its id is then not found',
     assert.equal(late.status, 404);
     await late.text();
     assert.equal(mcp.sessionCount(), 0, 'its transport is gone');
-    assert.equal(host.daemon.sessions.countInPool('MCP sessions', 'idle-ann'), 0, 'its place is free');
+    assert.equal(host.services.sessions.countInPool('MCP sessions', 'idle-ann'), 0, 'its place is free');
   } finally {
     await mcp.closeAll();
     await new Promise<void>((resolve) => http.close(() => resolve()));

@@ -57,7 +57,7 @@ test('a session opened on one daemon is served, and deleted, by another on the s
     const late = await fetch(url(a), { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/list' }) });
     assert.equal(late.status, 404);
     await late.text();
-    await waitFor(() => a.daemon.sessions.size === 0 && b.daemon.sessions.size === 0, 'both daemons to drop the session');
+    await waitFor(() => a.services.sessions.size === 0 && b.services.sessions.size === 0, 'both daemons to drop the session');
   } finally {
     await a.stop();
     await b.stop();

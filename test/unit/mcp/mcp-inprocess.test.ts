@@ -23,14 +23,14 @@ test('in process: a token that expires mid-session fails each call with UNAUTHEN
   const token = await mintBearer('mia', {}, { expiresIn: '10m' });
   const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
   const logs: string[] = [];
-  const daemon = await createDaemon(
+  const services = await createDaemon(
     { transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env },
     createLogger((line) => logs.push(line)),
   );
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
-  const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio(serveContext(daemon, { limits: { maxInFlight: 8 } }), { principal, stdin: toServer, stdout: fromServer });
+  const principal = await openMcpStdioPrincipal(services, env);
+  const handle = await serveMcpStdio(serveContext(services, { limits: { maxInFlight: 8 } }), { principal, stdin: toServer, stdout: fromServer });
   // The server's newline-delimited JSON transport is symmetric: the client uses it the other way round.
   const client = new Client({ name: 'in-process', version: '1' });
   await client.connect(new StdioServerTransport(fromServer, toServer));
@@ -66,7 +66,7 @@ test('in process: a token that expires mid-session fails each call with UNAUTHEN
     globalThis.Date = RealDate;
     await client.close();
     await handle.close();
-    await daemon.store.close();
+    await services.store.close();
   }
   assert.ok(!logs.join('').includes(token.split('.')[2]!), 'the token is never logged');
 });
@@ -75,26 +75,26 @@ test('in process: notifications/cancelled reaches a running call — no response
   const token = await mintBearer('mia', {}, { expiresIn: '10m' });
   const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
   // A child process can be held while it runs (in-process work is one unit of store work that never waits).
-  const daemon = await createDaemon(
+  const services = await createDaemon(
     { transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'subprocess', env },
     createLogger(() => {}),
   );
   // Hold the action until the client has cancelled, so the cancel meets a call in flight.
-  const real = daemon.executor;
+  const real = services.executor;
   if (!(real instanceof SubprocessExecutor)) throw new Error('expected the subprocess executor');
   let entered!: () => void;
   const running = new Promise<void>((r) => (entered = r));
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  daemon.executor = new SubprocessExecutor(async (req, log) => {
+  services.executor = new SubprocessExecutor(async (req, log) => {
     entered();
     await gate;
     return real.run(req, log);
   });
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
-  const principal = await openMcpStdioPrincipal(daemon, env);
-  const handle = await serveMcpStdio(serveContext(daemon, { limits: { maxInFlight: 8 } }), { principal, stdin: toServer, stdout: fromServer });
+  const principal = await openMcpStdioPrincipal(services, env);
+  const handle = await serveMcpStdio(serveContext(services, { limits: { maxInFlight: 8 } }), { principal, stdin: toServer, stdout: fromServer });
   const client = new Client({ name: 'in-process', version: '1' });
   // Both directions as they pass: which id the cancelled call had, and what was answered.
   const lines = (into: Array<{ id?: unknown; method?: string; params?: { arguments?: { method?: string } } }>) => (c: Buffer) => {
@@ -121,7 +121,7 @@ test('in process: notifications/cancelled reaches a running call — no response
     const cancelledId = sent.find((m) => m.method === 'tools/call' && m.params?.arguments?.method === 'update')!.id;
     assert.ok(sent.some((m) => m.method === 'notifications/cancelled'), 'the client sent notifications/cancelled');
     assert.ok(!responses.includes(cancelledId), `no response to the cancelled call (got ids ${responses.join(', ')})`);
-    const reader = new Database(daemon.dbPath, { readonly: true });
+    const reader = new Database(services.dbPath, { readonly: true });
     const rows = reader.prepare(`SELECT content FROM messages WHERE role = 'tool' AND content LIKE '%"method":"update"%'`).all();
     reader.close();
     assert.ok(rows.length <= 1, 'completed once, or not at all');
@@ -129,6 +129,6 @@ test('in process: notifications/cancelled reaches a running call — no response
     release();
     await client.close();
     await handle.close();
-    await daemon.store.close();
+    await services.store.close();
   }
 });

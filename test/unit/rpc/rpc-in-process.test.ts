@@ -18,13 +18,13 @@ import { TEST_BEARER_SECRET, mintBearer } from '../../helpers/tokens.js';
 
 test('the conformance runner passes against the daemon in process, over an in-memory duplex pair', async () => {
   const logs: string[] = [];
-  const daemon = await createDaemon(
+  const services = await createDaemon(
     { transport: 'stdio', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env: { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } },
     createLogger((l) => logs.push(l), 'warn'),
   );
   const toDaemon = new PassThrough();
   const fromDaemon = new PassThrough();
-  const served = serveStdio(serveContext(daemon, { limits: { maxInFlight: 64 } }), toDaemon, fromDaemon);
+  const served = serveStdio(serveContext(services, { limits: { maxInFlight: 64 } }), toDaemon, fromDaemon);
   // The exit notification ends the served connection; the runner then sees the stream close.
   void served.finished.then(() => fromDaemon.end());
   const lines: string[] = [];
@@ -42,6 +42,6 @@ test('the conformance runner passes against the daemon in process, over an in-me
     assert.ok(report.passed >= 20, lines.join('\n'));
   } finally {
     served.close();
-    await daemon.store.close();
+    await services.store.close();
   }
 });
