@@ -108,36 +108,36 @@ const MAX_REMEMBERED_TOKENS = 4096;
  * `sub` —, `unavailable` when `auth.issuer`'s keys cannot be fetched for it);
  * any other error is the store's.
  */
-export async function authenticateUser(daemon: UserAuthDeps, credentials: Credentials, opts: AuthenticateOptions = {}): Promise<Principal> {
+export async function authenticateUser(deps: UserAuthDeps, credentials: Credentials, opts: AuthenticateOptions = {}): Promise<Principal> {
   const token = 'token' in credentials ? credentials.token : bearerOf(credentials.header);
   if (!token || token.length > MAX_TOKEN_CHARS) throw new AuthError('missing', 'a user bearer token is required: Authorization: Bearer <token>');
   let identity: BearerIdentity;
   try {
-    identity = await verifiedIdentity(daemon, token, opts.env ?? daemon.env);
+    identity = await verifiedIdentity(deps, token, opts.env ?? deps.env);
   } catch (err) {
     // Which check failed, for the operator too (the message names no part of the token).
-    if (err instanceof AuthError && err.reason === 'invalid' && opts.logRefusal !== false) daemon.log.log('info', 'bearer token refused', { reason: err.message });
+    if (err instanceof AuthError && err.reason === 'invalid' && opts.logRefusal !== false) deps.log.log('info', 'bearer token refused', { reason: err.message });
     throw err;
   }
-  await provision(daemon, identity, opts.provision ?? 'when-changed');
+  await provision(deps, identity, opts.provision ?? 'when-changed');
   return { userId: identity.userId, expiresAt: identity.expiresAt, identity };
 }
 
 /** The identity of a token that verifies (remembered for the daemon's own keys, see verifiedTokens), or AuthError. */
-async function verifiedIdentity(daemon: UserAuthDeps, token: string, env: NodeJS.ProcessEnv): Promise<BearerIdentity> {
-  const policy = { maxLifetimeS: daemon.config?.auth?.maxTokenLifetimeS };
+async function verifiedIdentity(deps: UserAuthDeps, token: string, env: NodeJS.ProcessEnv): Promise<BearerIdentity> {
+  const policy = { maxLifetimeS: deps.config?.auth?.maxTokenLifetimeS };
   try {
     // An access token of `auth.issuer` goes to its JWKS; anything else to the secret / JWKS file.
-    if (daemon.oauth?.claims(token)) return identityOf(await daemon.oauth.verify(token), policy, 'issuer');
-    if (!daemon.bearerKeys) throw new Unauthorized(`invalid bearer token: only access tokens of ${daemon.oauth?.issuer ?? 'the configured issuer'} are accepted`);
-    let remembered = verifiedTokens.get(daemon);
-    if (!remembered) verifiedTokens.set(daemon, (remembered = new Map()));
+    if (deps.oauth?.claims(token)) return identityOf(await deps.oauth.verify(token), policy, 'issuer');
+    if (!deps.bearerKeys) throw new Unauthorized(`invalid bearer token: only access tokens of ${deps.oauth?.issuer ?? 'the configured issuer'} are accepted`);
+    let remembered = verifiedTokens.get(deps);
+    if (!remembered) verifiedTokens.set(deps, (remembered = new Map()));
     const key = createHash('sha256').update(`${env.TOOLGATE_BEARER_ISSUER ?? ''}\n${env.TOOLGATE_BEARER_AUDIENCE ?? ''}\n${token}`).digest('base64url');
     const hit = remembered.get(key);
     // jose's `exp` check: expired once the current second reaches `exp`.
     if (hit && Date.now() < hit.expiresAt) return hit;
     remembered.delete(key);
-    const identity = await verifyBearer(token, daemon.bearerKeys, env, policy);
+    const identity = await verifyBearer(token, deps.bearerKeys, env, policy);
     // A bound, not an eviction policy: forgetting a token only costs one more verification.
     if (remembered.size >= MAX_REMEMBERED_TOKENS) remembered.clear();
     remembered.set(key, identity);
@@ -149,13 +149,13 @@ async function verifiedIdentity(daemon: UserAuthDeps, token: string, env: NodeJS
   }
 }
 
-async function provision(daemon: UserAuthDeps, identity: BearerIdentity, mode: 'always' | 'when-changed'): Promise<void> {
-  let written = provisioned.get(daemon);
-  if (!written) provisioned.set(daemon, (written = new Map()));
+async function provision(deps: UserAuthDeps, identity: BearerIdentity, mode: 'always' | 'when-changed'): Promise<void> {
+  let written = provisioned.get(deps);
+  if (!written) provisioned.set(deps, (written = new Map()));
   const claims = JSON.stringify([identity.name, identity.phone, identity.role]);
   if (mode === 'when-changed' && written.get(identity.userId) === claims) return;
   const { expiresAt: _exp, ...fields } = identity;
-  await daemon.store.transaction((tx) => tx.users.provision(identity.userId, fields));
+  await deps.store.transaction((tx) => tx.users.provision(identity.userId, fields));
   // A bound, not an eviction policy: forgetting a user only costs one more write.
   if (written.size >= MAX_REMEMBERED_USERS) written.clear();
   written.set(identity.userId, claims);

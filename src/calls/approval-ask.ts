@@ -49,7 +49,7 @@ type Asked =
  * counts go back, so one call counts once.
  */
 export async function askApproval(
-  daemon: AskDeps,
+  deps: AskDeps,
   conn: Peer,
   session: Session,
   call: Call,
@@ -59,9 +59,9 @@ export async function askApproval(
   counted?: readonly QuotaCounter[],
 ): Promise<ToolCallAnswer> {
   const key: CallKey = { userId: call.userId, threadId: call.threadId, toolCallId: call.toolCallId };
-  const asked = await storePending(daemon, session, call);
-  if (asked.kind === 'stored' || !asked.created) await giveBack(daemon.store, call.userId, counted, log);
-  if (asked.kind === 'stored') return replay(daemon, conn, call, asked.row);
+  const asked = await storePending(deps, session, call);
+  if (asked.kind === 'stored' || !asked.created) await giveBack(deps.store, call.userId, counted, log);
+  if (asked.kind === 'stored') return replay(deps, conn, call, asked.row);
   const { row } = asked;
   if (row.argsSha256 !== call.argsSha256) return duplicateOfPending(conn, call);
   const notification: ToolApprovalNotification = {
@@ -76,10 +76,10 @@ export async function askApproval(
   conn.notify('tool/approval', notification);
   // A re-invocation waits again; only a new pending call is news for the thread.
   if (asked.created) {
-    daemon.subscriptions.notifyThread(call.userId, call.threadId, 'tool/approval', notification, conn.id);
-    daemon.approvals.asked(call.userId, notification);
+    deps.subscriptions.notifyThread(call.userId, call.threadId, 'tool/approval', notification, conn.id);
+    deps.approvals.asked(call.userId, notification);
     // The other daemons' subscribers of the thread: they read the row and hear the same value.
-    daemon.announceAsked?.(key).catch((err: unknown) => log.log('warn', 'other daemons could not be told of the call awaiting approval', { err: (err as Error).message }));
+    deps.announceAsked?.(key).catch((err: unknown) => log.log('warn', 'other daemons could not be told of the call awaiting approval', { err: (err as Error).message }));
     log.log('info', 'tool call awaiting approval', { expires_at: row.expiresAt });
   }
   // A host that asks its own user gets its answer in a new request; the call stays pending meanwhile.
@@ -87,13 +87,13 @@ export async function askApproval(
 
   // The caller cancelling its request cancels the pending call (contract section 16).
   const cancel = () => {
-    endPending(daemon, key, { decision: 'cancel', surface: 'cancel_request' }).catch((err: unknown) => log.log('warn', 'the pending call could not be cancelled', { err: (err as Error).message }));
+    endPending(deps, key, { decision: 'cancel', surface: 'cancel_request' }).catch((err: unknown) => log.log('warn', 'the pending call could not be cancelled', { err: (err as Error).message }));
   };
   signal.addEventListener('abort', cancel, { once: true });
   if (signal.aborted) cancel();
   try {
-    const done = await outcomeOf(daemon, key, log);
-    if (!own.sent) return replay(daemon, conn, call, done);
+    const done = await outcomeOf(deps, key, log);
+    if (!own.sent) return replay(deps, conn, call, done);
     const output = outputOf(done);
     if (!output) throw new Error(`stored tool message ${done.id} holds no tool output`);
     return answerOf(output, done.content, projectionOf(output));
@@ -103,12 +103,12 @@ export async function askApproval(
 }
 
 /** Stores the call awaiting approval with its card — unless it is stored or pending already (a twin, a retry). */
-async function storePending(daemon: AskDeps, session: Session, call: Call): Promise<Asked> {
+async function storePending(deps: AskDeps, session: Session, call: Call): Promise<Asked> {
   const key = { userId: call.userId, threadId: call.threadId, toolCallId: call.toolCallId };
   const ttlS = session.approval!.ttlS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await daemon.store.transaction(async (tx): Promise<Asked> => {
+      return await deps.store.transaction(async (tx): Promise<Asked> => {
         const stored = await tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId);
         if (stored) return { kind: 'stored', row: stored };
         const pending = await tx.pendingCalls.get(key);
@@ -144,23 +144,23 @@ async function storePending(daemon: AskDeps, session: Session, call: Call): Prom
  * here (and, on PostgreSQL, by NOTIFY or a slow poll); expires it at its
  * `expires_at` if nobody decided by then.
  */
-async function outcomeOf(daemon: AskDeps, key: CallKey, log: Logger) {
+async function outcomeOf(deps: AskDeps, key: CallKey, log: Logger) {
   for (;;) {
     const wake = new AbortController();
-    const next = daemon.approvals.next(key, wake.signal);
+    const next = deps.approvals.next(key, wake.signal);
     try {
-      const done = await daemon.store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
+      const done = await deps.store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
       if (done) return done;
-      const pending = await daemon.store.read((tx) => tx.pendingCalls.get(key));
+      const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
       if (!pending) {
         // Its outcome was stored (and the row removed) between the two reads.
-        const after = await daemon.store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
+        const after = await deps.store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
         if (after) return after;
         // Neither stored nor pending: its approver died before storing the outcome. Nothing of it stands.
         throw new Error('the approved call ended without an outcome');
       }
       if (isExpired(pending)) {
-        await endPending(daemon, key, { decision: 'expire', surface: 'ttl' });
+        await endPending(deps, key, { decision: 'expire', surface: 'ttl' });
         continue;
       }
       const timers: NodeJS.Timeout[] = [];

@@ -29,17 +29,17 @@ export interface RelayDeps {
 }
 
 /** Tells this daemon's listeners of the call's thread that the call awaits approval (another daemon asked it). */
-export async function relayAsked(daemon: RelayDeps, key: CallKey, log: Logger): Promise<void> {
+export async function relayAsked(deps: RelayDeps, key: CallKey, log: Logger): Promise<void> {
   // Nobody here listens to the thread: nothing to read (subscriptions and AG-UI streams both listen on the bus).
-  if (daemon.threadEvents.count(key.userId, key.threadId) === 0) return;
+  if (deps.threadEvents.count(key.userId, key.threadId) === 0) return;
   try {
-    const notification = await daemon.store.read(async (tx) => {
+    const notification = await deps.store.read(async (tx) => {
       const row = await tx.pendingCalls.get(key);
       return row && row.state === 'awaiting_approval' && !isExpired(row) ? approvalOfRow(tx, row) : undefined;
     });
     if (!notification) return;
-    daemon.subscriptions.notifyThread(key.userId, key.threadId, 'tool/approval', notification);
-    daemon.approvals.asked(key.userId, notification);
+    deps.subscriptions.notifyThread(key.userId, key.threadId, 'tool/approval', notification);
+    deps.approvals.asked(key.userId, notification);
   } catch (err) {
     log.log('warn', 'a call asked on another daemon could not be told to its subscribers', { err: (err as Error).message });
   }

@@ -31,28 +31,28 @@ export interface Decision {
   surface: string;
 }
 
-export async function decideCall(daemon: DecideDeps, key: CallKey, d: Decision, log: Logger): Promise<CallCancelResult> {
-  const pending = await daemon.store.read((tx) => tx.pendingCalls.get(key));
-  if (!pending) return decided(daemon, key, d.argsSha256);
+export async function decideCall(deps: DecideDeps, key: CallKey, d: Decision, log: Logger): Promise<CallCancelResult> {
+  const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+  if (!pending) return decided(deps, key, d.argsSha256);
   if (pending.argsSha256 !== d.argsSha256) throw argsMismatch();
   if (pending.state === 'running') return { state: 'running' };
   if (isExpired(pending)) {
-    await endPending(daemon, key, { decision: 'expire', surface: 'ttl' });
-    return decided(daemon, key, d.argsSha256);
+    await endPending(deps, key, { decision: 'expire', surface: 'ttl' });
+    return decided(deps, key, d.argsSha256);
   }
   if (d.decision === 'deny') {
-    await endPending(daemon, key, { decision: 'deny', surface: d.surface, reason: d.reason });
-    return decided(daemon, key, d.argsSha256);
+    await endPending(deps, key, { decision: 'deny', surface: d.surface, reason: d.reason });
+    return decided(deps, key, d.argsSha256);
   }
-  const won = await daemon.store.transaction(async (tx) => {
+  const won = await deps.store.transaction(async (tx) => {
     const row = await tx.pendingCalls.approve(key, d.argsSha256);
     if (row) await tx.approvalAudit.record({ ...key, argsSha256: row.argsSha256, decision: 'approve', surface: d.surface });
     return row;
   });
-  if (!won) return decided(daemon, key, d.argsSha256);
+  if (!won) return decided(deps, key, d.argsSha256);
   log.log('info', 'tool call approved', { thread_id: key.threadId, tool_call_id: key.toolCallId, action: won.action, surface: d.surface });
-  await runApproved(daemon, won, log);
-  return decided(daemon, key, d.argsSha256);
+  await runApproved(deps, won, log);
+  return decided(deps, key, d.argsSha256);
 }
 
 
@@ -64,13 +64,13 @@ export interface DecideDeps extends PendingDeps, SettleDeps {
 }
 
 /** The call's state once decided (by this request or another): done with its outcome, or still running. */
-async function decided(daemon: DecideDeps, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
-  const done = await storedCall(daemon.store, key);
+async function decided(deps: DecideDeps, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
+  const done = await storedCall(deps.store, key);
   if (done) {
     if (done.args_sha256 !== argsSha256) throw argsMismatch();
     return { state: 'done', ...(done.outcome ? { outcome: done.outcome } : {}) };
   }
-  const pending = await daemon.store.read((tx) => tx.pendingCalls.get(key));
+  const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
   if (!pending) throw callNotFound();
   if (pending.argsSha256 !== argsSha256) throw argsMismatch();
   return { state: pending.state };
@@ -83,31 +83,31 @@ async function decided(daemon: DecideDeps, key: CallKey, argsSha256: string): Pr
  * call/cancel and its time limit reach it) until its outcome is stored; then
  * its pending row goes and every waiter looks again.
  */
-async function runApproved(daemon: DecideDeps, row: PendingCallRow, log: Logger): Promise<void> {
+async function runApproved(deps: DecideDeps, row: PendingCallRow, log: Logger): Promise<void> {
   const key = { userId: row.userId, threadId: row.threadId, toolCallId: row.toolCallId };
   const args = JSON.parse(row.args) as ToolCallArgs;
-  const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: daemon.maxResultBytes };
-  const admission = admitCall([row.action], args, daemon.secrets);
+  const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: deps.maxResultBytes };
+  const admission = admitCall([row.action], args, deps.secrets);
   const callLog = log.child({ thread_id: row.threadId, tool_call_id: row.toolCallId, action: row.action });
   // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
-  const release = await daemon.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
-  const { running, finish } = daemon.calls.start({ ...call, action: row.action }, daemon.timeoutMs(row.action));
+  const release = await deps.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
+  const { running, finish } = deps.calls.start({ ...call, action: row.action }, deps.timeoutMs(row.action));
   // From the approval on: the wait for a person is no part of the call's time (security.md, operations.md).
   const started = performance.now();
   try {
-    const outcome = await settle(daemon, { userId: row.userId, source: row.source, jobId: row.jobId }, call, admission, callLog, running.signal);
+    const outcome = await settle(deps, { userId: row.userId, source: row.source, jobId: row.jobId }, call, admission, callLog, running.signal);
     if (outcome.kind === 'ran') {
       seedOutput(outcome.row, outcome.message.output);
-      daemon.threadEvents.publish({ userId: row.userId, threadId: row.threadId, row: outcome.row });
+      deps.threadEvents.publish({ userId: row.userId, threadId: row.threadId, row: outcome.row });
       callLog.log('info', 'tool call', { status: outcome.message.output.status, message_id: outcome.row.id, ms: Math.round(performance.now() - started) });
     }
   } finally {
     finish();
     try {
-      await daemon.store.transaction((tx) => tx.pendingCalls.remove(key));
+      await deps.store.transaction((tx) => tx.pendingCalls.remove(key));
     } finally {
       await release?.();
-      await woken(daemon, key);
+      await woken(deps, key);
     }
   }
 }

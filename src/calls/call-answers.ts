@@ -35,7 +35,7 @@ export function messageOfDoc(doc: CliDocument, args: Call['args'], toolCallId: s
 }
 
 /** A stored call answered again: its stored text, its notifications again — unless the id was used with other args. */
-export function replay(daemon: { uiCache: UiCache }, conn: Peer, call: Call, row: MessageRow): ToolCallAnswer {
+export function replay(deps: { uiCache: UiCache }, conn: Peer, call: Call, row: MessageRow): ToolCallAnswer {
   const output = outputOf(row);
   if (!output) throw new Error(`stored tool message ${row.id} holds no tool output`);
   const { args } = call;
@@ -54,7 +54,7 @@ export function replay(daemon: { uiCache: UiCache }, conn: Peer, call: Call, row
       },
     }));
   }
-  for (const n of toolResultsOf(daemon.uiCache, call.threadId, row)) conn.notify('tool/result', n);
+  for (const n of toolResultsOf(deps.uiCache, call.threadId, row)) conn.notify('tool/result', n);
   return answerOf(output, row.content, projectionOf(output));
 }
 

@@ -59,7 +59,7 @@ export type { ToolCallAnswer };
  */
 /** A call's answer, with the projection object the response's text was made from (ToolCalls.invoke is its one caller). */
 export async function answerToolCall(
-  daemon: ToolInvokeDeps,
+  deps: ToolInvokeDeps,
   conn: Peer,
   session: Session,
   params: Params,
@@ -83,20 +83,20 @@ export async function answerToolCall(
     toolCallId: params.tool_call_id,
     args,
     argsSha256: argsSha256(args),
-    maxResultBytes: daemon.maxResultBytes,
+    maxResultBytes: deps.maxResultBytes,
   };
   // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
   // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
   let quota: QuotaDecision = { kind: 'free' };
   if (admission.admitted) {
     try {
-      quota = await takeQuota(daemon.store, session.quotas, call, action);
+      quota = await takeQuota(deps.store, session.quotas, call, action);
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
       return unavailable(conn, call, log, err);
     }
     if (quota.kind === 'limited') {
-      daemon.metrics?.quotaRejected(action);
+      deps.metrics?.quotaRejected(action);
       log.log('info', 'tool call refused: quota reached', { quota: quota.refusal.pattern, period: quota.refusal.period, retry_after_ms: quota.refusal.retryAfterMs });
       const doc: CliDocument = { ok: false, module: args.module, method: args.method, error: rateLimitedError(args.module, args.method, quota.refusal) };
       return direct(conn, call.threadId, messageOfDoc(doc, args, call.toolCallId));
@@ -104,15 +104,15 @@ export async function answerToolCall(
   }
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
   // From here a subscription of this connection that sends the call's stored message marks it sent.
-  const own = daemon.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
+  const own = deps.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
   // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
   // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
   // its quotas already: asking is no way around them.
   if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
     try {
-      return await askApproval(daemon, conn, session, call, own, log, signal, counted);
+      return await askApproval(deps, conn, session, call, own, log, signal, counted);
     } finally {
-      daemon.subscriptions.done(own);
+      deps.subscriptions.done(own);
     }
   }
   // A profile that asks may have left a call awaiting approval under this id (the one read this adds, and
@@ -120,40 +120,40 @@ export async function answerToolCall(
   // the same args (the profile stopped asking this action meanwhile) wait for that call's outcome like any re-invocation.
   let pending: Awaited<ReturnType<PendingCallsRepo['get']>>;
   try {
-    pending = session.approval && session.approval.ask.size > 0 ? await daemon.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
+    pending = session.approval && session.approval.ask.size > 0 ? await deps.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
   } catch (err) {
     // Nothing ran: the count is given back and the call's place freed, as when its unit cannot start.
-    daemon.subscriptions.done(own);
+    deps.subscriptions.done(own);
     if (!(err instanceof StoreUnavailableError)) throw err;
-    await giveBack(daemon.store, call.userId, counted, log);
+    await giveBack(deps.store, call.userId, counted, log);
     return unavailable(conn, call, log, err);
   }
   if (pending) {
     try {
-      if (pending.argsSha256 === call.argsSha256) return await askApproval(daemon, conn, session, call, own, log, signal, counted);
-      await giveBack(daemon.store, call.userId, counted, log);
+      if (pending.argsSha256 === call.argsSha256) return await askApproval(deps, conn, session, call, own, log, signal, counted);
+      await giveBack(deps.store, call.userId, counted, log);
       return duplicateOfPending(conn, call);
     } finally {
-      daemon.subscriptions.done(own);
+      deps.subscriptions.done(own);
     }
   }
   // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
   // caller by cancelling this very request, and its time limit stops it (contract section 16).
   const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
-  const { running, finish } = daemon.calls.start({ ...call, action }, daemon.timeoutMs(action), stopping);
-  const shared = shareRunning(daemon, call, action, running, log);
+  const { running, finish } = deps.calls.start({ ...call, action }, deps.timeoutMs(action), stopping);
+  const shared = shareRunning(deps, call, action, running, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
   const cancel = () => running.stop(CallStopped.cancelled());
   signal.addEventListener('abort', cancel, { once: true });
   // Cancelled while it was being admitted (an await ago): stopped as it starts.
   if (signal.aborted) cancel();
   try {
-    return await runAndAnswer(daemon, conn, session, call, admission, own, log, running.signal, counted);
+    return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
     signal.removeEventListener('abort', cancel);
     finish();
     shared?.();
-    daemon.subscriptions.done(own);
+    deps.subscriptions.done(own);
   }
 }
 
@@ -168,9 +168,9 @@ const SHARE_AFTER_MS = 100;
  * removes the row, then the mark. Most calls end sooner and share nothing
  * (they are found `done` everywhere from their commit on).
  */
-function shareRunning(daemon: ToolInvokeDeps, c: Call, action: string, running: RunningCall, log: Logger): (() => void) | undefined {
-  const shared = daemon.store.sharedCalls;
-  if (!shared || !daemon.store.holdCall) return undefined;
+function shareRunning(deps: ToolInvokeDeps, c: Call, action: string, running: RunningCall, log: Logger): (() => void) | undefined {
+  const shared = deps.store.sharedCalls;
+  if (!shared || !deps.store.holdCall) return undefined;
   const key = { userId: c.userId, threadId: c.threadId, toolCallId: c.toolCallId };
   let started: Promise<() => Promise<void>> | undefined;
   const timer = setTimeout(() => {
@@ -179,7 +179,7 @@ function shareRunning(daemon: ToolInvokeDeps, c: Call, action: string, running: 
     started.catch(() => {});
   }, SHARE_AFTER_MS);
   const share = async () => {
-    const release = await daemon.store.holdCall!(c.userId, c.threadId, c.toolCallId);
+    const release = await deps.store.holdCall!(c.userId, c.threadId, c.toolCallId);
     try {
       await shared.running({ ...key, action, argsSha256: c.argsSha256, createdAt: running.createdAt });
     } catch (err) {
@@ -204,7 +204,7 @@ function shareRunning(daemon: ToolInvokeDeps, c: Call, action: string, running: 
 
 /** The stored part of a call: settle it, then answer it as run, as stored before, or as a duplicate id. */
 async function runAndAnswer(
-  daemon: ToolInvokeDeps,
+  deps: ToolInvokeDeps,
   conn: Peer,
   session: Session,
   call: Call,
@@ -217,18 +217,18 @@ async function runAndAnswer(
   const started = performance.now();
   let outcome: Outcome;
   try {
-    outcome = await settle(daemon, session, call, admission, log, signal);
+    outcome = await settle(deps, session, call, admission, log, signal);
   } catch (err) {
     if (!(err instanceof StoreUnavailableError)) throw err;
-    await giveBack(daemon.store, call.userId, counted, log);
+    await giveBack(deps.store, call.userId, counted, log);
     return unavailable(conn, call, log, err);
   }
   // Counted, then found stored (a twin of the call, raced from another connection or daemon, stored first): a
   // replay never counts.
-  if (outcome.kind !== 'ran') await giveBack(daemon.store, call.userId, counted, log);
+  if (outcome.kind !== 'ran') await giveBack(deps.store, call.userId, counted, log);
   switch (outcome.kind) {
     case 'stored':
-      return replay(daemon, conn, call, outcome.row);
+      return replay(deps, conn, call, outcome.row);
     case 'duplicate':
       // The id belongs to another call: answer, but store nothing under it.
       return direct(conn, call.threadId, outcome.message);
@@ -237,7 +237,7 @@ async function runAndAnswer(
       log.log('info', 'tool call', { status: message.output.status, message_id: row.id, ms: Math.round(performance.now() - started) });
       seedOutput(row, message.output);
       const event = { userId: call.userId, threadId: call.threadId, row, origin: conn.id };
-      await daemon.subscriptions.deliverOwn(conn, own, event);
+      await deps.subscriptions.deliverOwn(conn, own, event);
       return answerOf(message.output, message.text, message.projection);
     }
   }
@@ -250,21 +250,21 @@ async function runAndAnswer(
  * it has recorded the action but not stored its message yet, run again,
  * reading the store first this time — the core answers from that record.
  */
-export async function settle(daemon: SettleDeps, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
+export async function settle(deps: SettleDeps, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
   const storeDoc = (doc: CliDocument) =>
-    daemon.store.transaction(async (tx): Promise<Outcome> => {
+    deps.store.transaction(async (tx): Promise<Outcome> => {
       const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
       return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, doc);
     });
   const run = (optimistic: boolean): Promise<Outcome> =>
-    admission.admitted ? daemon.executor.execute(daemon, session, { ...call, action: admission.action }, log, optimistic, signal) : storeDoc(admission.doc);
+    admission.admitted ? deps.executor.execute(deps, session, { ...call, action: admission.action }, log, optimistic, signal) : storeDoc(admission.doc);
   try {
     try {
       // First as a new call (the executor may skip reading the store first); a stored twin shows as a conflict.
       return await run(true);
     } catch (err) {
       if (!(err instanceof StoreConflictError)) throw err;
-      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      const winner = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
       return winner ? { kind: 'stored', row: winner } : await run(false);
     }
   } catch (err) {
@@ -277,7 +277,7 @@ export async function settle(daemon: SettleDeps, session: CallPrincipal, call: C
     } catch (conflict) {
       // A twin of this call (another daemon's) stored first: its outcome is the call's.
       if (!(conflict instanceof StoreConflictError)) throw conflict;
-      const winner = await daemon.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+      const winner = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
       if (!winner) throw conflict;
       return { kind: 'stored', row: winner };
     }

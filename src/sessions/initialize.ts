@@ -24,15 +24,15 @@ export interface ServerFacts {
   executor: { readonly kind: 'subprocess' | 'inprocess' };
 }
 
-export function initializeResult(daemon: ServerFacts): InitializeResult {
+export function initializeResult(deps: ServerFacts): InitializeResult {
   return {
     protocol_version: PROTOCOL_VERSION,
-    server_info: { name: 'toolgate', version: daemon.version },
+    server_info: { name: 'toolgate', version: deps.version },
     capabilities: {
       tools: [TOOL_NAME],
       notifications: ['tool/result'],
       history_views: ['ui', 'context'],
-      executor: daemon.executor.kind,
+      executor: deps.executor.kind,
       batch_max_items: BATCH_MAX_ITEMS,
     },
     tool: TOOL_DESCRIPTOR,

@@ -53,33 +53,33 @@ const RESTART_ONLY_AUTH = ['issuer', 'audience', 'jwksUrl', 'scopes'] as const;
 const LIVE_LIMITS = new Set(['callTimeoutMs', 'actionTimeoutMs', 'cancelGraceMs']);
 
 /** Applies a configuration already loaded and validated (`loadConfig`): synchronous, so no call sees half of it. */
-export function applyConfig(daemon: ReloadTarget, next: DaemonConfig, live: LiveLimits): AppliedReload {
-  const prev = daemon.config;
+export function applyConfig(deps: ReloadTarget, next: DaemonConfig, live: LiveLimits): AppliedReload {
+  const prev = deps.config;
   const needsRestart = restartOnlyChanges(prev, next);
-  daemon.config = {
+  deps.config = {
     ...prev,
     agents: next.agents,
     limits: { ...prev.limits, ...pick(next.limits, LIVE_LIMITS) },
     auth: { ...prev.auth, maxTokenLifetimeS: next.auth.maxTokenLifetimeS },
     mcp: next.mcp,
   };
-  if (next.auth.maxTokenLifetimeS === undefined) delete daemon.config.auth.maxTokenLifetimeS;
-  daemon.callTimeoutMs = live.callTimeoutMs;
-  daemon.cancelGraceMs = live.cancelGraceMs;
-  daemon.timeoutMs = (action) => live.actionTimeoutMs[action] ?? live.callTimeoutMs;
+  if (next.auth.maxTokenLifetimeS === undefined) delete deps.config.auth.maxTokenLifetimeS;
+  deps.callTimeoutMs = live.callTimeoutMs;
+  deps.cancelGraceMs = live.cancelGraceMs;
+  deps.timeoutMs = (action) => live.actionTimeoutMs[action] ?? live.callTimeoutMs;
   let sessions = 0;
   let orphaned = 0;
-  for (const session of daemon.sessions.openSessions()) {
+  for (const session of deps.sessions.openSessions()) {
     if (session.agent === undefined) continue;
     sessions++;
-    if (!refresh(daemon, session)) orphaned++;
+    if (!refresh(deps, session)) orphaned++;
   }
   return { sessions, orphaned, needsRestart };
 }
 
 /** Gives a session its profile's lists as the configuration has them now; false when the profile is gone. */
-function refresh(daemon: ReloadTarget, session: Session): boolean {
-  const profile = daemon.config.agents.get(session.agent!);
+function refresh(deps: ReloadTarget, session: Session): boolean {
+  const profile = deps.config.agents.get(session.agent!);
   if (!profile) {
     session.enabledSkills = [];
     session.allowedActions = [];

@@ -29,15 +29,15 @@ export interface SessionOpenDeps extends UserAuthDeps {
  * synchronously once the token names the user); a bearer session ends at
  * its token's `exp`.
  */
-export async function openSession(daemon: SessionOpenDeps, conn: Peer, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
+export async function openSession(deps: SessionOpenDeps, conn: Peer, p: z.infer<typeof SessionOpenParams>): Promise<SessionOpenResult> {
   if (p.auth.type === 'automation') {
     // A job carries its own skills and whitelist: no agent profile takes part.
     if (!conn.trusted) throw new DaemonError('UNAUTHORIZED', 'automation sessions need a trusted connection');
     const jobId = p.auth.job_id;
-    const job = await daemon.store.read((tx) => tx.automationJobs.get(jobId));
+    const job = await deps.store.read((tx) => tx.automationJobs.get(jobId));
     if (!job) throw new DaemonError('JOB_NOT_FOUND', 'automation job not found');
     const skills = narrowSkills(job.enabledSkills, p.enabled_skills, `job ${job.id}`);
-    const session = daemon.sessions.open({
+    const session = deps.sessions.open({
       userId: job.ownerId,
       connectionId: conn.id,
       source: 'automation',
@@ -48,18 +48,18 @@ export async function openSession(daemon: SessionOpenDeps, conn: Peer, p: z.infe
       expiresAt: null,
       ...(job.quotas ? { quotas: { owner: `job:${job.id}`, quotas: compileQuotas(job.quotas, `job ${job.id}: quotas`) } } : {}),
     });
-    daemon.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
+    deps.log.log('info', 'automation session opened', { session_id: session.id, user_id: job.ownerId, job_id: job.id, connection: conn.id });
     return { session_id: session.id, user_id: job.ownerId, enabled_skills: skills, allowed_actions: job.allowedActions };
   }
 
   const profileName = p.agent ?? 'default';
-  const profile = daemon.config.agents.get(profileName);
+  const profile = deps.config.agents.get(profileName);
   if (!profile) throw new DaemonError('UNKNOWN_AGENT', `unknown agent profile "${profileName}"`);
 
-  const slot = daemon.sessions.reserve(conn.id, undefined, { perUserConnection: true });
+  const slot = deps.sessions.reserve(conn.id, undefined, { perUserConnection: true });
   let session, skills;
   try {
-    const principal = await authenticateUser(daemon, { token: p.auth.token }, { provision: 'always' });
+    const principal = await authenticateUser(deps, { token: p.auth.token }, { provision: 'always' });
     skills = narrowSkills(profile.enabledSkills, p.enabled_skills, `agent "${profileName}"`);
     session = slot.open({
       userId: principal.userId,
@@ -76,7 +76,7 @@ export async function openSession(daemon: SessionOpenDeps, conn: Peer, p: z.infe
     if (err instanceof AuthError) throw new DaemonError('UNAUTHORIZED', err.message);
     throw err;
   }
-  daemon.log.log('info', 'session opened', { session_id: session.id, user_id: session.userId, agent: profileName, connection: conn.id });
+  deps.log.log('info', 'session opened', { session_id: session.id, user_id: session.userId, agent: profileName, connection: conn.id });
   return { session_id: session.id, user_id: session.userId, enabled_skills: skills, allowed_actions: session.allowedActions };
 }
 

@@ -33,30 +33,30 @@ export interface HistoryDeps {
  * them: it ends early (`next_before` goes on from there), and a message
  * larger than that alone comes cut, without its UI (byte-budget.ts).
  */
-export async function getHistory(daemon: HistoryDeps, session: Session, p: z.infer<typeof HistoryGetParams>) {
+export async function getHistory(deps: HistoryDeps, session: Session, p: z.infer<typeof HistoryGetParams>) {
   const view = p.view ?? 'ui';
   const userId = session.userId;
-  const { page, metadata } = await daemon.store.read(async (tx) => {
+  const { page, metadata } = await deps.store.read(async (tx) => {
     if (!(await tx.threads.exists(userId, p.thread_id))) throw threadNotFound();
     // A page ends early rather than exceed `limits.max_result_bytes` (a message too large alone comes cut).
-    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false, maxBytes: daemon.maxResultBytes });
+    const page = await tx.messages.page(userId, p.thread_id, p.before, p.limit ?? 50, { withMetadata: false, maxBytes: deps.maxResultBytes });
     // Only messages whose extras were never computed need their metadata read (a cut one's is never read).
-    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !r.cut && !daemon.uiCache.get(r.id)).map((r) => r.id) : [];
+    const missing = view === 'ui' ? page.rows.filter((r) => r.role !== 'user' && !r.cut && !deps.uiCache.get(r.id)).map((r) => r.id) : [];
     const metadata = missing.length > 0 ? await tx.messages.metadataOf(userId, p.thread_id, missing) : new Map<string, string>();
     return { page, metadata };
   });
-  return { messages: page.rows.map((row) => toWire(daemon, row, view, metadata)), next_before: page.nextBefore };
+  return { messages: page.rows.map((row) => toWire(deps, row, view, metadata)), next_before: page.nextBefore };
 }
 
 /** Stored rows were checked when written (status, worker_output by their schemas): they are read back as typed. */
-function toWire(daemon: HistoryDeps, row: MessageRow, view: 'ui' | 'context', metadata: Map<string, string>): HistoryMessage {
+function toWire(deps: HistoryDeps, row: MessageRow, view: 'ui' | 'context', metadata: Map<string, string>): HistoryMessage {
   const m: HistoryMessage = { id: row.id, role: row.role, content: row.content, created_at: row.created_at };
   if (row.role === 'tool') {
     if (row.tool_call_id !== null) m.tool_call_id = row.tool_call_id;
     if (row.status !== null) m.status = row.status as HistoryMessage['status'];
   }
   if (view === 'ui' && row.role !== 'user' && !row.cut) {
-    const extras = extrasOf(daemon, row, metadata);
+    const extras = extrasOf(deps, row, metadata);
     if (extras.ui_schema !== undefined) m.ui_schema = extras.ui_schema as HistoryMessage['ui_schema'];
     if (extras.worker_output !== undefined) m.worker_output = extras.worker_output as HistoryMessage['worker_output'];
   }
@@ -64,8 +64,8 @@ function toWire(daemon: HistoryDeps, row: MessageRow, view: 'ui' | 'context', me
 }
 
 /** A message's ui-view extras: from the cache, or parsed and compiled once and cached. */
-function extrasOf(daemon: HistoryDeps, row: MessageRow, metadata: Map<string, string>): UiExtras {
-  const cached = daemon.uiCache.get(row.id);
+function extrasOf(deps: HistoryDeps, row: MessageRow, metadata: Map<string, string>): UiExtras {
+  const cached = deps.uiCache.get(row.id);
   if (cached) return cached;
   const extras: UiExtras = {};
   const text = metadata.get(row.id);
@@ -82,19 +82,19 @@ function extrasOf(daemon: HistoryDeps, row: MessageRow, metadata: Map<string, st
       /* a broken row yields no extras rather than an error */
     }
   }
-  daemon.uiCache.set(row.id, extras);
+  deps.uiCache.set(row.id, extras);
   return extras;
 }
 
 /** `message/append`: a user or assistant message in the session user's thread (created when new). */
-export async function appendMessage(daemon: HistoryDeps, session: Session, p: z.infer<typeof MessageAppendParams>): Promise<{ id: string }> {
+export async function appendMessage(deps: HistoryDeps, session: Session, p: z.infer<typeof MessageAppendParams>): Promise<{ id: string }> {
   // Stored as checked: `worker_output` is the dispatcher's zod-parsed WorkerOutput, so the row is TextMessageMetadata (stored-rows.ts).
   const metadataJson = JSON.stringify(p.worker_output ? { worker_output: p.worker_output } : {});
-  const row = await daemon.store.transaction((tx) =>
+  const row = await deps.store.transaction((tx) =>
     tx.messages.insert({ userId: session.userId, threadId: p.thread_id, role: p.role, content: p.content, metadataJson }, { last: true }),
   );
   // Committed: the thread's AG-UI streams show it live (in thread order).
-  daemon.threadEvents.publish({ userId: session.userId, threadId: p.thread_id, row });
+  deps.threadEvents.publish({ userId: session.userId, threadId: p.thread_id, row });
   return { id: row.id };
 }
 
@@ -104,7 +104,7 @@ export async function appendMessage(daemon: HistoryDeps, session: Session, p: z.
  * and id), not a snapshot: a thread updated meanwhile moves to the front.
  */
 export async function threadList(
-  daemon: HistoryDeps,
+  deps: HistoryDeps,
   session: Session,
   p: z.infer<typeof ThreadListParams>,
 ): Promise<{ threads: ThreadSummary[]; next_cursor: string | null }> {
@@ -116,7 +116,7 @@ export async function threadList(
     after = { updatedAt: position[0], threadId: position[1] };
   }
   // One more than the page: whether a next page exists, without counting.
-  const rows = await daemon.store.read((tx) => tx.threads.list(session.userId, after, limit + 1));
+  const rows = await deps.store.read((tx) => tx.threads.list(session.userId, after, limit + 1));
   const { items, next_cursor } = pageOf(rows, limit, (t) => [t.updated_at, t.thread_id]);
   return { threads: items, next_cursor };
 }

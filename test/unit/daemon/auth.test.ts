@@ -18,7 +18,7 @@ const secretOf = (s: string) => ({ kind: 'secret' as const, secret: new TextEnco
 
 function daemonWith(parts: Partial<Record<'bearerKeys' | 'oauth', unknown>>) {
   const provisioned: string[] = [];
-  const daemon = {
+  const deps = {
     env: {},
     config: { auth: {} },
     log: { log: () => {} },
@@ -26,38 +26,38 @@ function daemonWith(parts: Partial<Record<'bearerKeys' | 'oauth', unknown>>) {
     store: { transaction: async (fn: (tx: unknown) => Promise<void>) => fn({ users: { provision: async (id: string) => void provisioned.push(id) } }) },
     ...parts,
   } as unknown as Services & { bearerKeys: unknown };
-  return { daemon, provisioned };
+  return { deps, provisioned };
 }
 
 const mint = (sub: string, secret: string, expS: number) =>
   new SignJWT({ sub }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime(expS).sign(new TextEncoder().encode(secret));
 
 test("a token verified with the daemon's own keys is remembered; another token is verified", async () => {
-  const { daemon } = daemonWith({ bearerKeys: secretOf('first-secret-0123456789abcdef') });
+  const { deps } = daemonWith({ bearerKeys: secretOf('first-secret-0123456789abcdef') });
   const exp = Math.floor(Date.now() / 1000) + 600;
   const ann = await mint('ann', 'first-secret-0123456789abcdef', exp);
   const bob = await mint('bob', 'first-secret-0123456789abcdef', exp);
-  const first = await authenticateUser(daemon, { token: ann });
+  const first = await authenticateUser(deps, { token: ann });
   assert.equal(first.userId, 'ann');
-  daemon.bearerKeys = secretOf('other-secret-0123456789abcdef');
-  assert.deepEqual(await authenticateUser(daemon, { header: `Bearer ${ann}` }), first, 'answered from memory, not with the keys now in place');
-  await assert.rejects(authenticateUser(daemon, { token: bob }), (err) => err instanceof AuthError && err.reason === 'invalid', 'a token not seen before is verified');
+  deps.bearerKeys = secretOf('other-secret-0123456789abcdef');
+  assert.deepEqual(await authenticateUser(deps, { header: `Bearer ${ann}` }), first, 'answered from memory, not with the keys now in place');
+  await assert.rejects(authenticateUser(deps, { token: bob }), (err) => err instanceof AuthError && err.reason === 'invalid', 'a token not seen before is verified');
 });
 
 test('a remembered token is refused from its exp on; a failure is not remembered', async (t) => {
-  const { daemon, provisioned } = daemonWith({ bearerKeys: secretOf('first-secret-0123456789abcdef') });
+  const { deps, provisioned } = daemonWith({ bearerKeys: secretOf('first-secret-0123456789abcdef') });
   const nowS = Math.floor(Date.now() / 1000);
   const cy = await mint('cy', 'first-secret-0123456789abcdef', nowS + 5);
   t.mock.timers.enable({ apis: ['Date'], now: nowS * 1000 });
-  assert.equal((await authenticateUser(daemon, { token: cy }, { provision: 'always' })).userId, 'cy');
+  assert.equal((await authenticateUser(deps, { token: cy }, { provision: 'always' })).userId, 'cy');
   t.mock.timers.tick(4_999);
-  assert.equal((await authenticateUser(daemon, { token: cy }, { provision: 'always' })).userId, 'cy');
+  assert.equal((await authenticateUser(deps, { token: cy }, { provision: 'always' })).userId, 'cy');
   assert.deepEqual(provisioned, ['cy', 'cy'], "provision: 'always' writes on every call, remembered or not");
   t.mock.timers.tick(1);
-  await assert.rejects(authenticateUser(daemon, { token: cy }), (err) => err instanceof AuthError && err.reason === 'invalid', 'expired at exp');
+  await assert.rejects(authenticateUser(deps, { token: cy }), (err) => err instanceof AuthError && err.reason === 'invalid', 'expired at exp');
   t.mock.timers.reset();
   // A token refused once (wrong key) is verified again once the keys would take it.
-  const { daemon: d2 } = daemonWith({ bearerKeys: secretOf('wrong-secret-0123456789abcdef') });
+  const { deps: d2 } = daemonWith({ bearerKeys: secretOf('wrong-secret-0123456789abcdef') });
   const dee = await mint('dee', 'first-secret-0123456789abcdef', nowS + 600);
   await assert.rejects(authenticateUser(d2, { token: dee }), AuthError);
   d2.bearerKeys = secretOf('first-secret-0123456789abcdef');
@@ -76,10 +76,10 @@ test('an auth.issuer token is verified on every request (its keys rotate)', asyn
       return { sub: 'eve', exp: Math.floor(Date.now() / 1000) + 600 };
     },
   };
-  const { daemon } = daemonWith({ oauth });
-  await authenticateUser(daemon, { token: 'at.one' });
-  await authenticateUser(daemon, { token: 'at.one' });
+  const { deps } = daemonWith({ oauth });
+  await authenticateUser(deps, { token: 'at.one' });
+  await authenticateUser(deps, { token: 'at.one' });
   assert.deepEqual(verified, ['at.one', 'at.one']);
   retired = true;
-  await assert.rejects(authenticateUser(daemon, { token: 'at.one' }), AuthError, 'refused as soon as its key is gone');
+  await assert.rejects(authenticateUser(deps, { token: 'at.one' }), AuthError, 'refused as soon as its key is gone');
 });
