@@ -21,6 +21,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
+// Compiled by `tsc` before this script runs (npm run build).
+const { snapshotFacts, snapshotCheckPath } = await import(`${root}dist/src/calls/cli-snapshot-check.js`);
 const require = createRequire(import.meta.url);
 const outfile = `${root}dist/project-cli.bundle.cjs`;
 const blob = `${root}dist/project-cli.snapshot.blob`;
@@ -86,10 +88,10 @@ await withThrowawayCall(async (call) => {
   // src/calls/cli-launch.ts); one call through it is its smoke test.
   if (buildSnapshot()) {
     await call(['--snapshot-blob', blob, outfile], {});
-    // The call through the blob passed on this node: written only now, so a daemon on this node and
-    // this very blob starts calls from it without a probe of its own (src/calls/cli-snapshot-check.ts).
-    const { snapshotFacts, snapshotCheckPath } = await import(`${root}dist/src/calls/cli-snapshot-check.js`);
-    writeFileSync(snapshotCheckPath(blob), `${JSON.stringify(await snapshotFacts(blob))}\n`);
+    // The call through the blob passed on this node and CPU: written only now, so a daemon with the same
+    // facts starts calls from this very blob without a probe of its own (src/calls/cli-snapshot-check.ts).
+    const facts = await snapshotFacts(blob);
+    if (facts) writeFileSync(snapshotCheckPath(blob), `${JSON.stringify(facts)}\n`);
   }
 });
 
@@ -106,13 +108,13 @@ await withThrowawayCall(async (call) => {
  * run over the action's example, the credential's claims schema run once —
  * pure zod: no random state, no store), so what a call runs first is built
  * and compiled already. The environment is empty, as a child's is of everything modules read
- * when they load. A blob fits only the node binary that built it: the daemon
- * probes it and falls back to the bundle. Returns false (no blob) when this Node
+ * when they load. A blob fits only the node binary (and CPU) that built it: the daemon
+ * trusts this build's check or probes it, and falls back to the bundle. Returns false (no blob) when this Node
  * cannot build one.
  */
 function buildSnapshot() {
   rmSync(blob, { force: true });
-  rmSync(blob.replace(/\.blob$/, '.checked.json'), { force: true });
+  rmSync(snapshotCheckPath(blob), { force: true });
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-snapshot-'));
   const entry = join(dir, 'project-cli.snapshot-entry.cjs');
   writeFileSync(entry, `'use strict';

@@ -6,15 +6,16 @@
  * either way (contract section 1); the snapshot only skips reading, compiling
  * and evaluating the bundle on every call.
  *
- * A blob fits only the node binary that built it, and a wrong or damaged one
+ * A blob fits only the node binary (and CPU) that built it, and a wrong or damaged one
  * makes node abort (or crash) before any JavaScript runs — so the daemon never
  * bets a call on it. At start, in the background, it reads the build's check
  * (cli-snapshot-check.ts): when the build ran a call through this very blob on
  * this very node, that settles it; otherwise it probes the blob once (`--help`
  * through it, with the empty environment a call has). Calls use the bundle
- * until one of the two has passed, and for good when the probe fails. The
- * outcome is logged once: which mode serves, what showed the blob runs, or why
- * not the snapshot.
+ * until one of the two has passed, and for good when the probe fails — or
+ * when node still refuses the blob for a call (`refused`: the call then runs
+ * again from the bundle). Each decision is logged: which mode serves, what
+ * showed the blob runs, or why not the snapshot.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -59,6 +60,16 @@ export class CliLauncher {
     this.current = 'snapshot';
     log.log('info', 'project-cli launch', { mode: 'snapshot', snapshot: blob, checked });
     return 'snapshot';
+  }
+
+  /**
+   * A call's child could not start from the snapshot the daemon trusted (node refused the blob before any
+   * JavaScript ran): every later call starts from the bundle, said once.
+   */
+  refused(reason: string, log: Logger): void {
+    if (this.current !== 'snapshot') return;
+    this.current = 'bundle';
+    this.fallBack(this.snapshotArgs[1] ?? '', `the snapshot did not start a call: ${reason.slice(0, 200)}`, log);
   }
 
   private fallBack(blob: string, reason: string, log: Logger): CliLaunchMode {

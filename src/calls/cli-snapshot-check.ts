@@ -3,13 +3,21 @@
  * this node: scripts/bundle-cli.mjs makes the blob, runs one real call through
  * it, and only then writes `dist/project-cli.snapshot.checked.json` — this
  * module's `snapshotFacts` of the node that ran the call and the blob it ran.
- * A daemon whose own facts are the same (same node binary, byte-identical
- * blob) knows the blob runs without starting a probe of its own
+ * A daemon whose own facts are the same (same node binary, same CPU,
+ * byte-identical blob) knows the blob runs without starting a probe of its own
  * (src/calls/cli-launch.ts); any difference — another node, an upgraded one
- * at the same path, a blob rebuilt or damaged since — and it probes as before.
- * Measured on this 2-core machine: the facts cost one stat and one SHA-256 of
- * the 5.8 MB blob (~15–30 ms of CPU), the probe a whole node start from the
- * blob (~120–170 ms).
+ * at the same path, another CPU, a blob rebuilt or damaged since — and it
+ * probes as before. The CPU is among the facts because V8 refuses a blob made
+ * where other CPU features were detected (its `cachedDataVersionTag` covers
+ * the V8 version, its flags and the CPU's features): an image built on one
+ * host and run on another shares every other fact. Only Linux says which CPU
+ * this is cheaply (/proc/cpuinfo); elsewhere there are no facts, and always a
+ * probe. Should a blob trusted here still not load, the first call it fails
+ * moves the daemon to the bundle and runs again from there
+ * (subprocess-executor.ts).
+ * Measured on this 2-core machine: the facts cost one stat, a read of
+ * /proc/cpuinfo and one SHA-256 of the 5.8 MB blob (~15–30 ms of CPU), the
+ * probe a whole node start from the blob (~120–170 ms).
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -19,23 +27,39 @@ export function snapshotCheckPath(blob: string): string {
   return `${blob.replace(/\.blob$/, '')}.checked.json`;
 }
 
-/** What decides whether a blob runs: the node binary (version, platform, the file itself) and the blob's bytes. */
-export async function snapshotFacts(blob: string): Promise<Record<string, unknown>> {
-  const [exec, bytes] = await Promise.all([stat(process.execPath), readFile(blob)]);
+/**
+ * What decides whether a blob runs: the node binary (version, platform, the file itself), the CPU and the
+ * blob's bytes; null where the CPU cannot be told (not Linux).
+ */
+export async function snapshotFacts(blob: string): Promise<Record<string, unknown> | null> {
+  if (process.platform !== 'linux') return null;
+  const [exec, bytes, cpuinfo] = await Promise.all([stat(process.execPath), readFile(blob), readFile('/proc/cpuinfo', 'utf8')]);
+  const cpu = cpuOf(cpuinfo);
+  if (!cpu) return null;
   return {
     node: process.version,
     platform: process.platform,
     arch: process.arch,
     exec: { path: process.execPath, size: exec.size, mtimeMs: exec.mtimeMs },
+    cpu,
     blob: { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
   };
+}
+
+/** The first processor's vendor, family, model and feature flags (what V8's CPU detection reads), or null. */
+export function cpuOf(cpuinfo: string): Record<string, string> | null {
+  const first = cpuinfo.split(/\n\s*\n/)[0] ?? '';
+  const field = (name: string) => new RegExp(`^${name}\\s*:\\s*(.*)$`, 'm').exec(first)?.[1]?.trim();
+  const cpu = { vendor: field('vendor_id'), family: field('cpu family'), model: field('model'), flags: field('flags') };
+  if (Object.values(cpu).some((v) => v === undefined)) return null;
+  return cpu as Record<string, string>;
 }
 
 /** Whether the build checked this very blob on this very node (no file, an unreadable one or any difference: no). */
 export async function checkedByBuild(blob: string): Promise<boolean> {
   try {
     const [written, now] = await Promise.all([readFile(snapshotCheckPath(blob), 'utf8'), snapshotFacts(blob)]);
-    return written.trim() === JSON.stringify(now);
+    return now !== null && written.trim() === JSON.stringify(now);
   } catch {
     return false;
   }

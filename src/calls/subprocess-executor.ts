@@ -138,9 +138,26 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
           resolve(execFailure(req, stopped.code, stopped.message));
           return Promise.resolve();
         }
-        const child = spawnCli(launcher.launch(req.module, req.method), req, log);
-        void child.outcome.then(resolve);
-        return child.exited;
+        const first = spawnCli(launcher.launch(req.module, req.method), req, log);
+        return first.outcome.then(async (outcome) => {
+          if (!('refused' in outcome)) {
+            resolve(outcome);
+            return first.exited;
+          }
+          // Node would not load the start-up snapshot (another CPU than the build's, say): no JavaScript
+          // ran, so nothing of the call happened. The daemon moves to the bundle for good and runs the
+          // same call from there, once.
+          await first.exited;
+          launcher.refused(outcome.refused, log);
+          const stoppedMeanwhile = stoppedBy(req.signal);
+          if (stoppedMeanwhile) {
+            resolve(execFailure(req, stoppedMeanwhile.code, stoppedMeanwhile.message));
+            return undefined;
+          }
+          const again = spawnCli(launcher.launch(req.module, req.method), req, log);
+          void again.outcome.then((o) => resolve('refused' in o ? execFailure(req, 'INTERNAL', 'the tool could not be started') : o));
+          return again.exited;
+        });
       }, req.signal);
       running.add(held);
       // Stopped while it waited for a slot: it leaves the queue and starts no process. A throw before any
@@ -184,6 +201,18 @@ function parseDocument(stdout: string): CliDocument | null {
   return null;
 }
 
+/** A child that node could not start from the start-up snapshot: why, in node's words. */
+interface SnapshotRefused {
+  refused: string;
+}
+
+/**
+ * What node writes to stderr, before any JavaScript runs, when it cannot use a start-up snapshot: a blob
+ * made with other V8 flags or CPU features (exit 14), or one that is no blob at all (an assertion in
+ * node's snapshot reader, then an abort).
+ */
+const SNAPSHOT_REFUSED = /Failed to load the startup snapshot[^\n]*|[^\n]*node::SnapshotData::[^\n]*/;
+
 /**
  * One child. `outcome` settles once its stdout and stderr have both ended —
  * project-cli closes them right before it exits (src/cli-router/main.ts
@@ -192,9 +221,9 @@ function parseDocument(stdout: string): CliDocument | null {
  * `exited` settles when the process is gone; until then its timeout still
  * applies (a child that closed its output but lingers is killed).
  */
-function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: ExecRequest, log: Logger): { outcome: Promise<ExecOutcome>; exited: Promise<void> } {
-  let resolveOutcome!: (outcome: ExecOutcome) => void;
-  const outcome = new Promise<ExecOutcome>((r) => (resolveOutcome = r));
+function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: ExecRequest, log: Logger): { outcome: Promise<ExecOutcome | SnapshotRefused>; exited: Promise<void> } {
+  let resolveOutcome!: (outcome: ExecOutcome | SnapshotRefused) => void;
+  const outcome = new Promise<ExecOutcome | SnapshotRefused>((r) => (resolveOutcome = r));
   let resolveExited!: () => void;
   const exited = new Promise<void>((r) => (resolveExited = r));
   let child: ChildProcessWithoutNullStreams;
@@ -218,7 +247,7 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   let timedOut = false;
   let tooLarge = false;
   let settled = false;
-  const settle = (o: ExecOutcome) => {
+  const settle = (o: ExecOutcome | SnapshotRefused) => {
     if (settled) return;
     settled = true;
     resolveOutcome(o);
@@ -231,6 +260,8 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
     if (stopped) return settle(execFailure(req, stopped.code, stopped.message));
     if (timedOut) return settle(execFailure(req, 'TIMEOUT', `the call did not finish within ${req.timeoutMs} ms`));
     if (tooLarge) return settle(execFailure(req, 'INTERNAL', 'the tool produced too much output'));
+    const refused = mode === 'snapshot' && outBytes === 0 ? SNAPSHOT_REFUSED.exec(err)?.[0] : undefined;
+    if (refused) return settle({ refused });
     const doc = parseDocument(Buffer.concat(out).toString('utf8'));
     if (!doc) {
       log.log('error', 'project-cli printed no valid document', { launch: mode });

@@ -12,6 +12,7 @@ import { startHost, openSession, type Host } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { PROJECT_CLI_SNAPSHOT } from '../../src/runtime/package-root.js';
+import { snapshotCheckPath, snapshotFacts } from '../../src/calls/cli-snapshot-check.js';
 import { waitFor } from '../helpers/wait-for.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
@@ -155,4 +156,30 @@ test('a blob the build did not check is probed once before calls start from it',
     await host.stop();
   }
   assert.deepEqual(new Set(lines(host, 'project-cli ran').map((r) => r.launch)), new Set(['snapshot']));
+});
+
+test('a blob trusted by a check that node still refuses: the call runs again from the bundle, and so does every later one', async (t) => {
+  const { dataDir, token } = await seededData();
+  // No V8 start-up snapshot at all, with a check beside it that matches it on this machine — as a check
+  // written on a host with another CPU would match here. The daemon trusts it; node does not.
+  const dir = tempDir();
+  const blob = join(dir, 'project-cli.snapshot.blob');
+  writeFileSync(blob, 'not a V8 start-up snapshot\n');
+  const facts = await snapshotFacts(blob);
+  if (!facts) return t.skip('/proc/cpuinfo does not describe this CPU: no check is written here');
+  writeFileSync(snapshotCheckPath(blob), JSON.stringify(facts));
+  const { results: expected, runs: expectedRuns } = await bundleBaseline();
+  const { host, launch } = await startDecided(dataDir, { TOOLGATE_CLI_SNAPSHOT: blob });
+  try {
+    assert.deepEqual([launch.mode, launch.checked], ['snapshot', 'build'], JSON.stringify(launch));
+    assert.deepEqual(await runAll(host, token, 't-refused'), expected, 'the same answers');
+  } finally {
+    await host.stop();
+  }
+  const said = lines(host, 'project-cli launch');
+  assert.equal(said.length, 2, 'trusted, then moved to the bundle once');
+  assert.deepEqual([said[1]!.level, said[1]!.mode], ['warn', 'bundle']);
+  assert.match(said[1]!.reason ?? '', /the snapshot did not start a call: .*SnapshotData/);
+  const runs = lines(host, 'project-cli ran').map((r) => r.launch);
+  assert.deepEqual(runs, ['snapshot', ...Array<string>(expectedRuns).fill('bundle')], 'one refused start, then every call from the bundle');
 });

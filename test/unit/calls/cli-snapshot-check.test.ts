@@ -8,19 +8,21 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { checkedByBuild, snapshotCheckPath, snapshotFacts } from '../../../src/calls/cli-snapshot-check.js';
+import { checkedByBuild, cpuOf, snapshotCheckPath, snapshotFacts } from '../../../src/calls/cli-snapshot-check.js';
 import { PROJECT_CLI_SNAPSHOT } from '../../../src/runtime/package-root.js';
 import { tempDir } from '../../helpers/repo.js';
 
-const built = existsSync(PROJECT_CLI_SNAPSHOT);
+const built = existsSync(PROJECT_CLI_SNAPSHOT) && process.platform === 'linux';
 
-test('the build wrote its check beside the blob, and it holds on the node that built it', { skip: !built && 'this node built no start-up snapshot' }, async () => {
+test('the build wrote its check beside the blob, and it holds on the node that built it', { skip: !built && 'no start-up snapshot on this node, or not Linux (no check is written there)' }, async (t) => {
+  const now = await snapshotFacts(PROJECT_CLI_SNAPSHOT);
+  if (!now) return t.skip('/proc/cpuinfo does not describe this CPU: no check is written here');
   const written = JSON.parse(readFileSync(snapshotCheckPath(PROJECT_CLI_SNAPSHOT), 'utf8')) as Record<string, unknown>;
-  assert.deepEqual(written, await snapshotFacts(PROJECT_CLI_SNAPSHOT));
+  assert.deepEqual(written, now);
   assert.equal(await checkedByBuild(PROJECT_CLI_SNAPSHOT), true);
 });
 
-test('no check, another node, another blob or an unreadable check: not checked', { skip: !built && 'this node built no start-up snapshot' }, async () => {
+test('no check, another node, another blob or an unreadable check: not checked', { skip: !built && 'no start-up snapshot on this node, or not Linux (no check is written there)' }, async (t) => {
   const dir = tempDir();
   const blob = join(dir, 'project-cli.snapshot.blob');
   copyFileSync(PROJECT_CLI_SNAPSHOT, blob);
@@ -28,6 +30,7 @@ test('no check, another node, another blob or an unreadable check: not checked',
   assert.equal(await checkedByBuild(blob), false, 'no check beside the blob');
 
   const facts = await snapshotFacts(blob);
+  if (!facts) return t.skip('/proc/cpuinfo does not describe this CPU: no check is written here');
   writeFileSync(snapshotCheckPath(blob), `${JSON.stringify(facts)}\n`);
   assert.equal(await checkedByBuild(blob), true, 'the same facts, written as the build writes them');
 
@@ -39,6 +42,10 @@ test('no check, another node, another blob or an unreadable check: not checked',
   writeFileSync(snapshotCheckPath(blob), JSON.stringify({ ...facts, exec: { ...exec, size: exec.size + 1 } }));
   assert.equal(await checkedByBuild(blob), false, 'another node binary at the same path');
 
+  const cpu = facts.cpu as Record<string, string>;
+  writeFileSync(snapshotCheckPath(blob), JSON.stringify({ ...facts, cpu: { ...cpu, flags: `${cpu.flags!} made_up_feature` } }));
+  assert.equal(await checkedByBuild(blob), false, 'a CPU with other features (V8 refuses such a blob)');
+
   writeFileSync(snapshotCheckPath(blob), JSON.stringify(facts));
   const bytes = readFileSync(blob);
   const at = bytes.length >> 1;
@@ -49,4 +56,10 @@ test('no check, another node, another blob or an unreadable check: not checked',
   writeFileSync(snapshotCheckPath(blob), '{not json');
   assert.equal(await checkedByBuild(blob), false, 'an unreadable check');
   assert.equal(await checkedByBuild(join(dir, 'missing.blob')), false, 'no blob');
+});
+
+test("the CPU is the first processor's vendor, family, model and flags; without them there are no facts", () => {
+  const info = 'processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nflags\t\t: fpu sse2 avx2\n\nprocessor\t: 1\nvendor_id\t: Other\n';
+  assert.deepEqual(cpuOf(info), { vendor: 'AuthenticAMD', family: '26', model: '2', flags: 'fpu sse2 avx2' });
+  assert.equal(cpuOf('processor\t: 0\nmodel name\t: ARMv8\n'), null);
 });
