@@ -9,7 +9,8 @@
  * connection's binding take `DispatchDeps` (src/rpc/dispatcher.ts, composed
  * from the services' own deps types, each handler narrowed where it reads
  * them itself), the HTTP routes and the MCP modules their own (`CallRouteDeps`,
- * `AgUiDeps`, `McpSessionDeps`, `McpTasksDeps`, `McpCallDeps`, `McpHttpDeps`,
+ * `AgUiDeps`, `McpSessionDeps`, `McpTasksDeps`, `McpCallDeps`, `McpServerDeps`,
+ * `McpStdioDeps`, `McpHttpDeps`,
  * the OAuth route's `Pick`). Only `src/app` holds the whole set (`serve`, the
  * `--ws` listener); its config reload and observability take `Pick`s of it.
  * The few fields here beside those are the transports' own (the executor's
