@@ -208,10 +208,11 @@ interface SnapshotRefused {
 
 /**
  * What node writes to stderr, before any JavaScript runs, when it cannot use a start-up snapshot: a blob
- * made with other V8 flags or CPU features (exit 14), or one that is no blob at all (an assertion in
- * node's snapshot reader, then an abort).
+ * made with other V8 flags or CPU features ("Failed to load the startup snapshot because…", exit 14), or
+ * one that is no blob at all (Node 20 and 24: an assertion in node::SnapshotData's reader, then an abort;
+ * Node 26: "The startup snapshot is not a Node.js snapshot blob.").
  */
-const SNAPSHOT_REFUSED = /Failed to load the startup snapshot[^\n]*|[^\n]*node::SnapshotData::[^\n]*/;
+const SNAPSHOT_REFUSED = /[^\n]*startup snapshot[^\n]*|[^\n]*node::SnapshotData::[^\n]*/;
 
 /**
  * One child. `outcome` settles once its stdout and stderr have both ended —
