@@ -47,20 +47,28 @@ test('TOOLGATE_CREDENTIAL_KEY_FILE set: that key is used and nothing is written 
 const GC_IN_EXPORT = `
 const [moduleUrl, dir] = process.argv.slice(1);
 const { loadSigningKey } = await import(moduleUrl);
-let collections = 0;
+const { createPublicKey } = await import('node:crypto');
+let armed = false;
+let hits = 0;
 Object.defineProperty(Object.prototype, 'crv', {
   configurable: true,
   set(value) {
-    collections += 1;
-    globalThis.gc();
+    hits += 1;
+    if (armed) globalThis.gc();
     Object.defineProperty(this, 'crv', { value, enumerable: true, writable: true, configurable: true });
   },
 });
+// Whether this node's JWK encoding sets crv through the prototype chain at all (Node 20 does; 24 and 26
+// define it on the object): an imported key's export, no generation job, no collection.
+createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' }, format: 'jwk' }).export({ format: 'jwk' });
+const forcible = hits > 0;
+hits = 0;
+armed = true;
 // Nothing left to collect before the key is made: the one collection that matters is the setter's.
 globalThis.gc();
 const key = await loadSigningKey({}, dir);
 delete Object.prototype.crv;
-process.stdout.write(JSON.stringify({ collections, kid: key.kid }));
+process.stdout.write(JSON.stringify({ forcible, collections: hits, kid: key.kid }));
 `;
 
 /*
@@ -86,8 +94,9 @@ test('the key made on first run survives a garbage collection inside its JWK enc
     child.once('close', resolve);
   });
   assert.equal(code, 0, err);
-  const { collections, kid } = JSON.parse(out) as { collections: number; kid: string };
-  assert.ok(collections > 0, 'the JWK encoding set crv through Object.prototype: the collection ran inside it');
+  const { forcible, collections, kid } = JSON.parse(out) as { forcible: boolean; collections: number; kid: string };
   assert.equal((await loadSigningKey({}, dir)).kid, kid, 'the key written is the one loaded');
+  if (!forcible) return t.skip(`node ${process.version} sets a JWK's crv on the object itself: no collection can be forced into the encoding from JavaScript`);
+  assert.ok(collections > 0, 'the JWK encoding set crv through Object.prototype: the collection ran inside it');
 });
 
