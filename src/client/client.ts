@@ -28,7 +28,6 @@ import {
   ErrorCodes,
   ResponseError,
   createMessageConnection,
-  StreamMessageReader,
   StreamMessageWriter,
   type CancellationToken,
   type Disposable,
@@ -40,6 +39,7 @@ import * as P from '../protocol/methods.js';
 import type { ToolCallArgs, ToolResponse, ToolResultNotification } from '../protocol/tool.js';
 import { tapReader, tapWriter, type MessageTap } from './tap.js';
 import { ClientWebSocketReader, ClientWebSocketWriter } from './ws-stream.js';
+import { DisposingStreamMessageReader } from './stream-reader.js';
 
 export interface ClientOptions {
   /** Sees every message sent and received, in wire order (a protocol log, a transcript). */
@@ -153,7 +153,7 @@ export class ToolgateClient {
       shell: false,
     });
     const client: ToolgateClient = new ToolgateClient(
-      new StreamMessageReader(proc.stdout),
+      new DisposingStreamMessageReader(proc.stdout),
       new StreamMessageWriter(proc.stdin),
       opts,
       () => stopChild(proc, client.exited),
@@ -165,7 +165,7 @@ export class ToolgateClient {
 
   /** Speaks LSP-framed JSON-RPC over streams you already have (a daemon you started, an in-memory pair). */
   static fromStreams(readable: Readable, writable: Writable, opts: ClientOptions = {}): ToolgateClient {
-    const client = new ToolgateClient(new StreamMessageReader(readable), new StreamMessageWriter(writable), opts, async () => {});
+    const client = new ToolgateClient(new DisposingStreamMessageReader(readable), new StreamMessageWriter(writable), opts, async () => {});
     client.connection.listen();
     return client;
   }
