@@ -39,7 +39,7 @@ import * as P from '../protocol/methods.js';
 import type { ToolCallArgs, ToolResponse, ToolResultNotification } from '../protocol/tool.js';
 import { tapReader, tapWriter, type MessageTap } from './tap.js';
 import { ClientWebSocketReader, ClientWebSocketWriter } from './ws-stream.js';
-import { DisposingStreamMessageReader } from './stream-reader.js';
+import { DisposingStreamMessageReader } from '../protocol/stream-reader.js';
 
 export interface ClientOptions {
   /** Sees every message sent and received, in wire order (a protocol log, a transcript). */

@@ -6,7 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
-import { StreamMessageReader, StreamMessageWriter, type Message } from 'vscode-jsonrpc/node';
+import { StreamMessageWriter, type Message } from 'vscode-jsonrpc/node';
+import { DisposingStreamMessageReader } from '../protocol/stream-reader.js';
 
 export interface RawTransport {
   /** What the runner is talking to, for the report. */
@@ -38,7 +39,7 @@ export function stdioTransport(argv: readonly string[], env: NodeJS.ProcessEnv =
     // Kept only for the report when the process dies; logs are the implementation's business.
     stderr = (stderr + c.toString('utf8')).slice(-4000);
   });
-  const reader = new StreamMessageReader(child.stdout);
+  const reader = new DisposingStreamMessageReader(child.stdout);
   const writer = new StreamMessageWriter(child.stdin);
   const closeListeners: Array<(reason: string) => void> = [];
   let exit: number | null | undefined;
@@ -90,7 +91,7 @@ export function stdioTransport(argv: readonly string[], env: NodeJS.ProcessEnv =
  * tests). `end()` on `output` is the goodbye; the peer ending `input` is a close.
  */
 export function streamTransport(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, description: string): RawTransport {
-  const reader = new StreamMessageReader(input);
+  const reader = new DisposingStreamMessageReader(input);
   const writer = new StreamMessageWriter(output);
   const closeListeners: Array<(reason: string) => void> = [];
   let closed = false;

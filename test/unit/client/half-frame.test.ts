@@ -1,7 +1,7 @@
 /**
  * A daemon that dies in the middle of a frame leaves the client nothing behind: vscode-jsonrpc's reader
  * re-arms a referenced 10 s timer for as long as a message is half read, and its own dispose leaves it
- * armed (src/client/stream-reader.ts) — a host process could never exit on its own after that.
+ * armed (src/protocol/stream-reader.ts) — a host process could never exit on its own after that.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
