@@ -253,3 +253,17 @@ test('automation add --quota with a __proto__ key is refused naming it, never dr
     (err: unknown) => err instanceof ConfigError && err.message === '--quota: unknown key __proto__',
   );
 });
+
+test('a value far past its bound (1e99) is refused with that bound, not the largest safe integer', () => {
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ limits: { call_timeout_ms: 1e99 } }, /limits\.call_timeout_ms: must be at most 2147483647 /],
+    [{ limits: { action_timeout_ms: { 'calendar.read': 1e99 } } }, /limits\.action_timeout_ms\.calendar\.read: must be at most 2147483647 /],
+    [{ limits: { cancel_grace_ms: 1e99 } }, /limits\.cancel_grace_ms: must be at most 2147483647 /],
+    [{ agents: { default: { ...AGENT, quotas: { 'calendar.read': { per_day: 1e99 } } } } }, /agents\.default\.quotas\.calendar\.read\.per_day: must be at most 1000000000$/],
+    [{ agents: { default: { ...AGENT, approval: { ask: ['calendar.read'], ttl_s: 1e99 } } } }, /agents\.default\.approval\.ttl_s: must be at most 86400 /],
+  ];
+  for (const [extra, expected] of cases) {
+    const j = file('far.json', JSON.stringify({ agents: { default: AGENT }, ...extra }));
+    assert.match(configError(j), expected, JSON.stringify(extra));
+  }
+});
