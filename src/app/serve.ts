@@ -271,6 +271,12 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  */
 export async function serve(opts: ServeOptions): Promise<number> {
   const log = createLogger();
+  // SIGHUP's default action ends the process. One that arrives while the daemon starts (`systemctl reload`
+  // right after `start`: the daemon may have read the file before its edit) is kept, and the file is read
+  // again as soon as the daemon can reload it.
+  let hungUpWhileStarting = false;
+  const onHangUpWhileStarting = () => (hungUpWhileStarting = true);
+  process.on('SIGHUP', onHangUpWhileStarting);
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
@@ -320,6 +326,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
   };
   process.on('SIGHUP', onHangUp);
+  process.removeListener('SIGHUP', onHangUpWhileStarting);
+  if (hungUpWhileStarting) onHangUp();
 
   let stop: () => Promise<void>;
   let finished: Promise<number>;
@@ -367,9 +375,10 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();
-  process.removeListener('SIGHUP', onHangUp);
   await sweeper.stop();
   await services.store.close();
+  // Until here a SIGHUP reloads (harmless while stopping) rather than ending the process mid-close.
+  process.removeListener('SIGHUP', onHangUp);
   await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;

@@ -85,6 +85,34 @@ const keyOf = (k: CallKey): string => `${k.userId.length}:${k.userId}${k.threadI
 export class RunningCalls {
   /** A call id may be run twice at once (a retry racing its first try): both are stopped together. */
   private readonly calls = new Map<string, Set<Entry>>();
+  /** Calls counted against a quota whose invocation has not answered yet, by key and args digest: each settles when it has. */
+  private readonly counted = new Map<string, Set<Promise<void>>>();
+
+  /**
+   * Marks a call (its key and args digest) as counted against its quotas by
+   * an invocation of this daemon, from now until the returned function is
+   * called — once that invocation has answered (its outcome stored, or the
+   * count given back).
+   */
+  counting(call: CallKey & { argsSha256: string }): () => void {
+    const k = `${keyOf(call)}\n${call.argsSha256}`;
+    let answered!: () => void;
+    const done = new Promise<void>((r) => (answered = r));
+    let set = this.counted.get(k);
+    if (!set) this.counted.set(k, (set = new Set()));
+    set.add(done);
+    return () => {
+      set.delete(done);
+      if (set.size === 0 && this.counted.get(k) === set) this.counted.delete(k);
+      answered();
+    };
+  }
+
+  /** Settles once an invocation counting this very call (same key and args) has answered; undefined when none does. */
+  countedTwin(call: CallKey & { argsSha256: string }): Promise<void> | undefined {
+    const set = this.counted.get(`${keyOf(call)}\n${call.argsSha256}`);
+    return set ? set.values().next().value : undefined;
+  }
 
   /**
    * Registers a call as running from now; `timeoutMs` is its time limit

@@ -91,6 +91,15 @@ export async function answerToolCall(
   if (admission.admitted) {
     try {
       quota = await takeQuota(deps.store, session.quotas, call, action);
+      // The window is full — with this very call, maybe: the same id and args counted by an invocation still
+      // under way here (a host retrying on another connection while the first try runs). That is no other
+      // call: wait for its answer, then look again (stored by then, it is a replay, never counted).
+      for (let twin = limitedTwin(deps, quota, call); twin; twin = limitedTwin(deps, quota, call)) {
+        log.log('info', 'tool call waits for its twin', { args_sha256: call.argsSha256 });
+        await untilAborted(twin, signal);
+        if (signal.aborted) throw new DaemonError('CANCELLED', 'request cancelled');
+        quota = await takeQuota(deps.store, session.quotas, call, action);
+      }
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
       return unavailable(conn, call, log, err);
@@ -103,12 +112,51 @@ export async function answerToolCall(
     }
   }
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
+  // Counted: a twin of this call that finds the window full waits for this answer instead of being refused.
+  const answered = counted ? deps.calls.counting(call) : undefined;
+  try {
+    return await answerCounted(deps, conn, session, call, admission, action, log, signal, counted);
+  } finally {
+    answered?.();
+  }
+}
+
+/** The same call counted by an invocation still under way on this daemon, when the quota refused this one. */
+function limitedTwin(deps: ToolInvokeDeps, quota: QuotaDecision, call: Call): Promise<void> | undefined {
+  return quota.kind === 'limited' ? deps.calls.countedTwin(call) : undefined;
+}
+
+/** Settles when `work` does, or at once when `signal` aborts. */
+function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void work.then(done, done);
+  });
+}
+
+/** An admitted call past its quota check: ask for approval, or run it (`counted`: what to give back if it turns out stored). */
+async function answerCounted(
+  deps: ToolInvokeDeps,
+  conn: Peer,
+  session: Session,
+  call: Call,
+  admission: Admission,
+  action: string,
+  log: Logger,
+  signal: AbortSignal,
+  counted: QuotaCounter[] | undefined,
+): Promise<ToolCallAnswer> {
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = deps.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
   // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
   // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
   // its quotas already: asking is no way around them.
-  if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+  if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(call.args.input).success) {
     try {
       return await askApproval(deps, conn, session, call, own, log, signal, counted);
     } finally {

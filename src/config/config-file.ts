@@ -65,6 +65,24 @@ export function parseConfigText(file: string, text: string): unknown {
 }
 
 /**
+ * The path of the first key named `__proto__` in a parsed file (depth first),
+ * or null. JSON.parse and YAML keep it as an ordinary own key, but zod's
+ * records skip it: left alone, a quota, a per-action timeout or a profile of
+ * that name would vanish without a word instead of being refused like any
+ * other key that names nothing.
+ */
+export function protoKeyPath(value: unknown, path: readonly string[] = []): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
+  for (const [key, v] of entries) {
+    if (key === '__proto__') return [...path, key].join('.');
+    const found = protoKeyPath(v, [...path, key]);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+/**
  * ` (line L, column C): reason` from JSON.parse's message, whose only
  * place is a character offset on Node 20 ("… in JSON at position 42").
  */

@@ -1,7 +1,7 @@
 import { ConfigFile, DEFAULT_APPROVAL_TTL_S, type SynchronousMode } from '../protocol/config.js';
 import { ACTION_NAMES } from '../protocol/action-table.js';
 import { ConfigError } from './config-error.js';
-import { describeConfigIssues, parseConfigText, readConfigText } from './config-file.js';
+import { describeConfigIssues, parseConfigText, protoKeyPath, readConfigText } from './config-file.js';
 import type { QuotaLimitsRow, QuotaPeriod } from '../store/store.js';
 
 /** One configured quota, its pattern expanded against the action table. */
@@ -123,6 +123,8 @@ export function loadConfig(file: string | undefined, knownSkills: readonly strin
     raw = parseConfigText(file, readConfigText(file));
   }
   const where = file ?? 'default config';
+  const proto = protoKeyPath(raw);
+  if (proto !== null) throw new ConfigError(`config ${where}: unknown key ${proto}`);
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     throw new ConfigError(`config ${where}: ${describeConfigIssues(parsed.error.issues)}`);

@@ -7,8 +7,13 @@ import { named } from './registry.js';
 import { MAX_TIMER_MS } from './limits.js';
 
 const Positive = z.number().int().positive();
+/**
+ * A positive integer of at most `max`. The bound is checked before `int()`, whose own range (the largest
+ * safe integer) would otherwise be the one a value far past `max` (1e99) is told of.
+ */
+const PositiveAtMost = (max: number, message: string) => z.number().positive().max(max, message).int();
 /** A delay handed to a Node timer: a longer one would be clamped to 1 ms. */
-const Millis = Positive.max(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (the longest timer Node holds)`);
+const Millis = PositiveAtMost(MAX_TIMER_MS, `must be at most ${MAX_TIMER_MS} (the longest timer Node holds)`);
 /** `*` is refused: it reads like "any origin" but would match none; list the origins (or `scheme://*`). */
 const HttpPattern = z
   .string()
@@ -17,7 +22,7 @@ const HttpPattern = z
 
 /** The largest count a quota window may allow (a 32-bit column on every engine). */
 export const MAX_QUOTA = 1_000_000_000;
-const QuotaCount = Positive.max(MAX_QUOTA, `must be at most ${MAX_QUOTA}`);
+const QuotaCount = PositiveAtMost(MAX_QUOTA, `must be at most ${MAX_QUOTA}`);
 
 /** One quota: calls per fixed UTC window (minute, hour, day), per user; at least one window. */
 export const QuotaLimits = named(
@@ -53,7 +58,7 @@ export const ApprovalConfig = named(
     /** Actions (`module.method` or `module.*`, as in allowed_actions) that run only once a person approves the exact call. */
     ask: z.array(z.string().min(1)),
     /** How long a call waits for the decision, in seconds (default 600, at most 86400); past it the call fails APPROVAL_EXPIRED. */
-    ttl_s: Positive.max(MAX_APPROVAL_TTL_S, `must be at most ${MAX_APPROVAL_TTL_S} (one day)`).optional(),
+    ttl_s: PositiveAtMost(MAX_APPROVAL_TTL_S, `must be at most ${MAX_APPROVAL_TTL_S} (one day)`).optional(),
   }),
   'Which actions wait for a person to approve the exact call (args digest) before they run, and for how long.',
 );

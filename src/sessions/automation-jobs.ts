@@ -2,7 +2,7 @@ import { openStore } from '../store/open-store.js';
 import { STORED_ROW_CHECK } from '../store/stored-rows.js';
 import { ConfigError } from '../config/config-error.js';
 import { compileQuotas, expandActions } from '../config/config.js';
-import { describeConfigIssues } from '../config/config-file.js';
+import { describeConfigIssues, protoKeyPath } from '../config/config-file.js';
 import { QuotasConfig } from '../protocol/config.js';
 import type { QuotaLimitsRow } from '../store/store.js';
 import { resolveDbPath } from '../config/data-dir.js';
@@ -62,6 +62,8 @@ function parseQuotas(text: string): Record<string, QuotaLimitsRow> | undefined {
   } catch {
     throw new ConfigError('--quota: not valid JSON (e.g. {"calendar.create":{"per_minute":5}})');
   }
+  const proto = protoKeyPath(raw);
+  if (proto !== null) throw new ConfigError(`--quota: unknown key ${proto}`);
   const parsed = QuotasConfig.safeParse(raw);
   if (!parsed.success) throw new ConfigError(`--quota: ${describeConfigIssues(parsed.error.issues)}`);
   compileQuotas(parsed.data, '--quota');

@@ -7,11 +7,14 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openSession, startHost, type Host } from '../helpers/host.js';
-import { mintBearer } from '../helpers/tokens.js';
-import { tempDir } from '../helpers/repo.js';
+import { connectWs, openSession, startHost, type Host } from '../helpers/host.js';
+import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
+import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
+import Database from 'better-sqlite3';
 import { waitFor } from '../helpers/wait-for.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
@@ -123,4 +126,60 @@ describe('SIGHUP reloads --config (contract §20)', () => {
       await h.stop();
     }
   });
+});
+
+/** Whether process `pid` has `file` open (Linux: its /proc fd links). */
+function hasOpen(pid: number, file: string): boolean {
+  return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${fd}`) === file;
+    } catch {
+      return false;
+    }
+  });
+}
+
+test('a SIGHUP while the daemon is still starting does not end it: the file is read again once it serves', { skip: !existsSync('/proc/self/fd') && 'needs /proc' }, async () => {
+  const dir = tempDir();
+  const db = join(dir, 'toolgate.db');
+  const file = join(dir, 'toolgate.json');
+  writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['calendar.*'] } } }));
+  // Start-up waits on the database while another process holds its write lock: the daemon is surely starting.
+  // (In WAL mode, as the daemon keeps it: switching a fresh file to WAL would fail at once instead of waiting.)
+  const wal = new Database(db);
+  wal.pragma('journal_mode = WAL');
+  wal.close();
+  let release: (() => Promise<void>) | undefined = await holdWriteLock(db);
+  const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--ws', '--port', '0', '--db', db, '--config', file, '--executor', 'inprocess'], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: dir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  proc.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => proc.once('exit', (code, signal) => resolve([code, signal])));
+  try {
+    await waitFor(() => proc.exitCode === null && proc.signalCode === null && hasOpen(proc.pid!, db), () => `the daemon opening its database; log:\n${stderr}`);
+    // An operator edits the file and reloads (systemctl reload right after start) before the daemon serves.
+    writeFileSync(file, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.read'] } } }));
+    proc.kill('SIGHUP');
+    await release();
+    release = undefined;
+    const listening = await waitFor(
+      () => /"listening":\{"host":"[^"]+","port":(\d+)\}/.exec(stderr) ?? (proc.exitCode !== null || proc.signalCode !== null ? assert.fail(`the daemon ended (${proc.exitCode ?? proc.signalCode}); log:\n${stderr}`) : undefined),
+      () => `listening; log:\n${stderr}`,
+    );
+    await waitFor(() => /"msg":"config reloaded"/.test(stderr), () => `the reload line; log:\n${stderr}`);
+    const client = await connectWs(Number(listening[1]));
+    try {
+      const opened = await openSession(client, await mintBearer('alice'));
+      assert.deepEqual(opened.allowed_actions, ['calendar.read'], 'the file as edited during the start applies');
+    } finally {
+      await client.close();
+    }
+    proc.kill('SIGTERM');
+    assert.deepEqual(await exited, [0, null], stderr);
+  } finally {
+    await release?.();
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  }
 });

@@ -228,3 +228,42 @@ test('auth.scopes: a list of RFC 6749 scope tokens, each once, and only with aut
     assert.match(configError(f), expected, JSON.stringify(auth));
   }
 });
+
+test('a key named __proto__ is refused like any unknown key, in every map of the file (JSON and YAML), never dropped', () => {
+  const base = { enabled_skills: [], allowed_actions: ['calendar.read'] };
+  // Written as text: an object literal's __proto__ would set the prototype instead of a key.
+  const cases: Array<[string, string]> = [
+    [`{"agents": {"a": ${JSON.stringify(base)}, "__proto__": ${JSON.stringify(base)}}}`, 'agents.__proto__'],
+    [`{"agents": {"a": {"enabled_skills": [], "allowed_actions": ["calendar.read"], "quotas": {"__proto__": {"per_day": 1}}}}}`, 'agents.a.quotas.__proto__'],
+    [`{"agents": {"a": ${JSON.stringify(base)}}, "limits": {"action_timeout_ms": {"__proto__": 5}}}`, 'limits.action_timeout_ms.__proto__'],
+  ];
+  for (const [text, key] of cases) {
+    const j = file('proto.json', text);
+    assert.equal(configError(j), `config ${j}: unknown key ${key}`, text);
+  }
+  const y = file('proto.yaml', 'agents:\n  a: {enabled_skills: [], allowed_actions: [calendar.read], quotas: {__proto__: {per_day: 1}}}\n');
+  assert.equal(configError(y), `config ${y}: unknown key agents.a.quotas.__proto__`);
+});
+
+test('automation add --quota with a __proto__ key is refused naming it, never dropped', async () => {
+  const { addAutomationJob } = await import('../../../src/sessions/automation-jobs.js');
+  const dir = tempDir();
+  await assert.rejects(
+    addAutomationJob({ owner: 'dave', skills: [], allow: ['calendar.read'], quota: '{"__proto__": {"per_day": 1}}', db: join(dir, 'j.db'), env: { TOOLGATE_HOME: dir } }),
+    (err: unknown) => err instanceof ConfigError && err.message === '--quota: unknown key __proto__',
+  );
+});
+
+test('a value far past its bound (1e99) is refused with that bound, not the largest safe integer', () => {
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ limits: { call_timeout_ms: 1e99 } }, /limits\.call_timeout_ms: must be at most 2147483647 /],
+    [{ limits: { action_timeout_ms: { 'calendar.read': 1e99 } } }, /limits\.action_timeout_ms\.calendar\.read: must be at most 2147483647 /],
+    [{ limits: { cancel_grace_ms: 1e99 } }, /limits\.cancel_grace_ms: must be at most 2147483647 /],
+    [{ agents: { default: { ...AGENT, quotas: { 'calendar.read': { per_day: 1e99 } } } } }, /agents\.default\.quotas\.calendar\.read\.per_day: must be at most 1000000000$/],
+    [{ agents: { default: { ...AGENT, approval: { ask: ['calendar.read'], ttl_s: 1e99 } } } }, /agents\.default\.approval\.ttl_s: must be at most 86400 /],
+  ];
+  for (const [extra, expected] of cases) {
+    const j = file('far.json', JSON.stringify({ agents: { default: AGENT }, ...extra }));
+    assert.match(configError(j), expected, JSON.stringify(extra));
+  }
+});
