@@ -123,13 +123,34 @@ export class RunningCalls {
     return out;
   }
 
-  /** Stops every run of this call; resolves with how many were running. */
-  stop(key: CallKey, reason: CallStopped): RunningCall[] {
+  /**
+   * Stops every run of this call — only those of these args when `argsSha256`
+   * is given (a request's own cancel: another call that reuses the id with
+   * other args is not this one) — and returns them.
+   */
+  stop(key: CallKey, reason: CallStopped, argsSha256?: string): RunningCall[] {
     const set = this.calls.get(keyOf(key));
     if (!set) return [];
-    const runs = [...set];
+    const runs = [...set].filter((run) => argsSha256 === undefined || run.argsSha256 === argsSha256);
     for (const run of runs) run.stop(reason);
     return runs;
+  }
+
+  /**
+   * Settles once every run of this call that started before `run` has ended
+   * (its outcome stored, or failed to be). A stopped run stores its failure
+   * only after them: an earlier run's child may have committed the call.
+   * Runs wait only for earlier ones, so none waits for itself.
+   */
+  async earlierEnded(run: RunningCall): Promise<void> {
+    const set = this.calls.get(keyOf(run));
+    if (!set) return;
+    const earlier: Promise<void>[] = [];
+    for (const other of set) {
+      if (other === run) break;
+      earlier.push(other.ended);
+    }
+    await Promise.all(earlier);
   }
 
   /** Stops every running call (shutdown past its grace); resolves once each has its outcome stored. */

@@ -143,12 +143,13 @@ export async function answerToolCall(
   const { running, finish } = deps.calls.start({ ...call, action }, deps.timeoutMs(action), stopping);
   const shared = shareRunning(deps, call, action, running, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
-  const cancel = () => running.stop(CallStopped.cancelled());
+  // The request's own cancel acts as call/cancel: every run of this call stops (a retry's twin included).
+  const cancel = () => void deps.calls.stop(call, CallStopped.cancelled(), call.argsSha256);
   signal.addEventListener('abort', cancel, { once: true });
   // Cancelled while it was being admitted (an await ago): stopped as it starts.
   if (signal.aborted) cancel();
   try {
-    return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted);
+    return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted, () => deps.calls.earlierEnded(running));
   } finally {
     signal.removeEventListener('abort', cancel);
     finish();
@@ -213,11 +214,12 @@ async function runAndAnswer(
   log: Logger,
   signal: AbortSignal,
   counted: QuotaCounter[] | undefined,
+  earlierEnded?: () => Promise<void>,
 ): Promise<ToolCallAnswer> {
   const started = performance.now();
   let outcome: Outcome;
   try {
-    outcome = await settle(deps, session, call, admission, log, signal);
+    outcome = await settle(deps, session, call, admission, log, signal, earlierEnded);
   } catch (err) {
     if (!(err instanceof StoreUnavailableError)) throw err;
     await giveBack(deps.store, call.userId, counted, log);
@@ -249,12 +251,29 @@ async function runAndAnswer(
  * first (before, or concurrently by another process): answer as it did; if
  * it has recorded the action but not stored its message yet, run again,
  * reading the store first this time — the core answers from that record.
+ *
+ * A stopped call is stored as stopped only once `earlierEnded` (the runs of
+ * the same call that began before this one: a retry racing its first try)
+ * have ended, and only if no run committed it: a `tool_calls` record of these
+ * args is the call's real outcome (a child of another run wrote it), never
+ * hidden under a stop failure.
  */
-export async function settle(deps: SettleDeps, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
-  const storeDoc = (doc: CliDocument) =>
+export async function settle(
+  deps: SettleDeps,
+  session: CallPrincipal,
+  call: Call,
+  admission: Admission,
+  log: Logger,
+  signal: AbortSignal,
+  earlierEnded?: () => Promise<void>,
+): Promise<Outcome> {
+  const storeDoc = (doc: CliDocument, orRecord = false) =>
     deps.store.transaction(async (tx): Promise<Outcome> => {
       const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
-      return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, doc);
+      if (stored) return { kind: 'stored', row: stored };
+      const recorded = orRecord ? await tx.toolCalls.get(call.userId, call.threadId, call.toolCallId) : undefined;
+      if (recorded && recorded.args_sha256 === call.argsSha256) return storeOutcome(tx, call, JSON.parse(recorded.outcome) as CliDocument);
+      return storeOutcome(tx, call, doc);
     });
   const run = (optimistic: boolean): Promise<Outcome> =>
     admission.admitted ? deps.executor.execute(deps, session, { ...call, action: admission.action }, log, optimistic, signal) : storeDoc(admission.doc);
@@ -272,8 +291,9 @@ export async function settle(deps: SettleDeps, session: CallPrincipal, call: Cal
     // Stopped before anything of it committed (its unit was undone whole): stored as stopped, done.
     const { module, method } = call.args;
     log.log('info', 'tool call stopped', { code: err.code });
+    await earlierEnded?.();
     try {
-      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } });
+      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } }, true);
     } catch (conflict) {
       // A twin of this call (another daemon's) stored first: its outcome is the call's.
       if (!(conflict instanceof StoreConflictError)) throw conflict;

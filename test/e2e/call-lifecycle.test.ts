@@ -259,6 +259,47 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`$/cancelRequest on a retry of a running call stops the call, not only the retry's run (${executor})`, { timeout: 60_000 }, async () => {
+    // A host retries a call still running (its first connection dropped, say: a disconnect does not stop a
+    // call), then its user stops it: the retry's cancel acts as call/cancel, so the first run stops too.
+    const host = await startInProcess({ transport: 'ws', executor, env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+    try {
+      const first = await openSession(host, await mintBearer('alice'));
+      const retrier = await host.connect();
+      const retry = await openSession(retrier, await mintBearer('alice'));
+      const runs = () => host.stderr().split('\n').filter((l) => l.includes('"tool call running"') && l.includes('"tool_call_id":"twice"')).length;
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const args = create('retried then cancelled');
+        const original = host.request<ToolResponse>('tool/invoke', { session_id: first.session_id, thread_id: 't', tool_call_id: 'twice', args });
+        await waitFor(() => runs() === 1, () => `the first run\n${host.stderr().slice(-1500)}`);
+        const { CancellationTokenSource } = await import('vscode-jsonrpc');
+        const cts = new CancellationTokenSource();
+        const retried = retrier.rpc.sendRequest<ToolResponse>('tool/invoke', { session_id: retry.session_id, thread_id: 't', tool_call_id: 'twice', args }, cts.token);
+        await waitFor(() => runs() === 2, () => `the retry's run\n${host.stderr().slice(-1500)}`);
+        const before = host.stderr().length;
+        cts.cancel();
+        await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the call to be stopped');
+        await release();
+        released = true;
+        const [a, b] = await Promise.all([original, retried]);
+        // Nothing of the call was committed when it was cancelled: it is CANCELLED for both, and wrote nothing.
+        assert.equal(failureCode(b), 'CANCELLED', b.content[0]!.text);
+        assert.deepEqual(a, b);
+        assert.equal(await eventsTitled(host, 'retried then cancelled'), 0);
+        const stored = await host.request<CallGetResult>('call/get', { session_id: first.session_id, thread_id: 't', tool_call_id: 'twice' });
+        assert.deepEqual(stored.outcome, b);
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
   const host = await startInProcess({ executor: 'subprocess' });
   try {
