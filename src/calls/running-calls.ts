@@ -83,7 +83,7 @@ class Entry implements RunningCall {
 const keyOf = (k: CallKey): string => `${k.userId.length}:${k.userId}${k.threadId.length}:${k.threadId}${k.toolCallId}`;
 
 export class RunningCalls {
-  /** A call id may be run twice at once (a retry racing its first try): both are stopped together. */
+  /** A call id may be asked for twice at once (a retry racing its first try): the later run waits for the earlier (`earlierEnded`), and a cancel stops both. */
   private readonly calls = new Map<string, Set<Entry>>();
 
   /**
@@ -137,10 +137,10 @@ export class RunningCalls {
   }
 
   /**
-   * Settles once every run of this call that started before `run` has ended
-   * (its outcome stored, or failed to be). A stopped run stores its failure
-   * only after them: an earlier run's child may have committed the call.
-   * Runs wait only for earlier ones, so none waits for itself.
+   * Settles once every run under this key that started before `run` has
+   * ended (its outcome stored, or failed to be): tool-invoke.ts runs a key's
+   * runs one after the other. Runs wait only for earlier ones, so none waits
+   * for itself.
    */
   async earlierEnded(run: RunningCall): Promise<void> {
     const set = this.calls.get(keyOf(run));

@@ -149,7 +149,12 @@ export async function answerToolCall(
   // Cancelled while it was being admitted (an await ago): stopped as it starts.
   if (signal.aborted) cancel();
   try {
-    return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted, () => deps.calls.earlierEnded(running));
+    // A run of this id that began first (the same call retried while it runs, or another call reusing the id)
+    // ends before this one runs: this one then answers from what that one stored — as a replay, or as
+    // DUPLICATE_TOOL_CALL_ID — and two runs of one id never race their writes (a stopped one's failure against
+    // the other's commit).
+    await deps.calls.earlierEnded(running);
+    return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
     signal.removeEventListener('abort', cancel);
     finish();
@@ -214,12 +219,11 @@ async function runAndAnswer(
   log: Logger,
   signal: AbortSignal,
   counted: QuotaCounter[] | undefined,
-  earlierEnded?: () => Promise<void>,
 ): Promise<ToolCallAnswer> {
   const started = performance.now();
   let outcome: Outcome;
   try {
-    outcome = await settle(deps, session, call, admission, log, signal, earlierEnded);
+    outcome = await settle(deps, session, call, admission, log, signal);
   } catch (err) {
     if (!(err instanceof StoreUnavailableError)) throw err;
     await giveBack(deps.store, call.userId, counted, log);
@@ -252,21 +256,12 @@ async function runAndAnswer(
  * it has recorded the action but not stored its message yet, run again,
  * reading the store first this time — the core answers from that record.
  *
- * A stopped call is stored as stopped only once `earlierEnded` (the runs of
- * the same call that began before this one: a retry racing its first try)
- * have ended, and only if no run committed it: a `tool_calls` record of these
- * args is the call's real outcome (a child of another run wrote it), never
- * hidden under a stop failure.
+ * A stopped call is stored as stopped only if nothing committed it: a
+ * `tool_calls` record of these args (a child wrote it, this call's or a
+ * twin's on another daemon) is the call's real outcome, never hidden under a
+ * stop failure.
  */
-export async function settle(
-  deps: SettleDeps,
-  session: CallPrincipal,
-  call: Call,
-  admission: Admission,
-  log: Logger,
-  signal: AbortSignal,
-  earlierEnded?: () => Promise<void>,
-): Promise<Outcome> {
+export async function settle(deps: SettleDeps, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
   const storeDoc = (doc: CliDocument, orRecord = false) =>
     deps.store.transaction(async (tx): Promise<Outcome> => {
       const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
@@ -291,7 +286,6 @@ export async function settle(
     // Stopped before anything of it committed (its unit was undone whole): stored as stopped, done.
     const { module, method } = call.args;
     log.log('info', 'tool call stopped', { code: err.code });
-    await earlierEnded?.();
     try {
       return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } }, true);
     } catch (conflict) {

@@ -300,6 +300,47 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`a call reusing a running call's id with other args is refused, even when the running call is cancelled (${executor})`, { timeout: 60_000 }, async () => {
+    // The id belongs to the call that came first: cancelled, it is stored CANCELLED with its own args, and the
+    // call with other args is DUPLICATE_TOOL_CALL_ID — nothing of it runs, nothing of it is written.
+    const host = await startInProcess({ transport: 'ws', executor, env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const other = await host.connect();
+      const o = await openSession(other, await mintBearer('alice'));
+      const runs = () => host.stderr().split('\n').filter((l) => l.includes('"tool call running"') && l.includes('"tool_call_id":"shared"')).length;
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const { CancellationTokenSource } = await import('vscode-jsonrpc');
+        const cts = new CancellationTokenSource();
+        const firstArgs = create('first, cancelled');
+        const first = host.rpc.sendRequest<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'shared', args: firstArgs }, cts.token);
+        await waitFor(() => runs() === 1, () => `the first call to run\n${host.stderr().slice(-1500)}`);
+        const second = other.request<ToolResponse>('tool/invoke', { session_id: o.session_id, thread_id: 't', tool_call_id: 'shared', args: create('second, other args') });
+        await waitFor(() => runs() === 2, () => `the second call to run\n${host.stderr().slice(-1500)}`);
+        const before = host.stderr().length;
+        cts.cancel();
+        await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the first call to be stopped');
+        await release();
+        released = true;
+        const [a, b] = await Promise.all([first, second]);
+        assert.equal(failureCode(a), 'CANCELLED', a.content[0]!.text);
+        assert.equal(failureCode(b), 'DUPLICATE_TOOL_CALL_ID', b.content[0]!.text);
+        assert.equal(await eventsTitled(host, 'second, other args'), 0, 'nothing of the refused call is written');
+        assert.equal(await eventsTitled(host, 'first, cancelled'), 0);
+        const stored = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 't', tool_call_id: 'shared' });
+        assert.deepEqual(stored.outcome, a);
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
   const host = await startInProcess({ executor: 'subprocess' });
   try {
