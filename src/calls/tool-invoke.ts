@@ -85,15 +85,60 @@ export async function answerToolCall(
     argsSha256: argsSha256(args),
     maxResultBytes: deps.maxResultBytes,
   };
+  // Running from its admission until its outcome is stored (methods.md, "A call's lifecycle") — while it
+  // counts against its quotas too: its user may stop it from anywhere (call/cancel), the caller by cancelling
+  // this very request, and its time limit stops it (contract section 16). A call that goes on to await
+  // approval leaves the running calls first: that wait is no part of its time, and call/get says so.
+  const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
+  const { running, finish } = deps.calls.start({ ...call, action }, deps.timeoutMs(action), stopping);
+  // The request's own cancel acts as call/cancel: every run of this call stops (a retry's twin included).
+  const cancel = () => void deps.calls.stop(call, CallStopped.cancelled(), call.argsSha256);
+  signal.addEventListener('abort', cancel, { once: true });
+  // Cancelled while it was being admitted (an await ago): stopped as it starts.
+  if (signal.aborted) cancel();
+  let left = false;
+  const leave = () => {
+    if (left) return;
+    left = true;
+    signal.removeEventListener('abort', cancel);
+    finish();
+  };
+  try {
+    return await admitAndRun(deps, conn, session, call, admission, action, log, signal, running, leave);
+  } finally {
+    leave();
+  }
+}
+
+/**
+ * The rest of `answerToolCall` for a call registered as running: its
+ * quotas, approval, then its run. `leave` ends its registration (before it
+ * awaits approval, or once its outcome is stored; called again, it does nothing).
+ */
+async function admitAndRun(
+  deps: ToolInvokeDeps,
+  conn: Peer,
+  session: Session,
+  call: Call,
+  admission: Admission,
+  action: string,
+  log: Logger,
+  signal: AbortSignal,
+  running: RunningCall,
+  leave: () => void,
+): Promise<ToolCallAnswer> {
+  const { args } = call;
   // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
   // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
   let quota: QuotaDecision = { kind: 'free' };
   if (admission.admitted) {
     try {
-      quota = await takeQuota(deps.store, session.quotas, call, action);
+      quota = await takeQuota(deps.store, session.quotas, call, action, running.signal);
     } catch (err) {
-      if (!(err instanceof StoreUnavailableError)) throw err;
-      return unavailable(conn, call, log, err);
+      // Stopped before it was counted: uncounted, and stored as stopped below.
+      if (err instanceof CallStopped) quota = { kind: 'free' };
+      else if (!(err instanceof StoreUnavailableError)) throw err;
+      else return unavailable(conn, call, log, err);
     }
     if (quota.kind === 'limited') {
       deps.metrics?.quotaRejected(action);
@@ -103,12 +148,15 @@ export async function answerToolCall(
     }
   }
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
+  // Stopped while it was counted: it asks no one and runs nothing; its run below stores it as stopped.
+  const stopped = () => running.signal.aborted;
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = deps.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
   // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
   // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
   // its quotas already: asking is no way around them.
-  if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+  if (!stopped() && admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+    leave();
     try {
       return await askApproval(deps, conn, session, call, own, log, signal, counted);
     } finally {
@@ -120,7 +168,7 @@ export async function answerToolCall(
   // the same args (the profile stopped asking this action meanwhile) wait for that call's outcome like any re-invocation.
   let pending: Awaited<ReturnType<PendingCallsRepo['get']>>;
   try {
-    pending = session.approval && session.approval.ask.size > 0 ? await deps.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
+    pending = !stopped() && session.approval && session.approval.ask.size > 0 ? await deps.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
   } catch (err) {
     // Nothing ran: the count is given back and the call's place freed, as when its unit cannot start.
     deps.subscriptions.done(own);
@@ -128,7 +176,8 @@ export async function answerToolCall(
     await giveBack(deps.store, call.userId, counted, log);
     return unavailable(conn, call, log, err);
   }
-  if (pending) {
+  if (pending && !stopped()) {
+    leave();
     try {
       if (pending.argsSha256 === call.argsSha256) return await askApproval(deps, conn, session, call, own, log, signal, counted);
       await giveBack(deps.store, call.userId, counted, log);
@@ -137,17 +186,8 @@ export async function answerToolCall(
       deps.subscriptions.done(own);
     }
   }
-  // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
-  // caller by cancelling this very request, and its time limit stops it (contract section 16).
-  const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
-  const { running, finish } = deps.calls.start({ ...call, action }, deps.timeoutMs(action), stopping);
   const shared = shareRunning(deps, call, action, running, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
-  // The request's own cancel acts as call/cancel: every run of this call stops (a retry's twin included).
-  const cancel = () => void deps.calls.stop(call, CallStopped.cancelled(), call.argsSha256);
-  signal.addEventListener('abort', cancel, { once: true });
-  // Cancelled while it was being admitted (an await ago): stopped as it starts.
-  if (signal.aborted) cancel();
   try {
     // A run of this id that began first (the same call retried while it runs, or another call reusing the id)
     // ends before this one runs: this one then answers from what that one stored — as a replay, or as
@@ -156,8 +196,7 @@ export async function answerToolCall(
     await deps.calls.earlierEnded(running);
     return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
-    signal.removeEventListener('abort', cancel);
-    finish();
+    leave();
     shared?.();
     deps.subscriptions.done(own);
   }

@@ -341,6 +341,42 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`a call waiting to count against its quota is running: call/get finds it and call/cancel stops it (${executor})`, { timeout: 60_000 }, async () => {
+    // "running: admitted and running, from its admission until its outcome is stored" (methods.md). Counting a
+    // call against its quota is a write, which waits while another process holds the database's write lock.
+    const dir = tempDir();
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_minute: 100 } } } } }));
+    const host = await startInProcess({ transport: 'ws', dataDir: dir, executor, args: ['--config', config] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const other = await host.connect();
+      const o = await openSession(other, await mintBearer('alice'));
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'counted', args: create('stopped while counted') });
+        const running = await started(host, other, o.session_id, 't', 'counted');
+        assert.equal(running.action, 'calendar.create');
+        const before = host.stderr().length;
+        const cancel = other.request<CallCancelResult>('call/cancel', { session_id: o.session_id, thread_id: 't', tool_call_id: 'counted' });
+        await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the call to be stopped');
+        await release();
+        released = true;
+        const [answer, cancelled] = await Promise.all([pending, cancel]);
+        assert.equal(failureCode(answer), 'CANCELLED', answer.content[0]!.text);
+        assert.deepEqual(cancelled, { state: 'done', outcome: answer });
+        assert.equal(await eventsTitled(host, 'stopped while counted'), 0);
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
   const host = await startInProcess({ executor: 'subprocess' });
   try {
