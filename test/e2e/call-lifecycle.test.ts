@@ -377,6 +377,51 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
+test('a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval and a cancel ends it whole', { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  const profile = { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.delete': { per_minute: 100 } }, approval: { ask: ['calendar.delete'], ttl_s: 600 } };
+  writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
+  const host = await startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    const other = await host.connect();
+    const o = await openSession(other, await mintBearer('alice'));
+    const key = { thread_id: 't', tool_call_id: 'asked' };
+    const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
+    const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
+    // Answered only at the end: a failure before then must not surface as its rejection at stop.
+    asked.catch(() => {});
+    await waitFor(async () => (await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key }).catch(() => undefined))?.state === 'awaiting_approval', 'the call to await approval');
+    const release = await holdWriteLock(host.dbPath);
+    let released = false;
+    try {
+      // The retry is admitted and waits to be counted (a write) while the lock is held.
+      const retried = other.request<ToolResponse>('tool/invoke', { session_id: o.session_id, ...key, args });
+      retried.catch(() => {});
+      await waitFor(() => host.services.calls.size === 1, 'the retry to be admitted');
+      const seen = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key });
+      assert.equal(seen.state, 'awaiting_approval');
+      const before = host.stderr().length;
+      const cancel = other.request<CallCancelResult>('call/cancel', { session_id: o.session_id, ...key });
+      await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the retry to be stopped');
+      await release();
+      released = true;
+      const [first, second, cancelled] = await Promise.all([asked, retried, cancel]);
+      assert.equal(failureCode(first), 'CANCELLED', first.content[0]!.text);
+      assert.deepEqual(second, first);
+      assert.deepEqual(cancelled, { state: 'done', outcome: first });
+      // Nothing is left awaiting approval.
+      const listed = await other.request<{ calls: unknown[] }>('call/list', { session_id: o.session_id });
+      assert.deepEqual(listed.calls, []);
+    } finally {
+      if (!released) await release();
+    }
+  } finally {
+    await host.stop();
+  }
+});
+
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
   const host = await startInProcess({ executor: 'subprocess' });
   try {
