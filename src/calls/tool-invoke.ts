@@ -148,7 +148,7 @@ async function admitAndRun(
     }
   }
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
-  // Stopped while it was counted: it asks no one and runs nothing; its run below stores it as stopped.
+  // Stopped while it was counted: a new call asks no one and runs nothing; its run below stores it as stopped.
   const stopped = () => running.signal.aborted;
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = deps.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
@@ -168,7 +168,7 @@ async function admitAndRun(
   // the same args (the profile stopped asking this action meanwhile) wait for that call's outcome like any re-invocation.
   let pending: Awaited<ReturnType<PendingCallsRepo['get']>>;
   try {
-    pending = !stopped() && session.approval && session.approval.ask.size > 0 ? await deps.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
+    pending = session.approval && session.approval.ask.size > 0 ? await deps.store.read((tx) => tx.pendingCalls.get(call)) : undefined;
   } catch (err) {
     // Nothing ran: the count is given back and the call's place freed, as when its unit cannot start.
     deps.subscriptions.done(own);
@@ -176,7 +176,9 @@ async function admitAndRun(
     await giveBack(deps.store, call.userId, counted, log);
     return unavailable(conn, call, log, err);
   }
-  if (pending && !stopped()) {
+  // Even when this retry was stopped while counted: the call awaiting approval is what stands (a cancel ends it
+  // too; shutdown leaves it stored across the restart).
+  if (pending) {
     leave();
     try {
       if (pending.argsSha256 === call.argsSha256) return await askApproval(deps, conn, session, call, own, log, signal, counted);

@@ -30,6 +30,7 @@ import { dbCount } from '../helpers/db.js';
 import { TEST_ENGINE, freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
 import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
+import { CallStopped } from '../../src/calls/call-stopped.js';
 
 type Executor = 'subprocess' | 'inprocess';
 const CASES: Array<{ transport: Transport; executor: Executor }> = [
@@ -414,6 +415,53 @@ test('a retry of a call awaiting approval, while it counts against its quota, le
       // Nothing is left awaiting approval.
       const listed = await other.request<{ calls: unknown[] }>('call/list', { session_id: o.session_id });
       assert.deepEqual(listed.calls, []);
+    } finally {
+      if (!released) await release();
+    }
+  } finally {
+    await host.stop();
+  }
+});
+
+test('shutdown stopping a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval', { timeout: 60_000 }, async () => {
+  // Contract section 16: on shutdown running calls are cancelled, calls awaiting approval stay stored.
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  const profile = { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.delete': { per_minute: 100 } }, approval: { ask: ['calendar.delete'], ttl_s: 600 } };
+  writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
+  const host = await startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    const other = await host.connect();
+    const o = await openSession(other, await mintBearer('alice'));
+    const key = { thread_id: 't', tool_call_id: 'kept' };
+    const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
+    const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
+    asked.catch(() => {});
+    const pending = await waitFor(async () => {
+      const got = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key }).catch(() => undefined);
+      return got?.state === 'awaiting_approval' ? got : undefined;
+    }, 'the call to await approval');
+    const release = await holdWriteLock(host.dbPath);
+    let released = false;
+    try {
+      const retried = other.request<ToolResponse>('tool/invoke', { session_id: o.session_id, ...key, args });
+      retried.catch(() => {});
+      await waitFor(() => host.services.calls.size === 1, 'the retry to be admitted');
+      // What serve does past its grace: every running call is stopped.
+      const stopped = host.services.calls.stopAll(CallStopped.shutdown());
+      await release();
+      released = true;
+      await stopped;
+      const after = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key });
+      assert.equal(after.state, 'awaiting_approval');
+      assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'kept'"), 0);
+      // Still decidable: both requests answer the decision.
+      const denied = await other.request<CallCancelResult>('call/deny', { session_id: o.session_id, ...key, args_sha256: pending.args_sha256 });
+      const [first, second] = await Promise.all([asked, retried]);
+      assert.equal(failureCode(first), 'APPROVAL_DENIED', first.content[0]!.text);
+      assert.deepEqual(second, first);
+      assert.deepEqual(denied.outcome, first);
     } finally {
       if (!released) await release();
     }
