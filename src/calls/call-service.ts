@@ -35,18 +35,17 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
   // Stored first: a call is done from its commit on, though its run here ends a moment later.
   const stored = await storedCall(deps.store, key);
   if (stored) return stored;
-  const running = deps.calls.find(key);
-  if (!running) {
-    // Awaiting approval, or approved and running (contract section 17); expired ones end now.
-    const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
-    if (pending && isExpired(pending)) {
-      await endPending(deps, key, { decision: 'expire', surface: 'ttl' });
-      const ended = await storedCall(deps.store, key);
-      if (ended) return ended;
-    } else if (pending?.state === 'awaiting_approval') {
-      return pendingCallView(pending);
-    }
+  // Awaiting approval, or approved and running (contract section 17); expired ones end now. Read even while a
+  // run of the id is registered here: a retry of a call awaiting approval is, while it is counted.
+  const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+  if (pending && isExpired(pending)) {
+    await endPending(deps, key, { decision: 'expire', surface: 'ttl' });
+    const ended = await storedCall(deps.store, key);
+    if (ended) return ended;
+  } else if (pending?.state === 'awaiting_approval') {
+    return pendingCallView(pending);
   }
+  const running = deps.calls.find(key);
   if (running) {
     return {
       thread_id: key.threadId,
@@ -84,9 +83,10 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
  */
 export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 'call/cancel'): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
-  // Awaiting approval: it ends CANCELLED without running (a decision that came first stands).
+  // Awaiting approval: it ends CANCELLED without running (a decision that came first stands) — also when a
+  // retry of it is registered here while it is counted (stopped above).
   // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).
-  if (runs.length === 0 && (await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'awaiting_approval') {
+  if ((await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'awaiting_approval') {
     await endPending(deps, key, { decision: 'cancel', surface });
   }
   if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));

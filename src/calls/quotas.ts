@@ -52,10 +52,18 @@ export type QuotaDecision =
  * on that path only). `now` is this daemon's clock; windows are aligned to
  * UTC, so daemons agree on them within their clocks' skew.
  */
-export async function takeQuota(store: Store, set: QuotaSet | undefined, key: CallKeyOf & { argsSha256: string }, action: string, now = Date.now()): Promise<QuotaDecision> {
+export async function takeQuota(
+  store: Store,
+  set: QuotaSet | undefined,
+  key: CallKeyOf & { argsSha256: string },
+  action: string,
+  signal?: AbortSignal,
+  now = Date.now(),
+): Promise<QuotaDecision> {
   const counters = countersFor(set, action, now);
   if (counters.length === 0) return { kind: 'free' };
-  const taken = await store.transaction((tx) => tx.quotas.take(key, counters));
+  // The call's signal: stopped while its count waits (for a lock), it leaves uncounted (rejected with the stop).
+  const taken = await store.transaction((tx) => tx.quotas.take(key, counters), { signal });
   if (taken === 'counted') return { kind: 'counted', counters };
   if (taken === 'stored') return { kind: 'stored' };
   const usage = await store.read((tx) => tx.quotas.usage(key.userId, counters));

@@ -83,36 +83,8 @@ class Entry implements RunningCall {
 const keyOf = (k: CallKey): string => `${k.userId.length}:${k.userId}${k.threadId.length}:${k.threadId}${k.toolCallId}`;
 
 export class RunningCalls {
-  /** A call id may be run twice at once (a retry racing its first try): both are stopped together. */
+  /** A call id may be asked for twice at once (a retry racing its first try): the later run waits for the earlier (`earlierEnded`), and a cancel stops both. */
   private readonly calls = new Map<string, Set<Entry>>();
-  /** Calls counted against a quota whose invocation has not answered yet, by key and args digest: each settles when it has. */
-  private readonly counted = new Map<string, Set<Promise<void>>>();
-
-  /**
-   * Marks a call (its key and args digest) as counted against its quotas by
-   * an invocation of this daemon, from now until the returned function is
-   * called — once that invocation has answered (its outcome stored, or the
-   * count given back).
-   */
-  counting(call: CallKey & { argsSha256: string }): () => void {
-    const k = `${keyOf(call)}\n${call.argsSha256}`;
-    let answered!: () => void;
-    const done = new Promise<void>((r) => (answered = r));
-    let set = this.counted.get(k);
-    if (!set) this.counted.set(k, (set = new Set()));
-    set.add(done);
-    return () => {
-      set.delete(done);
-      if (set.size === 0 && this.counted.get(k) === set) this.counted.delete(k);
-      answered();
-    };
-  }
-
-  /** Settles once an invocation counting this very call (same key and args) has answered; undefined when none does. */
-  countedTwin(call: CallKey & { argsSha256: string }): Promise<void> | undefined {
-    const set = this.counted.get(`${keyOf(call)}\n${call.argsSha256}`);
-    return set ? set.values().next().value : undefined;
-  }
 
   /**
    * Registers a call as running from now; `timeoutMs` is its time limit
@@ -151,13 +123,45 @@ export class RunningCalls {
     return out;
   }
 
-  /** Stops every run of this call; resolves with how many were running. */
-  stop(key: CallKey, reason: CallStopped): RunningCall[] {
+  /**
+   * Stops every run of this call — only those of these args when `argsSha256`
+   * is given (a request's own cancel: another call that reuses the id with
+   * other args is not this one) — and returns them.
+   */
+  stop(key: CallKey, reason: CallStopped, argsSha256?: string): RunningCall[] {
     const set = this.calls.get(keyOf(key));
     if (!set) return [];
-    const runs = [...set];
+    const runs = [...set].filter((run) => argsSha256 === undefined || run.argsSha256 === argsSha256);
     for (const run of runs) run.stop(reason);
     return runs;
+  }
+
+  /**
+   * Settles once every run under this key that started before `run` has
+   * ended (its outcome stored, or failed to be): tool-invoke.ts runs a key's
+   * runs one after the other. Runs wait only for earlier ones, so none waits
+   * for itself.
+   */
+  async earlierEnded(run: RunningCall): Promise<void> {
+    const set = this.calls.get(keyOf(run));
+    if (!set) return;
+    const earlier: Promise<void>[] = [];
+    for (const other of set) {
+      if (other === run) break;
+      earlier.push(other.ended);
+    }
+    await Promise.all(earlier);
+  }
+
+  /** Whether a run under this key with the same args as `run` started before it (a retry racing its first try). */
+  hasEarlierTwin(run: RunningCall): boolean {
+    const set = this.calls.get(keyOf(run));
+    if (!set) return false;
+    for (const other of set) {
+      if (other === run) return false;
+      if (other.argsSha256 === run.argsSha256) return true;
+    }
+    return false;
   }
 
   /** Stops every running call (shutdown past its grace); resolves once each has its outcome stored. */

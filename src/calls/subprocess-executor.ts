@@ -101,6 +101,7 @@ export class SubprocessExecutor implements Executor {
     const { module, method, input } = call.args;
     const timeoutMs = Math.min(deps.timeoutMs(`${module}.${method}`) + deps.cancelGraceMs, MAX_TIMER_MS);
     let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs, maxResultBytes: deps.maxResultBytes }, log);
+    const stop = stoppedBy(signal);
     if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL' || doc.error.code === 'CANCELLED')) {
       // A killed child's server session may still hold a statement waiting for a lock: end it first, so
       // what the record says now is final.
@@ -110,6 +111,9 @@ export class SubprocessExecutor implements Executor {
       if (recorded && recorded.args_sha256 === call.argsSha256) doc = JSON.parse(recorded.outcome) as CliDocument;
       // The child met the outage and recorded nothing: no effect to store, and a retry runs the call.
       else if (!recorded && doc.error.message === DATABASE_UNAVAILABLE_MESSAGE) throw new StoreUnavailableError('the tool could not reach the database');
+      // Stopped, nothing committed: stored as stopped by the call service, as the in-process unit's stop is
+      // (tool-invoke.ts `settle`: after any earlier run of the call has ended, and only if none committed it).
+      else if (!doc.ok && stop && doc.error.code === stop.code && doc.error.message === stop.message) throw stop;
     }
     const finalDoc = doc;
     return deps.store.transaction((tx) => storeOutcome(tx, call, finalDoc));

@@ -85,24 +85,69 @@ export async function answerToolCall(
     argsSha256: argsSha256(args),
     maxResultBytes: deps.maxResultBytes,
   };
+  // Running from its admission until its outcome is stored (methods.md, "A call's lifecycle") — while it
+  // counts against its quotas too: its user may stop it from anywhere (call/cancel), the caller by cancelling
+  // this very request, and its time limit stops it (contract section 16). A call that goes on to await
+  // approval leaves the running calls first: that wait is no part of its time, and call/get says so.
+  const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
+  const { running, finish } = deps.calls.start({ ...call, action }, deps.timeoutMs(action), stopping);
+  // The request's own cancel acts as call/cancel: every run of this call stops (a retry's twin included).
+  const cancel = () => void deps.calls.stop(call, CallStopped.cancelled(), call.argsSha256);
+  signal.addEventListener('abort', cancel, { once: true });
+  // Cancelled while it was being admitted (an await ago): stopped as it starts.
+  if (signal.aborted) cancel();
+  let left = false;
+  const leave = () => {
+    if (left) return;
+    left = true;
+    signal.removeEventListener('abort', cancel);
+    finish();
+  };
+  try {
+    return await admitAndRun(deps, conn, session, call, admission, action, log, signal, running, leave);
+  } finally {
+    leave();
+  }
+}
+
+/**
+ * The rest of `answerToolCall` for a call registered as running: its
+ * quotas, approval, then its run. `leave` ends its registration (before it
+ * awaits approval, or once its outcome is stored; called again, it does nothing).
+ */
+async function admitAndRun(
+  deps: ToolInvokeDeps,
+  conn: Peer,
+  session: Session,
+  call: Call,
+  admission: Admission,
+  action: string,
+  log: Logger,
+  signal: AbortSignal,
+  running: RunningCall,
+  leave: () => void,
+): Promise<ToolCallAnswer> {
+  const { args } = call;
   // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
   // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
   let quota: QuotaDecision = { kind: 'free' };
   if (admission.admitted) {
     try {
-      quota = await takeQuota(deps.store, session.quotas, call, action);
-      // The window is full — with this very call, maybe: the same id and args counted by an invocation still
-      // under way here (a host retrying on another connection while the first try runs). That is no other
-      // call: wait for its answer, then look again (stored by then, it is a replay, never counted).
-      for (let twin = limitedTwin(deps, quota, call); twin; twin = limitedTwin(deps, quota, call)) {
+      quota = await takeQuota(deps.store, session.quotas, call, action, running.signal);
+      // The window is full — with this very call, maybe: the same id and args counted by a run of this daemon
+      // that began first (a host retrying on another connection while the first try runs). That is no other
+      // call: wait for that run to end, then look again (stored by then, this one is a replay, never counted).
+      while (quota.kind === 'limited' && deps.calls.hasEarlierTwin(running)) {
         log.log('info', 'tool call waits for its twin', { args_sha256: call.argsSha256 });
-        await untilAborted(twin, signal);
-        if (signal.aborted) throw new DaemonError('CANCELLED', 'request cancelled');
-        quota = await takeQuota(deps.store, session.quotas, call, action);
+        await untilAborted(deps.calls.earlierEnded(running), running.signal);
+        // Stopped meanwhile: the count below refuses at once (CallStopped), and the call is stored as stopped.
+        quota = await takeQuota(deps.store, session.quotas, call, action, running.signal);
       }
     } catch (err) {
-      if (!(err instanceof StoreUnavailableError)) throw err;
-      return unavailable(conn, call, log, err);
+      // Stopped before it was counted: uncounted, and stored as stopped below.
+      if (err instanceof CallStopped) quota = { kind: 'free' };
+      else if (!(err instanceof StoreUnavailableError)) throw err;
+      else return unavailable(conn, call, log, err);
     }
     if (quota.kind === 'limited') {
       deps.metrics?.quotaRejected(action);
@@ -112,51 +157,15 @@ export async function answerToolCall(
     }
   }
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
-  // Counted: a twin of this call that finds the window full waits for this answer instead of being refused.
-  const answered = counted ? deps.calls.counting(call) : undefined;
-  try {
-    return await answerCounted(deps, conn, session, call, admission, action, log, signal, counted);
-  } finally {
-    answered?.();
-  }
-}
-
-/** The same call counted by an invocation still under way on this daemon, when the quota refused this one. */
-function limitedTwin(deps: ToolInvokeDeps, quota: QuotaDecision, call: Call): Promise<void> | undefined {
-  return quota.kind === 'limited' ? deps.calls.countedTwin(call) : undefined;
-}
-
-/** Settles when `work` does, or at once when `signal` aborts. */
-function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    signal.addEventListener('abort', done, { once: true });
-    void work.then(done, done);
-  });
-}
-
-/** An admitted call past its quota check: ask for approval, or run it (`counted`: what to give back if it turns out stored). */
-async function answerCounted(
-  deps: ToolInvokeDeps,
-  conn: Peer,
-  session: Session,
-  call: Call,
-  admission: Admission,
-  action: string,
-  log: Logger,
-  signal: AbortSignal,
-  counted: QuotaCounter[] | undefined,
-): Promise<ToolCallAnswer> {
+  // Stopped while it was counted: a new call asks no one and runs nothing; its run below stores it as stopped.
+  const stopped = () => running.signal.aborted;
   // From here a subscription of this connection that sends the call's stored message marks it sent.
   const own = deps.subscriptions.expect(conn.id, call.userId, call.threadId, call.toolCallId);
   // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
   // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
   // its quotas already: asking is no way around them.
-  if (admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(call.args.input).success) {
+  if (!stopped() && admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+    leave();
     try {
       return await askApproval(deps, conn, session, call, own, log, signal, counted);
     } finally {
@@ -176,7 +185,10 @@ async function answerCounted(
     await giveBack(deps.store, call.userId, counted, log);
     return unavailable(conn, call, log, err);
   }
+  // Even when this retry was stopped while counted: the call awaiting approval is what stands (a cancel ends it
+  // too; shutdown leaves it stored across the restart).
   if (pending) {
+    leave();
     try {
       if (pending.argsSha256 === call.argsSha256) return await askApproval(deps, conn, session, call, own, log, signal, counted);
       await giveBack(deps.store, call.userId, counted, log);
@@ -185,24 +197,33 @@ async function answerCounted(
       deps.subscriptions.done(own);
     }
   }
-  // Running from here until its outcome is stored: its user may stop it from anywhere (call/cancel), the
-  // caller by cancelling this very request, and its time limit stops it (contract section 16).
-  const stopping = (reason: CallStopped) => log.log('info', 'tool call stopping', { code: reason.code });
-  const { running, finish } = deps.calls.start({ ...call, action }, deps.timeoutMs(action), stopping);
   const shared = shareRunning(deps, call, action, running, log);
   if (log.enabled('debug')) log.log('debug', 'tool call running');
-  const cancel = () => running.stop(CallStopped.cancelled());
-  signal.addEventListener('abort', cancel, { once: true });
-  // Cancelled while it was being admitted (an await ago): stopped as it starts.
-  if (signal.aborted) cancel();
   try {
+    // A run of this id that began first (the same call retried while it runs, or another call reusing the id)
+    // ends before this one runs: this one then answers from what that one stored — as a replay, or as
+    // DUPLICATE_TOOL_CALL_ID — and two runs of one id never race their writes (a stopped one's failure against
+    // the other's commit).
+    await deps.calls.earlierEnded(running);
     return await runAndAnswer(deps, conn, session, call, admission, own, log, running.signal, counted);
   } finally {
-    signal.removeEventListener('abort', cancel);
-    finish();
+    leave();
     shared?.();
     deps.subscriptions.done(own);
   }
+}
+
+/** Settles when `work` does, or at once when `signal` aborts. */
+function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void work.then(done, done);
+  });
 }
 
 /** A call still running this long is shared with the other daemons; a quicker one costs no round trip. */
@@ -297,12 +318,20 @@ async function runAndAnswer(
  * first (before, or concurrently by another process): answer as it did; if
  * it has recorded the action but not stored its message yet, run again,
  * reading the store first this time — the core answers from that record.
+ *
+ * A stopped call is stored as stopped only if nothing committed it: a
+ * `tool_calls` record of these args (a child wrote it, this call's or a
+ * twin's on another daemon) is the call's real outcome, never hidden under a
+ * stop failure.
  */
 export async function settle(deps: SettleDeps, session: CallPrincipal, call: Call, admission: Admission, log: Logger, signal: AbortSignal): Promise<Outcome> {
-  const storeDoc = (doc: CliDocument) =>
+  const storeDoc = (doc: CliDocument, orRecord = false) =>
     deps.store.transaction(async (tx): Promise<Outcome> => {
       const stored = await tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId);
-      return stored ? { kind: 'stored', row: stored } : storeOutcome(tx, call, doc);
+      if (stored) return { kind: 'stored', row: stored };
+      const recorded = orRecord ? await tx.toolCalls.get(call.userId, call.threadId, call.toolCallId) : undefined;
+      if (recorded && recorded.args_sha256 === call.argsSha256) return storeOutcome(tx, call, JSON.parse(recorded.outcome) as CliDocument);
+      return storeOutcome(tx, call, doc);
     });
   const run = (optimistic: boolean): Promise<Outcome> =>
     admission.admitted ? deps.executor.execute(deps, session, { ...call, action: admission.action }, log, optimistic, signal) : storeDoc(admission.doc);
@@ -321,7 +350,7 @@ export async function settle(deps: SettleDeps, session: CallPrincipal, call: Cal
     const { module, method } = call.args;
     log.log('info', 'tool call stopped', { code: err.code });
     try {
-      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } });
+      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } }, true);
     } catch (conflict) {
       // A twin of this call (another daemon's) stored first: its outcome is the call's.
       if (!(conflict instanceof StoreConflictError)) throw conflict;

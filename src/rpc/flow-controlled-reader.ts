@@ -14,6 +14,7 @@
  * frees one, so no sequence of messages can hold the window shut.
  */
 import { AbstractMessageReader, type DataCallback, type Disposable, type Message, type MessageReader } from 'vscode-jsonrpc/node';
+import { cancelsNothing } from './message-shape.js';
 
 type Hold = 'backpressure' | 'window';
 
@@ -45,6 +46,8 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
   listen(callback: DataCallback): Disposable {
     this.callback = callback;
     const sub = this.inner.listen((m) => {
+      // Dropped here, on every transport: the connection would throw reading it (message-shape.ts).
+      if (cancelsNothing(m)) return;
       this.pending.push(m);
       this.deliver();
     });
@@ -82,7 +85,13 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
     while (this.callback && this.holds.size === 0 && this.pending.length > 0) {
       const m = this.pending.shift()!;
       if (takesSlot(m) && ++this.unanswered >= this.maxUnanswered) this.setHold('window', true);
-      this.callback(m);
+      // Delivered from a socket's event, a write's callback or a resume: a throw must not escape into
+      // them (an uncaught exception ends the daemon). The connection logs it as a protocol error.
+      try {
+        this.callback(m);
+      } catch (err) {
+        this.fireError(err);
+      }
     }
   }
 

@@ -48,6 +48,23 @@ export function envelopeProblem(m: unknown): EnvelopeProblem | null {
   return problem('method must be a string');
 }
 
+/**
+ * A `$/cancelRequest` that can name no request: params missing or not an
+ * object, or an `id` that is not a string or a finite number. vscode-jsonrpc
+ * reads `params.id` of every cancel as it arrives and throws on these — on
+ * WebSocket out of the socket's event handler, which ended the daemon. A
+ * notification is never answered: such a cancel is dropped, as a cancel of an
+ * unknown request is ignored.
+ */
+export function cancelsNothing(m: unknown): boolean {
+  const o = m as { method?: unknown; id?: unknown; params?: unknown };
+  if (o.method !== '$/cancelRequest' || 'id' in o) return false;
+  const params = o.params;
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return true;
+  const id = (params as { id?: unknown }).id;
+  return !(typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)));
+}
+
 /** The reason only (stdio answers `id: null` whatever the message held). */
 function invalidReason(m: unknown): string | null {
   return envelopeProblem(m)?.reason ?? null;

@@ -30,6 +30,7 @@ import { dbCount } from '../helpers/db.js';
 import { TEST_ENGINE, freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
 import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
+import { CallStopped } from '../../src/calls/call-stopped.js';
 
 type Executor = 'subprocess' | 'inprocess';
 const CASES: Array<{ transport: Transport; executor: Executor }> = [
@@ -258,6 +259,216 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
     }
   });
 }
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`$/cancelRequest on a retry of a running call stops the call, not only the retry's run (${executor})`, { timeout: 60_000 }, async () => {
+    // A host retries a call still running (its first connection dropped, say: a disconnect does not stop a
+    // call), then its user stops it: the retry's cancel acts as call/cancel, so the first run stops too.
+    const host = await startInProcess({ transport: 'ws', executor, env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+    try {
+      const first = await openSession(host, await mintBearer('alice'));
+      const retrier = await host.connect();
+      const retry = await openSession(retrier, await mintBearer('alice'));
+      const runs = () => host.stderr().split('\n').filter((l) => l.includes('"tool call running"') && l.includes('"tool_call_id":"twice"')).length;
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const args = create('retried then cancelled');
+        const original = host.request<ToolResponse>('tool/invoke', { session_id: first.session_id, thread_id: 't', tool_call_id: 'twice', args });
+        await waitFor(() => runs() === 1, () => `the first run\n${host.stderr().slice(-1500)}`);
+        const { CancellationTokenSource } = await import('vscode-jsonrpc');
+        const cts = new CancellationTokenSource();
+        const retried = retrier.rpc.sendRequest<ToolResponse>('tool/invoke', { session_id: retry.session_id, thread_id: 't', tool_call_id: 'twice', args }, cts.token);
+        await waitFor(() => runs() === 2, () => `the retry's run\n${host.stderr().slice(-1500)}`);
+        const before = host.stderr().length;
+        cts.cancel();
+        await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the call to be stopped');
+        await release();
+        released = true;
+        const [a, b] = await Promise.all([original, retried]);
+        // Nothing of the call was committed when it was cancelled: it is CANCELLED for both, and wrote nothing.
+        assert.equal(failureCode(b), 'CANCELLED', b.content[0]!.text);
+        assert.deepEqual(a, b);
+        assert.equal(await eventsTitled(host, 'retried then cancelled'), 0);
+        const stored = await host.request<CallGetResult>('call/get', { session_id: first.session_id, thread_id: 't', tool_call_id: 'twice' });
+        assert.deepEqual(stored.outcome, b);
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`a call reusing a running call's id with other args is refused, even when the running call is cancelled (${executor})`, { timeout: 60_000 }, async () => {
+    // The id belongs to the call that came first: cancelled, it is stored CANCELLED with its own args, and the
+    // call with other args is DUPLICATE_TOOL_CALL_ID — nothing of it runs, nothing of it is written.
+    const host = await startInProcess({ transport: 'ws', executor, env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const other = await host.connect();
+      const o = await openSession(other, await mintBearer('alice'));
+      const runs = () => host.stderr().split('\n').filter((l) => l.includes('"tool call running"') && l.includes('"tool_call_id":"shared"')).length;
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const { CancellationTokenSource } = await import('vscode-jsonrpc');
+        const cts = new CancellationTokenSource();
+        const firstArgs = create('first, cancelled');
+        const first = host.rpc.sendRequest<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'shared', args: firstArgs }, cts.token);
+        await waitFor(() => runs() === 1, () => `the first call to run\n${host.stderr().slice(-1500)}`);
+        const second = other.request<ToolResponse>('tool/invoke', { session_id: o.session_id, thread_id: 't', tool_call_id: 'shared', args: create('second, other args') });
+        await waitFor(() => runs() === 2, () => `the second call to run\n${host.stderr().slice(-1500)}`);
+        const before = host.stderr().length;
+        cts.cancel();
+        await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the first call to be stopped');
+        await release();
+        released = true;
+        const [a, b] = await Promise.all([first, second]);
+        assert.equal(failureCode(a), 'CANCELLED', a.content[0]!.text);
+        assert.equal(failureCode(b), 'DUPLICATE_TOOL_CALL_ID', b.content[0]!.text);
+        assert.equal(await eventsTitled(host, 'second, other args'), 0, 'nothing of the refused call is written');
+        assert.equal(await eventsTitled(host, 'first, cancelled'), 0);
+        const stored = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 't', tool_call_id: 'shared' });
+        assert.deepEqual(stored.outcome, a);
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
+for (const executor of ['subprocess', 'inprocess'] as const) {
+  test(`a call waiting to count against its quota is running: call/get finds it and call/cancel stops it (${executor})`, { timeout: 60_000 }, async () => {
+    // "running: admitted and running, from its admission until its outcome is stored" (methods.md). Counting a
+    // call against its quota is a write, which waits while another process holds the database's write lock.
+    const dir = tempDir();
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_minute: 100 } } } } }));
+    const host = await startInProcess({ transport: 'ws', dataDir: dir, executor, args: ['--config', config] });
+    try {
+      const s = await openSession(host, await mintBearer('alice'));
+      const other = await host.connect();
+      const o = await openSession(other, await mintBearer('alice'));
+      const release = await holdWriteLock(host.dbPath);
+      let released = false;
+      try {
+        const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'counted', args: create('stopped while counted') });
+        const running = await started(host, other, o.session_id, 't', 'counted');
+        assert.equal(running.action, 'calendar.create');
+        const before = host.stderr().length;
+        const cancel = other.request<CallCancelResult>('call/cancel', { session_id: o.session_id, thread_id: 't', tool_call_id: 'counted' });
+        await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the call to be stopped');
+        await release();
+        released = true;
+        const [answer, cancelled] = await Promise.all([pending, cancel]);
+        assert.equal(failureCode(answer), 'CANCELLED', answer.content[0]!.text);
+        assert.deepEqual(cancelled, { state: 'done', outcome: answer });
+        assert.equal(await eventsTitled(host, 'stopped while counted'), 0);
+      } finally {
+        if (!released) await release();
+      }
+    } finally {
+      await host.stop();
+    }
+  });
+}
+
+test('a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval and a cancel ends it whole', { timeout: 60_000 }, async () => {
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  const profile = { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.delete': { per_minute: 100 } }, approval: { ask: ['calendar.delete'], ttl_s: 600 } };
+  writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
+  const host = await startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    const other = await host.connect();
+    const o = await openSession(other, await mintBearer('alice'));
+    const key = { thread_id: 't', tool_call_id: 'asked' };
+    const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
+    const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
+    // Answered only at the end: a failure before then must not surface as its rejection at stop.
+    asked.catch(() => {});
+    await waitFor(async () => (await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key }).catch(() => undefined))?.state === 'awaiting_approval', 'the call to await approval');
+    const release = await holdWriteLock(host.dbPath);
+    let released = false;
+    try {
+      // The retry is admitted and waits to be counted (a write) while the lock is held.
+      const retried = other.request<ToolResponse>('tool/invoke', { session_id: o.session_id, ...key, args });
+      retried.catch(() => {});
+      await waitFor(() => host.services.calls.size === 1, 'the retry to be admitted');
+      const seen = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key });
+      assert.equal(seen.state, 'awaiting_approval');
+      const before = host.stderr().length;
+      const cancel = other.request<CallCancelResult>('call/cancel', { session_id: o.session_id, ...key });
+      await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), 'the retry to be stopped');
+      await release();
+      released = true;
+      const [first, second, cancelled] = await Promise.all([asked, retried, cancel]);
+      assert.equal(failureCode(first), 'CANCELLED', first.content[0]!.text);
+      assert.deepEqual(second, first);
+      assert.deepEqual(cancelled, { state: 'done', outcome: first });
+      // Nothing is left awaiting approval.
+      const listed = await other.request<{ calls: unknown[] }>('call/list', { session_id: o.session_id });
+      assert.deepEqual(listed.calls, []);
+    } finally {
+      if (!released) await release();
+    }
+  } finally {
+    await host.stop();
+  }
+});
+
+test('shutdown stopping a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval', { timeout: 60_000 }, async () => {
+  // Contract section 16: on shutdown running calls are cancelled, calls awaiting approval stay stored.
+  const dir = tempDir();
+  const config = join(dir, 'config.json');
+  const profile = { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.delete': { per_minute: 100 } }, approval: { ask: ['calendar.delete'], ttl_s: 600 } };
+  writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
+  const host = await startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  try {
+    const s = await openSession(host, await mintBearer('alice'));
+    const other = await host.connect();
+    const o = await openSession(other, await mintBearer('alice'));
+    const key = { thread_id: 't', tool_call_id: 'kept' };
+    const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
+    const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
+    asked.catch(() => {});
+    const pending = await waitFor(async () => {
+      const got = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key }).catch(() => undefined);
+      return got?.state === 'awaiting_approval' ? got : undefined;
+    }, 'the call to await approval');
+    const release = await holdWriteLock(host.dbPath);
+    let released = false;
+    try {
+      const retried = other.request<ToolResponse>('tool/invoke', { session_id: o.session_id, ...key, args });
+      retried.catch(() => {});
+      await waitFor(() => host.services.calls.size === 1, 'the retry to be admitted');
+      // What serve does past its grace: every running call is stopped.
+      const stopped = host.services.calls.stopAll(CallStopped.shutdown());
+      await release();
+      released = true;
+      await stopped;
+      const after = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key });
+      assert.equal(after.state, 'awaiting_approval');
+      assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM messages WHERE tool_call_id = 'kept'"), 0);
+      // Still decidable: both requests answer the decision.
+      const denied = await other.request<CallCancelResult>('call/deny', { session_id: o.session_id, ...key, args_sha256: pending.args_sha256 });
+      const [first, second] = await Promise.all([asked, retried]);
+      assert.equal(failureCode(first), 'APPROVAL_DENIED', first.content[0]!.text);
+      assert.deepEqual(second, first);
+      assert.deepEqual(denied.outcome, first);
+    } finally {
+      if (!released) await release();
+    }
+  } finally {
+    await host.stop();
+  }
+});
 
 test('call/cancel ends a running project-cli child (SIGTERM) and nothing it would have written survives', { timeout: 90_000 }, async () => {
   const host = await startInProcess({ executor: 'subprocess' });

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { envelopeProblem } from '../../../src/rpc/message-shape.js';
+import { cancelsNothing, envelopeProblem } from '../../../src/rpc/message-shape.js';
 
 test('requests, notifications and responses pass', () => {
   for (const m of [
@@ -38,5 +38,15 @@ test('anything else is refused, with its id when it has a valid one', () => {
     assert.match(p.reason, reason);
     assert.equal(p.id, id);
     assert.equal(p.response, response, `${JSON.stringify(m)} is ${response ? '' : 'not '}a malformed response`);
+  }
+});
+
+test('a $/cancelRequest that can name no request is dropped; every other message is handed on', () => {
+  const cancel = (params?: unknown) => ({ jsonrpc: '2.0', method: '$/cancelRequest', ...(params === undefined ? {} : { params }) });
+  for (const m of [cancel(), cancel(null), cancel(5), cancel('x'), cancel([]), cancel([1]), cancel({}), cancel({ id: null }), cancel({ id: {} }), cancel({ id: true })]) {
+    assert.equal(cancelsNothing(m), true, JSON.stringify(m));
+  }
+  for (const m of [cancel({ id: 3 }), cancel({ id: 'a' }), { jsonrpc: '2.0', method: 'exit' }, { jsonrpc: '2.0', id: 1, method: '$/cancelRequest' }, { jsonrpc: '2.0', id: 1, result: null }]) {
+    assert.equal(cancelsNothing(m), false, JSON.stringify(m));
   }
 });
