@@ -9,7 +9,7 @@
 import { argsSha256 } from '../codec/canonical-json.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import type { CallCancelResult, CallGetResult } from '../protocol/methods.js';
-import { StoreUnavailableError, type MessageRow, type Store } from '../store/store.js';
+import { StoreUnavailableError, type MessageRow, type PendingCallRow, type Store } from '../store/store.js';
 import { DaemonError } from '../runtime/errors.js';
 import { outputOf } from '../threads/message-views.js';
 import { CallStopped } from './call-stopped.js';
@@ -36,9 +36,10 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
   const stored = await storedCall(deps.store, key);
   if (stored) return stored;
   const running = deps.calls.find(key);
+  let pending: PendingCallRow | undefined;
   if (!running) {
     // Awaiting approval, or approved and running (contract section 17); expired ones end now.
-    const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+    pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
     if (pending && isExpired(pending)) {
       await endPending(deps, key, { decision: 'expire', surface: 'ttl' });
       const ended = await storedCall(deps.store, key);
@@ -74,6 +75,9 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
       updated_at: elsewhere.createdAt,
     };
   }
+  // Approved and running where this daemon cannot see it: another process on the SQLite file, or a
+  // PostgreSQL daemon before its mark is recorded. Its row says so until its outcome is stored.
+  if (pending?.state === 'running') return (await storedCall(deps.store, key)) ?? pendingCallView(pending);
   throw callNotFound();
 }
 
@@ -101,6 +105,8 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 
   if (!done) {
     // Stopped, but its outcome could not be stored (the database went away): nothing of it stands; a retry is safe.
     if (runs.length > 0) throw new StoreUnavailableError('the cancelled call could not be stored');
+    // Approved and running in another process on the SQLite file, which nothing here can reach: it runs on.
+    if ((await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'running') return { state: 'running' };
     throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };

@@ -3,15 +3,26 @@
  *
  * - the HTTP approval route refuses a deny reason no engine stores as it is
  *   (U+0000, an unpaired surrogate) exactly as `call/deny` does (contract
- *   section 21): 400, nothing decided, the call still pending.
+ *   section 21): 400, nothing decided, the call still pending;
+ * - a call approved on one daemon is `running`, not unknown, to another
+ *   daemon on the same SQLite file while it runs there (a `serve --mcp`
+ *   beside a `serve --ws`: approval.md), so `call/get` — and MCP `tasks/get`,
+ *   which reads the same state — never answers CALL_NOT_FOUND for it, nor
+ *   `call/cancel`, which cannot reach it there and says it runs on.
+ *
+ * The first daemon of the second test is spawned (its project-cli child is
+ * held by a write lock this process takes), the others run in this process.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openSession } from '../helpers/host.js';
+import { setImmediate as turn } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { openSession, startHost } from '../helpers/host.js';
 import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { dbCount } from '../helpers/db.js';
+import { TEST_ENGINE } from '../helpers/pg.js';
 import type { Client } from '../helpers/host.js';
 import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { askConfig } from '../helpers/approval-config.js';
@@ -57,4 +68,63 @@ test('HTTP approval: a deny reason holding U+0000 or a lone surrogate is refused
   assert.equal(denied.status, 200);
   const answer = await pending;
   assert.match(answer.content[0]!.text, /"code":"APPROVAL_DENIED".*"reason":"not now"/);
+});
+
+test('an approved call running on another daemon of the SQLite file is running to call/get and call/cancel, never CALL_NOT_FOUND', { skip: TEST_ENGINE !== 'sqlite' && 'SQLite file shared by two daemons', timeout: 90_000 }, async () => {
+  const config = askConfig();
+  const a = await startHost({ transport: 'ws', args: ['--executor', 'subprocess', '--config', config] });
+  let b: InProcessHost | undefined;
+  let lock: Database.Database | undefined;
+  try {
+    const token = await mintBearer('edge-two');
+    const onA = await openSession(a, token);
+    const created = await a.request<ToolResponse>('tool/invoke', {
+      session_id: onA.session_id,
+      thread_id: 't',
+      tool_call_id: 'create',
+      args: { module: 'calendar', method: 'create', input: { title: 'shared file', start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+    });
+    const eventId = (JSON.parse(created.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
+    const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
+    // Handled at once: a failure below stops the daemon, which rejects them.
+    pending.catch(() => {});
+    const asked = await approvalOf(a, 'del');
+
+    // The other daemon on the same file, opened before the lock (opening writes).
+    b = await startInProcess({ db: a.dbPath, args: ['--config', config] });
+    const onB = await openSession(b, token);
+
+    // The approved run is held before it writes: the write lock is taken the moment the call is stored
+    // `running` (project-cli, still starting, has written nothing yet).
+    lock = new Database(a.dbPath, { timeout: 10_000 });
+    const running = lock.prepare("SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'");
+    const approved = a.request<unknown>('call/approve', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'del', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    const deadline = Date.now() + 15_000;
+    while ((running.get() as { n: number }).n === 0) {
+      if (Date.now() > deadline) throw new Error('the call was never approved');
+      await turn();
+    }
+    lock.exec('BEGIN IMMEDIATE');
+    assert.equal((lock.prepare("SELECT count(*) AS n FROM messages WHERE tool_call_id = 'del'").get() as { n: number }).n, 0, 'held before its outcome');
+
+    const got = await b.request<CallGetResult>('call/get', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'del' });
+    assert.deepEqual([got.state, got.action, got.args_sha256], ['running', 'calendar.delete', asked.args_sha256]);
+    // Out of this daemon's reach (SQLite tells it nothing): running, said so, rather than unknown.
+    assert.deepEqual(await b.request('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'del' }), { state: 'running' });
+
+    lock.exec('ROLLBACK');
+    lock.close();
+    lock = undefined;
+    const answer = await pending;
+    assert.equal(answer.status, 'success', answer.content[0]!.text);
+    await approved;
+    const done = await b.request<CallGetResult>('call/get', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'del' });
+    assert.deepEqual([done.state, done.outcome], ['done', answer]);
+  } finally {
+    if (lock?.inTransaction) lock.exec('ROLLBACK');
+    lock?.close();
+    await b?.stop();
+    await a.stop();
+  }
 });
