@@ -146,7 +146,8 @@ async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, re
 function decodeId(raw: string): string | null {
   try {
     const id = decodeURIComponent(raw);
-    return id.length > 0 && id.length <= MAX_ID ? id : null;
+    // A lone surrogate is invalid UTF-8 (decodeURIComponent throws); U+0000 is in no id (contract section 21).
+    return id.length > 0 && id.length <= MAX_ID && malformedReason(id) === null ? id : null;
   } catch {
     return null;
   }

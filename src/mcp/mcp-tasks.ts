@@ -25,6 +25,7 @@ import { DaemonError } from '../runtime/errors.js';
 import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { Id } from '../protocol/json.js';
+import { malformedReason } from '../codec/well-formed.js';
 import { asWireError } from '../rpc/errors.js';
 import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
@@ -62,7 +63,10 @@ function cursorOf(next: readonly [string, string]): string {
 function afterOf(cursor: string): [string, string] {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) return [value[0] as string, value[1] as string];
+    // A string no engine stores as it is (U+0000, a lone surrogate) is in no cursor of ours.
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string' && malformedReason(v) === null)) {
+      return [value[0] as string, value[1] as string];
+    }
   } catch {
     /* below */
   }
@@ -80,7 +84,10 @@ export function taskIdOf(threadId: string, toolCallId: string): string {
 export function callOfTaskId(taskId: string): { threadId: string; toolCallId: string } | undefined {
   try {
     const value = JSON.parse(Buffer.from(taskId, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && Id.safeParse(value[0]).success && Id.safeParse(value[1]).success) {
+    // An id holding U+0000 or a lone surrogate names no call (none is ever stored, contract section 21): it is
+    // not looked up, since PostgreSQL refuses the first and both engines would read the second as U+FFFD.
+    const wellFormedId = (v: unknown) => Id.safeParse(v).success && malformedReason(v as string) === null;
+    if (Array.isArray(value) && value.length === 2 && wellFormedId(value[0]) && wellFormedId(value[1])) {
       return { threadId: value[0] as string, toolCallId: value[1] as string };
     }
   } catch {
