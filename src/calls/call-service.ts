@@ -85,8 +85,10 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
  * `call/cancel`: stops the call if it runs here and answers once its outcome
  * is stored — CANCELLED, or its real outcome when its writes had committed
  * first. A call already done is answered as it is: nothing changes.
+ * `surface` is where the cancel came from (`stdio`, `ws`, `mcp`), audited
+ * when it ends a call awaiting approval.
  */
-export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 'call/cancel'): Promise<CallCancelResult> {
+export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands).
   // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).

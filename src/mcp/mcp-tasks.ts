@@ -305,7 +305,7 @@ export class McpTasks implements TaskCalls {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${taskStatusOf(before, false).status}'`);
       }
       try {
-        await cancelCall(this.services, key);
+        await cancelCall(this.services, key, 'mcp');
       } catch (err) {
         throw mcpError(err);
       }

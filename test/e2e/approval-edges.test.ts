@@ -8,7 +8,10 @@
  *   daemon on the same SQLite file while it runs there (a `serve --mcp`
  *   beside a `serve --ws`: approval.md), so `call/get` — and MCP `tasks/get`,
  *   which reads the same state — never answers CALL_NOT_FOUND for it, nor
- *   `call/cancel`, which cannot reach it there and says it runs on.
+ *   `call/cancel`, which cannot reach it there and says it runs on;
+ * - a cancel is audited with the surface it came from, as approvals and
+ *   denials are: `call/cancel` with its transport, MCP `tasks/cancel` with
+ *   `mcp` — and the MCP task and the JSON-RPC call agree on the state.
  *
  * The first daemon of the second test is spawned (its project-cli child is
  * held by a write lock this process takes), the others run in this process.
@@ -21,7 +24,7 @@ import { openSession, startHost } from '../helpers/host.js';
 import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
-import { dbCount } from '../helpers/db.js';
+import { dbCount, dbRows } from '../helpers/db.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import type { Client } from '../helpers/host.js';
 import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
@@ -127,4 +130,68 @@ test('an approved call running on another daemon of the SQLite file is running t
     await b?.stop();
     await a.stop();
   }
+});
+
+/** One request over a raw Streamable HTTP 2025-11-25 session: the JSON-RPC response, however it came. */
+async function mcpPost(port: number, token: string, headers: Record<string, string>, body: Record<string, unknown>) {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  type Answer = { id?: unknown; result?: Record<string, unknown> & { task?: { taskId: string; status: string } }; error?: { code: number; message: string } };
+  const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
+    : text
+      ? [JSON.parse(text) as Answer]
+      : [];
+  return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
+}
+
+test('a cancel is audited with its surface (the transport of call/cancel, mcp for tasks/cancel); task and call agree', { timeout: 60_000 }, async () => {
+  const host = await daemon();
+  const token = await mintBearer('edge-cancel');
+  const s = await openSession(host, token);
+  const audit = (id: string) => dbRows<{ decision: string; surface: string }>(host.dbPath, 'SELECT decision, surface FROM approval_audit WHERE tool_call_id = ? ORDER BY seq', [id]);
+  const forget = (key: string) => ({ module: 'memory', method: 'forget', input: { key } });
+  for (const key of ['a', 'b']) {
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'c', tool_call_id: `save-${key}`, args: { module: 'memory', method: 'update', input: { key, content: 'keep me' } } });
+  }
+
+  // call/cancel on another WebSocket connection of the user.
+  const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-rpc', args: forget('a') });
+  await approvalOf(host, 'cancel-rpc');
+  const other = await host.connect();
+  const o = await openSession(other, token);
+  const cancelled = await other.request<{ state: string }>('call/cancel', { session_id: o.session_id, thread_id: 'c', tool_call_id: 'cancel-rpc' });
+  assert.equal(cancelled.state, 'done');
+  assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+  assert.deepEqual((await audit('cancel-rpc')).map((r) => [r.decision, r.surface]), [['cancel', 'ws']]);
+
+  // tasks/cancel of an MCP task awaiting approval (2025-11-25 over HTTP).
+  const port = host.port!;
+  const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+  await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  let id = 0;
+  const mcp = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+  const created = await mcp('tools/call', { name: 'project_cli', arguments: forget('b'), task: { ttl: 60_000 }, _meta: { 'toolgate/thread_id': 'c', 'toolgate/tool_call_id': 'cancel-task' } });
+  const taskId = created.result?.task?.taskId;
+  assert.ok(taskId, JSON.stringify(created));
+  assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
+  const viaRpc = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
+  assert.equal(viaRpc.state, 'awaiting_approval');
+  const taskCancelled = await mcp('tasks/cancel', { taskId });
+  assert.equal(taskCancelled.result?.status, 'cancelled', JSON.stringify(taskCancelled));
+  const after = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
+  assert.equal(after.state, 'done');
+  assert.match(after.outcome!.content[0]!.text, /"code":"CANCELLED"/);
+  const result = await mcp('tasks/result', { taskId });
+  assert.equal(result.result?.isError, true, JSON.stringify(result));
+  assert.deepEqual((await audit('cancel-task')).map((r) => [r.decision, r.surface]), [['cancel', 'mcp']]);
+  // Nothing was forgotten by either.
+  const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+  assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 2);
+  await other.close();
 });
