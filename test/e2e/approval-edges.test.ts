@@ -27,7 +27,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { dbCount, dbRows } from '../helpers/db.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import type { Client } from '../helpers/host.js';
-import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import type { CallGetResult, RpcError, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { askConfig } from '../helpers/approval-config.js';
 
 let shared: Promise<InProcessHost> | undefined;
@@ -140,7 +140,7 @@ async function mcpPost(port: number, token: string, headers: Record<string, stri
     body: JSON.stringify(body),
   });
   const text = await res.text();
-  type Answer = { id?: unknown; result?: Record<string, unknown> & { task?: { taskId: string; status: string } }; error?: { code: number; message: string } };
+  type Answer = { id?: unknown; result?: Record<string, unknown> & { task?: { taskId: string; status: string } }; error?: RpcError };
   const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
     ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
     : text

@@ -17,6 +17,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { ALL_ACTIONS, TEST_VERIFY_KEY_JSON, mintCredential, recordTrustedKey } from '../helpers/credentials.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
+import type { RpcError } from '../../src/protocol/index.js';
 
 /** Each malformed shape, in a string a call may carry. */
 const BAD = { nul: 'a\u0000b', high: 'a\ud800b', low: 'a\udc00b', trailing: 'tail\ud83d' } as const;
@@ -133,7 +134,7 @@ async function mcpPost(port: number, token: string, headers: Record<string, stri
     body: JSON.stringify(body),
   });
   const text = await res.text();
-  type Answer = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } };
+  type Answer = { id?: unknown; result?: Record<string, unknown>; error?: RpcError };
   const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
     ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
     : text
