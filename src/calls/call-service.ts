@@ -158,10 +158,13 @@ export interface CallPage {
   next: [string, string] | null;
 }
 
+/** Calls awaiting approval a first page of `listCalls` holds at most (most recently asked first); `call/list` pages them all. */
+const LISTED_AWAITING = 100;
+
 /**
  * The user's calls, newest first: on the first page those running now (here,
- * and on PostgreSQL on any live daemon), then the done ones from the store,
- * `limit` at a time.
+ * and on PostgreSQL on any live daemon) and those awaiting approval (at most
+ * LISTED_AWAITING), then the done ones from the store, `limit` at a time.
  */
 export async function listCalls(deps: CallServiceDeps, userId: string, after: readonly [string, string] | undefined, limit: number): Promise<CallPage> {
   const rows = await deps.store.read((tx) => tx.messages.toolMessages(userId, after, limit + 1));
@@ -171,6 +174,7 @@ export async function listCalls(deps: CallServiceDeps, userId: string, after: re
   const seen = new Set(done.map((c) => JSON.stringify([c.thread_id, c.tool_call_id])));
   const running: CallGetResult[] = [];
   if (!after) {
+    const asked = await deps.store.read((tx) => tx.pendingCalls.awaiting(userId, new Date().toISOString(), null, LISTED_AWAITING));
     const shared = (await deps.store.sharedCalls?.ofUser(userId)) ?? [];
     for (const r of [...deps.calls.ofUser(userId), ...shared]) {
       const k = JSON.stringify([r.threadId, r.toolCallId]);
@@ -185,6 +189,13 @@ export async function listCalls(deps: CallServiceDeps, userId: string, after: re
         created_at: r.createdAt,
         updated_at: r.createdAt,
       });
+    }
+    // Awaiting approval: stored in `calls`, on no daemon's list of running calls.
+    for (const row of asked) {
+      const k = JSON.stringify([row.threadId, row.toolCallId]);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      running.push(pendingCallView(row));
     }
   }
   const last = rows.at(-1);

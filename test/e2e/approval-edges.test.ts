@@ -149,7 +149,7 @@ async function mcpPost(port: number, token: string, headers: Record<string, stri
   return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
 }
 
-test('a cancel is audited with its surface (the transport of call/cancel, mcp for tasks/cancel); task and call agree', { timeout: 60_000 }, async () => {
+test('a cancel is audited with its surface (the transport of call/cancel, mcp for tasks/cancel); task, task list and call agree', { timeout: 60_000 }, async () => {
   const host = await daemon();
   const token = await mintBearer('edge-cancel');
   const s = await openSession(host, token);
@@ -182,6 +182,9 @@ test('a cancel is audited with its surface (the transport of call/cancel, mcp fo
   assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
   const viaRpc = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
   assert.equal(viaRpc.state, 'awaiting_approval');
+  // Listed while it awaits approval, as tasks/get reports it (tasks/list: every call of the user's).
+  const listed = (await mcp('tasks/list', {})).result?.tasks as Array<{ taskId: string; status: string }> | undefined;
+  assert.equal(listed?.find((t) => t.taskId === taskId)?.status, 'input_required', JSON.stringify(listed));
   const taskCancelled = await mcp('tasks/cancel', { taskId });
   assert.equal(taskCancelled.result?.status, 'cancelled', JSON.stringify(taskCancelled));
   const after = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
