@@ -349,3 +349,24 @@ for (const kind of ['stdio', 'http'] as const satisfies readonly McpKind[]) {
     });
   });
 }
+
+test('2025-11-25: a call that expires while its host\'s user is asked answers APPROVAL_EXPIRED, the question withdrawn (stdio)', { timeout: 60_000 }, async () => {
+  const config = join(tempDir(), 'toolgate.config.json');
+  writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'], ttl_s: 1 } } } }));
+  const daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
+  const open: Array<(a: ElicitAnswer) => void> = [];
+  const mcp = await connectMcp('stdio', { token: await mintBearer('elicit-expiry'), port: daemon.port!, dbPath: daemon.dbPath, args: ['--config', config], elicit: () => new Promise<ElicitAnswer>((resolve) => open.push(resolve)) });
+  try {
+    let done = false;
+    const pending = call(mcp, 'expiry', 'open-expire', 'memory', 'forget', { key: 'k' }).finally(() => (done = true));
+    // Never answered by the host's user: the call's own expiry ends the wait (or waitFor's ceiling fails the test).
+    const result = await Promise.race([pending, waitFor(() => done, 'the tools/call to answer at its expiry').then(() => pending)]);
+    assert.equal(result.structuredContent?.error?.code, 'APPROVAL_EXPIRED', result.content[0]?.text);
+    assert.equal(open.length, 1, 'its host was asked once');
+    await waitFor(() => mcp.wire.some((m) => m.method === 'notifications/cancelled'), 'the question to be withdrawn');
+  } finally {
+    for (const answer of open.splice(0)) answer({ action: 'cancel' });
+    await mcp.close();
+    await daemon.stop();
+  }
+});
