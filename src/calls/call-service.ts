@@ -73,6 +73,9 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
       updated_at: elsewhere.createdAt,
     };
   }
+  // Approved and running where this daemon cannot see it: another process on the SQLite file, or a
+  // PostgreSQL daemon before its mark is recorded. Its row says so until its outcome is stored.
+  if (pending?.state === 'running') return (await storedCall(deps.store, key)) ?? pendingCallView(pending);
   throw callNotFound();
 }
 
@@ -80,8 +83,10 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
  * `call/cancel`: stops the call if it runs here and answers once its outcome
  * is stored — CANCELLED, or its real outcome when its writes had committed
  * first. A call already done is answered as it is: nothing changes.
+ * `surface` is where the cancel came from (`stdio`, `ws`, `mcp`), audited
+ * when it ends a call awaiting approval.
  */
-export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 'call/cancel'): Promise<CallCancelResult> {
+export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands) — also when a
   // retry of it is registered here while it is counted (stopped above).
@@ -101,6 +106,8 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface = 
   if (!done) {
     // Stopped, but its outcome could not be stored (the database went away): nothing of it stands; a retry is safe.
     if (runs.length > 0) throw new StoreUnavailableError('the cancelled call could not be stored');
+    // Approved and running in another process on the SQLite file, which nothing here can reach: it runs on.
+    if ((await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'running') return { state: 'running' };
     throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
@@ -150,10 +157,13 @@ export interface CallPage {
   next: [string, string] | null;
 }
 
+/** Calls awaiting approval a first page of `listCalls` holds at most (most recently asked first); `call/list` pages them all. */
+const LISTED_AWAITING = 100;
+
 /**
  * The user's calls, newest first: on the first page those running now (here,
- * and on PostgreSQL on any live daemon), then the done ones from the store,
- * `limit` at a time.
+ * and on PostgreSQL on any live daemon) and those awaiting approval (at most
+ * LISTED_AWAITING), then the done ones from the store, `limit` at a time.
  */
 export async function listCalls(deps: CallServiceDeps, userId: string, after: readonly [string, string] | undefined, limit: number): Promise<CallPage> {
   const rows = await deps.store.read((tx) => tx.messages.toolMessages(userId, after, limit + 1));
@@ -163,6 +173,7 @@ export async function listCalls(deps: CallServiceDeps, userId: string, after: re
   const seen = new Set(done.map((c) => JSON.stringify([c.thread_id, c.tool_call_id])));
   const running: CallGetResult[] = [];
   if (!after) {
+    const asked = await deps.store.read((tx) => tx.pendingCalls.awaiting(userId, new Date().toISOString(), null, LISTED_AWAITING));
     const shared = (await deps.store.sharedCalls?.ofUser(userId)) ?? [];
     for (const r of [...deps.calls.ofUser(userId), ...shared]) {
       const k = JSON.stringify([r.threadId, r.toolCallId]);
@@ -177,6 +188,13 @@ export async function listCalls(deps: CallServiceDeps, userId: string, after: re
         created_at: r.createdAt,
         updated_at: r.createdAt,
       });
+    }
+    // Awaiting approval: stored in `calls`, on no daemon's list of running calls.
+    for (const row of asked) {
+      const k = JSON.stringify([row.threadId, row.toolCallId]);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      running.push(pendingCallView(row));
     }
   }
   const last = rows.at(-1);

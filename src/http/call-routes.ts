@@ -13,13 +13,15 @@
  *   a limit or cursor that is not one).
  *
  * 404 for a call that is not the user's (or none), 409 for a digest that is
- * not the call's, 400 for a body that is not a decision (or carries a token),
- * 401 without a valid token. The same services as the JSON-RPC methods
+ * not the call's, 400 for a body that is not a decision (or whose reason
+ * carries a token, U+0000 or an unpaired surrogate: refused as `call/deny`
+ * refuses it), 401 without a valid token. The same services as the JSON-RPC methods
  * decide; the surface audited is `http`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallApprovalBody } from '../protocol/methods.js';
 import { findSecretIn } from '../codec/secret-scan.js';
+import { malformedReason } from '../codec/well-formed.js';
 import { AuthError, authenticateUser, type UserAuthDeps } from '../auth/user-auth.js';
 import { DaemonError } from '../runtime/errors.js';
 import { getCall, type CallServiceDeps } from '../calls/call-service.js';
@@ -129,6 +131,9 @@ async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, re
     if (parsed.data.reason !== undefined && findSecretIn(parsed.data.reason, services.secrets ?? [], 'reason') !== null) {
       return sendJson(res, 400, { error: 'reason carries a bearer token or credential; such text is refused and nothing was decided' });
     }
+    // No engine stores it as it is (contract section 21): refused as the JSON-RPC dispatcher refuses it.
+    const malformed = parsed.data.reason === undefined ? null : malformedReason(parsed.data.reason);
+    if (malformed) return sendJson(res, 400, { error: `reason ${malformed}, which no string may hold; send well-formed text; nothing was decided` });
     const { decision, args_sha256: argsSha256, reason } = parsed.data;
     return sendJson(res, 200, await decideCall(services, key, { decision, argsSha256, reason, surface: 'http' }, services.log));
   } catch (err) {
@@ -141,7 +146,8 @@ async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, re
 function decodeId(raw: string): string | null {
   try {
     const id = decodeURIComponent(raw);
-    return id.length > 0 && id.length <= MAX_ID ? id : null;
+    // A lone surrogate is invalid UTF-8 (decodeURIComponent throws); U+0000 is in no id (contract section 21).
+    return id.length > 0 && id.length <= MAX_ID && malformedReason(id) === null ? id : null;
   } catch {
     return null;
   }

@@ -81,6 +81,22 @@ export async function verifyApprovalState(store: Pick<Store, 'read'>, text: stri
   return state as ApprovalState;
 }
 
+/**
+ * The call a request state of ours names, read without verifying: only for
+ * a state this daemon has just minted (the open question of a request it
+ * serves), never for one a client sent — those go through verifyApprovalState.
+ */
+export function stateCallOf(text: string): { threadId: string; toolCallId: string } | undefined {
+  try {
+    const jws = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as { payload?: unknown };
+    if (typeof jws.payload !== 'string') return undefined;
+    const state = JSON.parse(Buffer.from(jws.payload, 'base64url').toString('utf8')) as Partial<ApprovalState>;
+    return typeof state.t === 'string' && typeof state.c === 'string' ? { threadId: state.t, toolCallId: state.c } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the person is asked about: the action, its exact input, and when the request expires. */
 export interface ApprovalQuestion {
   action: string;

@@ -25,6 +25,7 @@ import { TOOL_DESCRIPTOR } from '../sessions/initialize.js';
 import { listSkills, readSkill } from '../sessions/skills.js';
 import { TASK_RUN_META_KEY, callProjectCli, type McpCallDeps, type McpPrincipal } from './mcp-tool.js';
 import { declaresFormElicitation, verifyApprovalState } from './mcp-approval.js';
+import { HostAskedCalls } from './mcp-host-ask.js';
 import { skillUri } from './mcp-skills.js';
 import { scrubOutgoingErrors } from './mcp-error-scrub.js';
 import { attachToolCardApp, toolgateIcons, TOOL_UI_META } from './mcp-apps.js';
@@ -153,6 +154,8 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
   tool.execution = { taskSupport: 'optional' };
 
   new McpTasks(deps.services, principal, deps.track).install(server.server);
+  // 2025-11-25: a call decided elsewhere while its host's user is asked answers then (mcp-host-ask.ts).
+  server.server.followAsked(new HostAskedCalls(deps.services, session.userId));
   catalog.attach(server);
   attachToolCardApp(server);
 

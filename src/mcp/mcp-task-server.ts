@@ -12,7 +12,9 @@
  * The `tasks/*` methods themselves are registered through the SDK's
  * custom-method form (mcp-tasks.ts).
  */
-import { McpServer, Server, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
+import { McpServer, Server, isInputRequiredResult, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
+import type { AskedCall, AskedCalls } from './mcp-host-ask.js';
+import { THREAD_META_KEY, TOOL_CALL_META_KEY } from './mcp-tool.js';
 
 export type RequestHandler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
@@ -33,10 +35,18 @@ export interface TaskCalls {
 
 export class TaskServer extends Server {
   private taskCalls: TaskCalls | undefined;
+  private askedCalls: AskedCalls | undefined;
+  /** Each round of a 2025-11-25 `tools/call` that may ask its host, by the signal its rounds share: told each round's start and result. */
+  private readonly rounds = new WeakMap<AbortSignal, (result: Result | undefined) => void>();
 
   /** From now on task-augmented `tools/call` requests go to `calls` (call before connecting). */
   serveTasks(calls: TaskCalls): void {
     this.taskCalls = calls;
+  }
+
+  /** From now on a 2025-11-25 `tools/call` whose host's user is asked follows its call through `calls` (mcp-host-ask.ts). */
+  followAsked(calls: AskedCalls): void {
+    this.askedCalls = calls;
   }
 
   /** Whether this instance serves 2026-07-28 or later (tasks as an extension), rather than a 2025 revision. */
@@ -46,14 +56,79 @@ export class TaskServer extends Server {
   }
 
   protected override _wrapHandler(method: string, handler: RequestHandler): RequestHandler {
-    const wrapped = super._wrapHandler(method, handler);
-    if (method !== 'tools/call') return wrapped;
+    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    // The SDK's 2025-11-25 shim calls the handler once per round with the request's signal: each round is told.
+    const told: RequestHandler = async (request, ctx) => {
+      const round = this.rounds.get(ctx.mcpReq.signal);
+      round?.(undefined);
+      const result = await handler(request, ctx);
+      round?.(result);
+      return result;
+    };
+    const wrapped = super._wrapHandler(method, told);
     return (request, ctx) => {
       const calls = this.taskCalls;
       const modern = this.servesModernEra();
-      return calls?.requested(request, ctx, modern) ? calls.start(request, ctx, modern, wrapped) : wrapped(request, ctx);
+      if (calls?.requested(request, ctx, modern)) return calls.start(request, ctx, modern, wrapped);
+      // 2026-07-28 answers input_required to the host itself: nothing of it waits here.
+      return modern || !this.askedCalls ? wrapped(request, ctx) : this.followingAsked(request, ctx, wrapped, this.askedCalls);
     };
   }
+
+  /**
+   * A 2025-11-25 `tools/call` that may ask its host's user (the shim's
+   * `elicitation/create`, awaited within this request): while a question is
+   * open, its call is followed. Decided elsewhere or expired, the question
+   * is withdrawn (the shim's leg aborted, which cancels it in the host) and
+   * the call answered again as a re-invocation — its outcome. The host
+   * cancelling its request while asked cancels the call.
+   */
+  private async followingAsked(request: JSONRPCRequest, ctx: ServerContext, wrapped: RequestHandler, calls: AskedCalls): Promise<Result> {
+    const outer = ctx.mcpReq.signal;
+    const own = new AbortController();
+    const relay = () => own.abort(outer.reason);
+    outer.addEventListener('abort', relay, { once: true });
+    if (outer.aborted) relay();
+    let asked: AskedCall | undefined;
+    let watch: AbortController | undefined;
+    let decided = false;
+    this.rounds.set(own.signal, (result) => {
+      watch?.abort();
+      watch = undefined;
+      asked = result && isInputRequiredResult(result) ? calls.callOf(result) : undefined;
+      if (!asked) return;
+      const w = (watch = new AbortController());
+      void calls.untilDecided(asked, w.signal).then(
+        () => {
+          if (w.signal.aborted) return;
+          decided = true;
+          own.abort(new Error('the call was decided elsewhere'));
+        },
+        () => {},
+      );
+    });
+    try {
+      return await wrapped(request, { ...ctx, mcpReq: { ...ctx.mcpReq, signal: own.signal } });
+    } catch (err) {
+      if (asked && outer.aborted) await calls.cancel(asked).catch(() => {});
+      else if (asked && decided) return await wrapped(...reinvocation(request, ctx, asked));
+      throw err;
+    } finally {
+      watch?.abort();
+      outer.removeEventListener('abort', relay);
+      this.rounds.delete(own.signal);
+    }
+  }
+}
+
+/** The same `tools/call` naming the call it asked about: answered as a re-invocation, with the call's outcome. */
+function reinvocation(request: JSONRPCRequest, ctx: ServerContext, call: AskedCall): [JSONRPCRequest, ServerContext] {
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const meta = { ...(ctx.mcpReq._meta ?? {}), [THREAD_META_KEY]: call.threadId, [TOOL_CALL_META_KEY]: call.toolCallId };
+  return [
+    { ...request, params: { ...params, _meta: meta } },
+    { ...ctx, mcpReq: { ...ctx.mcpReq, _meta: meta } },
+  ];
 }
 
 /**

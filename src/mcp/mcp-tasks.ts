@@ -17,7 +17,7 @@
  * (that revision calls an `isError` result failed; 2026-07-28 calls it
  * completed, `failed` being for JSON-RPC errors only).
  */
-import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type JSONRPCRequest, type Result, type ServerContext } from '@modelcontextprotocol/server';
 import { awaitCallDone, callVisible, cancelCall, getCall, listCalls, type CallServiceDeps } from '../calls/call-service.js';
 import type { CallKey } from '../calls/running-calls.js';
 import type { Logger } from '../runtime/logger.js';
@@ -25,6 +25,10 @@ import { DaemonError } from '../runtime/errors.js';
 import type { CallGetResult } from '../protocol/methods.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import { Id } from '../protocol/json.js';
+import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
+import { outputOf, uiSchemaOf } from '../threads/message-views.js';
+import type { UiCache } from '../threads/ui-cache.js';
+import { malformedReason } from '../codec/well-formed.js';
 import { asWireError } from '../rpc/errors.js';
 import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
@@ -62,7 +66,10 @@ function cursorOf(next: readonly [string, string]): string {
 function afterOf(cursor: string): [string, string] {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) return [value[0] as string, value[1] as string];
+    // A string no engine stores as it is (U+0000, a lone surrogate) is in no cursor of ours.
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string' && malformedReason(v) === null)) {
+      return [value[0] as string, value[1] as string];
+    }
   } catch {
     /* below */
   }
@@ -80,7 +87,10 @@ export function taskIdOf(threadId: string, toolCallId: string): string {
 export function callOfTaskId(taskId: string): { threadId: string; toolCallId: string } | undefined {
   try {
     const value = JSON.parse(Buffer.from(taskId, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && Id.safeParse(value[0]).success && Id.safeParse(value[1]).success) {
+    // An id holding U+0000 or a lone surrogate names no call (none is ever stored, contract section 21): it is
+    // not looked up, since PostgreSQL refuses the first and both engines would read the second as U+FFFD.
+    const wellFormedId = (v: unknown) => Id.safeParse(v).success && malformedReason(v as string) === null;
+    if (Array.isArray(value) && value.length === 2 && wellFormedId(value[0]) && wellFormedId(value[1])) {
       return { threadId: value[0] as string, toolCallId: value[1] as string };
     }
   } catch {
@@ -128,7 +138,7 @@ function task2025(call: CallGet): Task2025 {
  * (tasks/get), not on creation, and — awaiting approval — the form
  * elicitation that asks the person (`question`), answered by `tasks/update`.
  */
-function task2026(call: CallGet, detailed: boolean, question?: ApprovalQuestion): Task2026 {
+function task2026(call: CallGet, detailed: boolean, question?: ApprovalQuestion, card?: unknown): Task2026 {
   const { status, statusMessage } = taskStatusOf(call, true);
   return Task2026.parse({
     taskId: taskIdOf(call.thread_id, call.tool_call_id),
@@ -138,9 +148,14 @@ function task2026(call: CallGet, detailed: boolean, question?: ApprovalQuestion)
     lastUpdatedAt: call.updated_at,
     ttlMs: null,
     pollIntervalMs: TASK_POLL_INTERVAL_MS,
-    ...(detailed && status === 'completed' && call.outcome ? { result: toolResultOf(call.outcome) } : {}),
+    ...(detailed && status === 'completed' && call.outcome ? { result: withCard(toolResultOf(call.outcome), card) } : {}),
     ...(detailed && status === 'input_required' ? { inputRequests: question ? { [APPROVAL_INPUT_KEY]: approvalInputRequest(question) } : {} } : {}),
   });
+}
+
+/** A task's CallToolResult with the call's compiled card, as a plain `tools/call` answers it (contract section 19). */
+function withCard(result: CallToolResult, card: unknown): CallToolResult {
+  return card === undefined ? result : { ...result, _meta: { ...result._meta, [UI_SCHEMA_META_KEY]: card } };
 }
 
 const notFound = () => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
@@ -164,7 +179,7 @@ const pause = (ms: number, until: Promise<unknown>) =>
   });
 
 /** What the tasks need of the daemon: the call service, the decisions, the secrets to refuse, the log. */
-export type McpTasksDeps = CallServiceDeps & DecideDeps & { log: Logger };
+export type McpTasksDeps = CallServiceDeps & DecideDeps & { log: Logger; uiCache?: UiCache | undefined };
 
 /**
  * The tasks of one MCP principal: decides and starts task-augmented
@@ -177,6 +192,13 @@ export class McpTasks implements TaskCalls {
     /** Keeps work that outlives its request (an approved call's run) in the daemon's drain at shutdown. */
     private readonly track: <T>(work: Promise<T>) => Promise<T> = (work) => work,
   ) {}
+
+  /** The compiled `ui_schema` of the call's stored outcome (the card its final `tool/result` carries), if it has one. */
+  private async card(key: CallKey): Promise<unknown> {
+    const row = await this.services.store.read((tx) => tx.messages.getToolMessage(key.userId, key.threadId, key.toolCallId));
+    const output = row ? outputOf(row) : undefined;
+    return row && output ? uiSchemaOf(this.services.uiCache, row, output) : undefined;
+  }
 
   /** What the person is asked about a call awaiting approval; undefined once it no longer awaits. */
   private async question(key: CallKey): Promise<ApprovalQuestion | undefined> {
@@ -260,7 +282,8 @@ export class McpTasks implements TaskCalls {
         modernOnly(ctx);
         const key = this.keyOf(taskId);
         const call = await this.call(key);
-        return task2026(call, true, call.state === 'awaiting_approval' ? await this.question(key) : undefined);
+        const question = call.state === 'awaiting_approval' ? await this.question(key) : undefined;
+        return task2026(call, true, question, call.state === 'done' ? await this.card(key) : undefined);
       }
       return task2025(await this.call(this.keyOf(taskId)));
     });
@@ -272,8 +295,8 @@ export class McpTasks implements TaskCalls {
         throw mcpError(err);
       });
       if (!done?.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'tasks/result was cancelled before the task ended');
-      const result = toolResultOf(done.outcome);
-      return { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
+      const result = withCard(toolResultOf(done.outcome), await this.card(key));
+      return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
     });
 
     // 2025-11-25 only (not a method of 2026-07-28): the user's own tasks — every call of theirs, since
@@ -298,7 +321,7 @@ export class McpTasks implements TaskCalls {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${taskStatusOf(before, false).status}'`);
       }
       try {
-        await cancelCall(this.services, key);
+        await cancelCall(this.services, key, 'mcp');
       } catch (err) {
         throw mcpError(err);
       }

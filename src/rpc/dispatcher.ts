@@ -147,7 +147,9 @@ const HANDLERS = [
   on(M.ThreadList, ({ services, params, session }) => threadList(services, session(), params)),
   // A call of the session's user, from any of its connections (contract section 16).
   on(M.CallGet, ({ services, params, session }) => getCall(services, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id })),
-  on(M.CallCancel, ({ services, params, session }) => cancelCall(services, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id })),
+  on(M.CallCancel, ({ services, conn, params, session }) =>
+    cancelCall(services, { userId: session().userId, threadId: params.thread_id, toolCallId: params.tool_call_id }, conn.transport),
+  ),
   // A person's decision on a call awaiting approval, bound to its args digest (contract section 17).
   on(M.CallApprove, ({ services, conn, params, session, log }) =>
     decideCall(

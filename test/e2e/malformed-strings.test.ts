@@ -17,6 +17,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { ALL_ACTIONS, TEST_VERIFY_KEY_JSON, mintCredential, recordTrustedKey } from '../helpers/credentials.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
+import type { RpcError } from '../../src/protocol/index.js';
 
 /** Each malformed shape, in a string a call may carry. */
 const BAD = { nul: 'a\u0000b', high: 'a\ud800b', low: 'a\udc00b', trailing: 'tail\ud83d' } as const;
@@ -122,6 +123,65 @@ test('MCP: a NUL in the arguments is INVALID_ACTION_INPUT; one in _meta\'s threa
     }
   } finally {
     await mcp.stop();
+  }
+});
+
+/** One request over a raw Streamable HTTP 2025-11-25 session: the JSON-RPC response, however it came. */
+async function mcpPost(port: number, token: string, headers: Record<string, string>, body: Record<string, unknown>) {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  type Answer = { id?: unknown; result?: Record<string, unknown>; error?: RpcError };
+  const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
+    : text
+      ? [JSON.parse(text) as Answer]
+      : [];
+  return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
+}
+
+test('MCP tasks and the call routes: an id or cursor holding a NUL or lone surrogate names nothing (-32602, 404), never -32603', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws' });
+  try {
+    const token = await mintBearer('alice');
+    const port = host.port!;
+    const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+    await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    let id = 0;
+    const request = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8').toString('base64url');
+    // A real call in the thread `t\ufffd`: what a lone surrogate would be rewritten to (SQLite, PostgreSQL's driver).
+    const made = await request('tools/call', { name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {} }, _meta: { 'toolgate/thread_id': 't\ufffd', 'toolgate/tool_call_id': 'c' } });
+    assert.ok(made.result, JSON.stringify(made));
+    assert.equal((await request('tasks/get', { taskId: b64(['t\ufffd', 'c']) })).result?.status, 'completed', 'its own task id names it');
+    const none = await request('tasks/get', { taskId: b64(['no', 'such']) });
+    assert.equal(none.error?.code, -32602, JSON.stringify(none));
+    for (const taskId of [b64([`t${BAD.nul}`, 'c']), b64(['t\ud800', 'c']), b64(['t', BAD.low])]) {
+      for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
+        const answer = await request(method, { taskId });
+        assert.deepEqual(answer.error, none.error, `${method} ${JSON.stringify(answer)}`);
+      }
+    }
+    for (const cursor of [b64([`2026${BAD.nul}`, 'x']), b64(['2026', BAD.high])]) {
+      const answer = await request('tasks/list', { cursor });
+      assert.equal(answer.error?.code, -32602, JSON.stringify(answer));
+    }
+    // The HTTP call route: a NUL in a path id names no call (as a lone surrogate's invalid UTF-8 does not).
+    for (const path of ['/threads/t%00/calls/c', '/threads/t/calls/c%00', '/threads/t%00/calls/c/approval']) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method: path.endsWith('/approval') ? 'POST' : 'GET',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(path.endsWith('/approval') ? { body: JSON.stringify({ decision: 'approve', args_sha256: 'a'.repeat(64) }) } : {}),
+      });
+      assert.equal(res.status, 404, `${path}: ${await res.text()}`);
+    }
+    assert.doesNotMatch(host.stderr(), /"level":"error"/);
+  } finally {
+    await host.stop();
   }
 });
 

@@ -270,3 +270,103 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
     });
   }
 });
+
+/**
+ * 2025-11-25: the server's `elicitation/create` is still open in the host when the call is decided elsewhere
+ * (another surface, or its ttl): the `tools/call` answers with that outcome then, and the host's question is
+ * withdrawn (`notifications/cancelled` for it), rather than wait for an answer that can change nothing. A host
+ * that cancels its `tools/call` while its user is asked cancels the call, as `notifications/cancelled` does.
+ */
+for (const kind of ['stdio', 'http'] as const satisfies readonly McpKind[]) {
+  describe(`MCP over ${kind} with elicitation: a call decided while its host's user is asked`, () => {
+    let daemon: Host;
+    let mcp: McpHost;
+    let token: string;
+    let sessionId: string;
+    /** The questions shown and not answered yet: each answers when the test says so (or at the end). */
+    const open: Array<(a: ElicitAnswer) => void> = [];
+    const thread = `elicit-open-${kind}`;
+
+    before(async () => {
+      const config = askConfig();
+      daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
+      token = await mintBearer('elicit-open-user');
+      mcp = await connectMcp(kind, { token, port: daemon.port!, dbPath: daemon.dbPath, args: ['--config', config], elicit: () => new Promise<ElicitAnswer>((resolve) => open.push(resolve)) });
+      await daemon.request('initialize', { protocol_version: '1', client_info: { name: 'approver', version: '0' } });
+      sessionId = (await daemon.request<{ session_id: string }>('session/open', { auth: { type: 'bearer', token } })).session_id;
+    });
+    after(async () => {
+      for (const answer of open.splice(0)) answer({ action: 'cancel' });
+      await mcp?.close();
+      await daemon?.stop();
+    });
+
+    const remember = async (key: string) => {
+      const r = await call(mcp, thread, `save-${key}`, 'memory', 'update', { key, content: 'keep me' });
+      assert.equal(r.structuredContent?.status, 'success', r.content[0]?.text);
+    };
+    const withdrawn = (before: number) =>
+      waitFor(() => mcp.wire.slice(before).some((m) => m.method === 'notifications/cancelled'), 'the question to be withdrawn');
+    /** The tool call's answer, or a failure once waitFor's ceiling passes: it must not wait for the host's user. */
+    const answered = async (work: Promise<CallResult>) => {
+      let done = false;
+      const settled = work.finally(() => (done = true));
+      return Promise.race([settled, waitFor(() => done, 'the tools/call to answer without its host user').then(() => settled)]);
+    };
+
+    test('denied on JSON-RPC while the host asks: tools/call answers APPROVAL_DENIED at once, the question withdrawn', async () => {
+      await remember('deny-open');
+      const shown = open.length;
+      const before = mcp.wire.length;
+      const pending = call(mcp, thread, 'open-deny', 'memory', 'forget', { key: 'deny-open' });
+      await waitFor(() => open.length > shown, 'the host to be asked');
+      const got = await daemon.request<{ args_sha256: string }>('call/get', { session_id: sessionId, thread_id: thread, tool_call_id: 'open-deny' });
+      await daemon.request('call/deny', { session_id: sessionId, thread_id: thread, tool_call_id: 'open-deny', args_sha256: got.args_sha256, reason: 'not this one' });
+      const result = await answered(pending);
+      assert.equal(result.structuredContent?.error?.code, 'APPROVAL_DENIED', result.content[0]?.text);
+      if (kind === 'stdio') await withdrawn(before);
+      assert.equal(await dbCount(daemon.dbPath, "SELECT count(*) AS n FROM memories WHERE key = 'deny-open'"), 1, 'nothing forgotten');
+    });
+
+    test('the host cancels its tools/call while its user is asked: the call ends CANCELLED, nothing written', async () => {
+      await remember('cancel-open');
+      const shown = open.length;
+      const abort = new AbortController();
+      const pending = mcp.client
+        .callTool({ name: 'project_cli', arguments: { module: 'memory', method: 'forget', input: { key: 'cancel-open' } }, _meta: { 'toolgate/thread_id': thread, 'toolgate/tool_call_id': 'open-cancel' } }, { signal: abort.signal })
+        .catch(() => undefined);
+      await waitFor(() => open.length > shown, 'the host to be asked');
+      abort.abort();
+      await pending;
+      const ended = await waitFor(async () => {
+        const got = await daemon.request<{ state: string; outcome?: ToolResponse }>('call/get', { session_id: sessionId, thread_id: thread, tool_call_id: 'open-cancel' });
+        return got.state === 'done' ? got : undefined;
+      }, 'the call to end');
+      assert.match(ended.outcome!.content[0]!.text, /"code":"CANCELLED"/);
+      const audited = await dbRows<{ decision: string; surface: string }>(daemon.dbPath, "SELECT decision, surface FROM approval_audit WHERE tool_call_id = 'open-cancel'");
+      assert.deepEqual(audited.map((r) => [r.decision, r.surface]), [['cancel', 'cancel_request']]);
+      assert.equal(await dbCount(daemon.dbPath, "SELECT count(*) AS n FROM memories WHERE key = 'cancel-open'"), 1, 'nothing forgotten');
+    });
+  });
+}
+
+test('2025-11-25: a call that expires while its host\'s user is asked answers APPROVAL_EXPIRED, the question withdrawn (stdio)', { timeout: 60_000 }, async () => {
+  const config = join(tempDir(), 'toolgate.config.json');
+  writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['memory'], allowed_actions: ['memory.*'], approval: { ask: ['memory.forget'], ttl_s: 1 } } } }));
+  const daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
+  const open: Array<(a: ElicitAnswer) => void> = [];
+  const mcp = await connectMcp('stdio', { token: await mintBearer('elicit-expiry'), port: daemon.port!, dbPath: daemon.dbPath, args: ['--config', config], elicit: () => new Promise<ElicitAnswer>((resolve) => open.push(resolve)) });
+  try {
+    let done = false;
+    const pending = call(mcp, 'expiry', 'open-expire', 'memory', 'forget', { key: 'k' }).finally(() => (done = true));
+    // Never answered by the host's user: the call's own expiry ends the wait (or waitFor's ceiling fails the test).
+    const result = await Promise.race([pending, waitFor(() => done, 'the tools/call to answer at its expiry').then(() => pending)]);
+    assert.equal(result.structuredContent?.error?.code, 'APPROVAL_EXPIRED', result.content[0]?.text);
+    assert.equal(open.length, 1, 'its host was asked once');
+    await waitFor(() => mcp.wire.some((m) => m.method === 'notifications/cancelled'), 'the question to be withdrawn');
+  } finally {
+    for (const answer of open.splice(0)) answer({ action: 'cancel' });
+    await mcp.close();
+    await daemon.stop();
+  }
+});

@@ -376,3 +376,33 @@ test('tasks/list pages the user\'s own tasks with an opaque cursor; another user
     await host.stop();
   }
 });
+
+for (const era of ['2025', '2026'] as const) {
+  test(`a task's result carries the call's card in _meta["toolgate/ui_schema"], as the plain call's result does (HTTP ${era})`, { timeout: 60_000 }, async () => {
+    const host = await startInProcess({ transport: 'ws' });
+    try {
+      const mcp = await rawHttp(era, host, await mintBearer(`card-${era}`));
+      const args = { module: 'memory', method: 'update', input: { key: 'card', content: 'drawn by the app' } };
+      const meta = { 'toolgate/thread_id': 'cards', 'toolgate/tool_call_id': `card-${era}` };
+      const { taskId } = await callAsTask(mcp, args, meta);
+      const taskResult =
+        era === '2025'
+          ? (await mcp.request('tasks/result', { taskId })).result
+          : (
+              await waitFor(async () => {
+                const got = await mcp.request('tasks/get', { taskId });
+                return statusOf(got) === 'completed' ? got : undefined;
+              }, 'the task to complete')
+            ).result?.result as Record<string, unknown> | undefined;
+      // The same call asked again without a task: its stored outcome, as a plain tools/call answers it.
+      const plain = (await mcp.request('tools/call', { name: 'project_cli', arguments: args, _meta: meta }, { declareTasks: false })).result;
+      const card = (plain?._meta as Record<string, unknown> | undefined)?.['toolgate/ui_schema'];
+      assert.ok(card, JSON.stringify(plain));
+      assert.deepEqual((taskResult?._meta as Record<string, unknown> | undefined)?.['toolgate/ui_schema'], card, JSON.stringify(taskResult));
+      assert.deepEqual([taskResult?.content, taskResult?.structuredContent], [plain?.content, plain?.structuredContent]);
+      await mcp.close();
+    } finally {
+      await host.stop();
+    }
+  });
+}

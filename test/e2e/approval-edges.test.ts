@@ -1,0 +1,200 @@
+/**
+ * Approval (contract section 17) at its edges, from outside:
+ *
+ * - the HTTP approval route refuses a deny reason no engine stores as it is
+ *   (U+0000, an unpaired surrogate) exactly as `call/deny` does (contract
+ *   section 21): 400, nothing decided, the call still pending;
+ * - a call approved on one daemon is `running`, not unknown, to another
+ *   daemon on the same SQLite file while it runs there (a `serve --mcp`
+ *   beside a `serve --ws`: approval.md), so `call/get` — and MCP `tasks/get`,
+ *   which reads the same state — never answers CALL_NOT_FOUND for it, nor
+ *   `call/cancel`, which cannot reach it there and says it runs on;
+ * - a cancel is audited with the surface it came from, as approvals and
+ *   denials are: `call/cancel` with its transport, MCP `tasks/cancel` with
+ *   `mcp` — and the MCP task and the JSON-RPC call agree on the state.
+ *
+ * The first daemon of the second test is spawned (its project-cli child is
+ * held by a write lock this process takes), the others run in this process.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setImmediate as turn } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { openSession, startHost } from '../helpers/host.js';
+import { startInProcess, type InProcessHost } from '../helpers/in-process.js';
+import { mintBearer } from '../helpers/tokens.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { dbCount, dbRows } from '../helpers/db.js';
+import { TEST_ENGINE } from '../helpers/pg.js';
+import type { Client } from '../helpers/host.js';
+import type { CallGetResult, RpcError, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import { askConfig } from '../helpers/approval-config.js';
+
+let shared: Promise<InProcessHost> | undefined;
+const daemon = () => (shared ??= startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] }));
+after(async () => {
+  if (shared) await (await shared).stop();
+});
+
+function approvalOf(client: Client, toolCallId: string): Promise<ToolApprovalNotification> {
+  return waitFor(
+    () => client.wire.find((e) => e.method === 'tool/approval' && (e.payload as ToolApprovalNotification).tool_call_id === toolCallId)?.payload as ToolApprovalNotification | undefined,
+    `tool/approval of ${toolCallId}`,
+  );
+}
+
+test('HTTP approval: a deny reason holding U+0000 or a lone surrogate is refused (400) like call/deny\'s; nothing is decided', { timeout: 60_000 }, async () => {
+  const host = await daemon();
+  const token = await mintBearer('edge-http');
+  const s = await openSession(host, token);
+  await host.request('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'm', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'v' } } });
+  const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 't', tool_call_id: 'f', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+  const asked = await approvalOf(host, 'f');
+  const deny = (reason: string) =>
+    fetch(`http://127.0.0.1:${host.port}/threads/t/calls/f/approval`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      // JSON.stringify writes both as escapes (\u0000, \ud800): the body is valid JSON and UTF-8.
+      body: JSON.stringify({ decision: 'deny', args_sha256: asked.args_sha256, reason }),
+    });
+  for (const reason of ['no\u0000pe', 'half \ud800 a pair']) {
+    const res = await deny(reason);
+    const body = await res.text();
+    assert.equal(res.status, 400, body);
+    assert.match(body, /reason/);
+  }
+  const got = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 't', tool_call_id: 'f' });
+  assert.equal(got.state, 'awaiting_approval', 'nothing was decided');
+  assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM approval_audit WHERE tool_call_id = 'f'"), 0);
+  // A well-formed reason still decides it.
+  const denied = await deny('not now');
+  assert.equal(denied.status, 200);
+  const answer = await pending;
+  assert.match(answer.content[0]!.text, /"code":"APPROVAL_DENIED".*"reason":"not now"/);
+});
+
+test('an approved call running on another daemon of the SQLite file is running to call/get and call/cancel, never CALL_NOT_FOUND', { skip: TEST_ENGINE !== 'sqlite' && 'SQLite file shared by two daemons', timeout: 90_000 }, async () => {
+  const config = askConfig();
+  const a = await startHost({ transport: 'ws', args: ['--executor', 'subprocess', '--config', config] });
+  let b: InProcessHost | undefined;
+  let lock: Database.Database | undefined;
+  try {
+    const token = await mintBearer('edge-two');
+    const onA = await openSession(a, token);
+    const created = await a.request<ToolResponse>('tool/invoke', {
+      session_id: onA.session_id,
+      thread_id: 't',
+      tool_call_id: 'create',
+      args: { module: 'calendar', method: 'create', input: { title: 'shared file', start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+    });
+    const eventId = (JSON.parse(created.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
+    const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
+    // Handled at once: a failure below stops the daemon, which rejects them.
+    pending.catch(() => {});
+    const asked = await approvalOf(a, 'del');
+
+    // The other daemon on the same file, opened before the lock (opening writes).
+    b = await startInProcess({ db: a.dbPath, args: ['--config', config] });
+    const onB = await openSession(b, token);
+
+    // The approved run is held before it writes: the write lock is taken the moment the call is stored
+    // `running` (project-cli, still starting, has written nothing yet).
+    lock = new Database(a.dbPath, { timeout: 10_000 });
+    const running = lock.prepare("SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'");
+    const approved = a.request<unknown>('call/approve', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'del', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    const deadline = Date.now() + 15_000;
+    while ((running.get() as { n: number }).n === 0) {
+      if (Date.now() > deadline) throw new Error('the call was never approved');
+      await turn();
+    }
+    lock.exec('BEGIN IMMEDIATE');
+    assert.equal((lock.prepare("SELECT count(*) AS n FROM messages WHERE tool_call_id = 'del'").get() as { n: number }).n, 0, 'held before its outcome');
+
+    const got = await b.request<CallGetResult>('call/get', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'del' });
+    assert.deepEqual([got.state, got.action, got.args_sha256], ['running', 'calendar.delete', asked.args_sha256]);
+    // Out of this daemon's reach (SQLite tells it nothing): running, said so, rather than unknown.
+    assert.deepEqual(await b.request('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'del' }), { state: 'running' });
+
+    lock.exec('ROLLBACK');
+    lock.close();
+    lock = undefined;
+    const answer = await pending;
+    assert.equal(answer.status, 'success', answer.content[0]!.text);
+    await approved;
+    const done = await b.request<CallGetResult>('call/get', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'del' });
+    assert.deepEqual([done.state, done.outcome], ['done', answer]);
+  } finally {
+    if (lock?.inTransaction) lock.exec('ROLLBACK');
+    lock?.close();
+    await b?.stop();
+    await a.stop();
+  }
+});
+
+/** One request over a raw Streamable HTTP 2025-11-25 session: the JSON-RPC response, however it came. */
+async function mcpPost(port: number, token: string, headers: Record<string, string>, body: Record<string, unknown>) {
+  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  type Answer = { id?: unknown; result?: Record<string, unknown> & { task?: { taskId: string; status: string } }; error?: RpcError };
+  const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
+    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
+    : text
+      ? [JSON.parse(text) as Answer]
+      : [];
+  return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
+}
+
+test('a cancel is audited with its surface (the transport of call/cancel, mcp for tasks/cancel); task, task list and call agree', { timeout: 60_000 }, async () => {
+  const host = await daemon();
+  const token = await mintBearer('edge-cancel');
+  const s = await openSession(host, token);
+  const audit = (id: string) => dbRows<{ decision: string; surface: string }>(host.dbPath, 'SELECT decision, surface FROM approval_audit WHERE tool_call_id = ? ORDER BY seq', [id]);
+  const forget = (key: string) => ({ module: 'memory', method: 'forget', input: { key } });
+  for (const key of ['a', 'b']) {
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'c', tool_call_id: `save-${key}`, args: { module: 'memory', method: 'update', input: { key, content: 'keep me' } } });
+  }
+
+  // call/cancel on another WebSocket connection of the user.
+  const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-rpc', args: forget('a') });
+  await approvalOf(host, 'cancel-rpc');
+  const other = await host.connect();
+  const o = await openSession(other, token);
+  const cancelled = await other.request<{ state: string }>('call/cancel', { session_id: o.session_id, thread_id: 'c', tool_call_id: 'cancel-rpc' });
+  assert.equal(cancelled.state, 'done');
+  assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+  assert.deepEqual((await audit('cancel-rpc')).map((r) => [r.decision, r.surface]), [['cancel', 'ws']]);
+
+  // tasks/cancel of an MCP task awaiting approval (2025-11-25 over HTTP).
+  const port = host.port!;
+  const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+  await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  let id = 0;
+  const mcp = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+  const created = await mcp('tools/call', { name: 'project_cli', arguments: forget('b'), task: { ttl: 60_000 }, _meta: { 'toolgate/thread_id': 'c', 'toolgate/tool_call_id': 'cancel-task' } });
+  const taskId = created.result?.task?.taskId;
+  assert.ok(taskId, JSON.stringify(created));
+  assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
+  const viaRpc = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
+  assert.equal(viaRpc.state, 'awaiting_approval');
+  // Listed while it awaits approval, as tasks/get reports it (tasks/list: every call of the user's).
+  const listed = (await mcp('tasks/list', {})).result?.tasks as Array<{ taskId: string; status: string }> | undefined;
+  assert.equal(listed?.find((t) => t.taskId === taskId)?.status, 'input_required', JSON.stringify(listed));
+  const taskCancelled = await mcp('tasks/cancel', { taskId });
+  assert.equal(taskCancelled.result?.status, 'cancelled', JSON.stringify(taskCancelled));
+  const after = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
+  assert.equal(after.state, 'done');
+  assert.match(after.outcome!.content[0]!.text, /"code":"CANCELLED"/);
+  const result = await mcp('tasks/result', { taskId });
+  assert.equal(result.result?.isError, true, JSON.stringify(result));
+  assert.deepEqual((await audit('cancel-task')).map((r) => [r.decision, r.surface]), [['cancel', 'mcp']]);
+  // Nothing was forgotten by either.
+  const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+  assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 2);
+  await other.close();
+});
