@@ -57,10 +57,14 @@ export async function askApproval(
   log: Logger,
   signal: AbortSignal,
   counted?: readonly QuotaCounter[],
+  leaveRunning?: () => void,
 ): Promise<ToolCallAnswer> {
   const key: CallKey = { userId: call.userId, threadId: call.threadId, toolCallId: call.toolCallId };
   const asked = await storePending(deps, session, call);
   if (asked.kind === 'stored' || !asked.created) await giveBack(deps.store, call.userId, counted, log);
+  // Only now does the call stop being a running call of this daemon: a retry that waits for it (a full quota
+  // window, tool-invoke.ts) then finds it pending or stored, and its counts given back, when it counts again.
+  leaveRunning?.();
   if (asked.kind === 'stored') return replay(deps, conn, call, asked.row);
   const { row } = asked;
   if (row.argsSha256 !== call.argsSha256) return duplicateOfPending(conn, call);

@@ -165,10 +165,11 @@ async function admitAndRun(
   // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
   // its quotas already: asking is no way around them.
   if (!stopped() && admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
-    leave();
     try {
-      return await askApproval(deps, conn, session, call, own, log, signal, counted);
+      // It leaves the running calls once it is stored awaiting approval (or found stored), not before.
+      return await askApproval(deps, conn, session, call, own, log, signal, counted, leave);
     } finally {
+      leave();
       deps.subscriptions.done(own);
     }
   }
@@ -188,12 +189,13 @@ async function admitAndRun(
   // Even when this retry was stopped while counted: the call awaiting approval is what stands (a cancel ends it
   // too; shutdown leaves it stored across the restart).
   if (pending) {
-    leave();
     try {
-      if (pending.argsSha256 === call.argsSha256) return await askApproval(deps, conn, session, call, own, log, signal, counted);
+      if (pending.argsSha256 === call.argsSha256) return await askApproval(deps, conn, session, call, own, log, signal, counted, leave);
+      // Given back before it leaves the running calls: a retry waiting for it counts again only after.
       await giveBack(deps.store, call.userId, counted, log);
       return duplicateOfPending(conn, call);
     } finally {
+      leave();
       deps.subscriptions.done(own);
     }
   }
