@@ -76,6 +76,10 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
   // Approved and running where this daemon cannot see it: another process on the SQLite file, or a
   // PostgreSQL daemon before its mark is recorded. Its row says so until its outcome is stored.
   if (pending?.state === 'running') return (await storedCall(deps.store, key)) ?? pendingCallView(pending);
+  // PostgreSQL: a call another daemon ran may have ended between the first read and the look at `calls` (its
+  // outcome is stored before its row there goes).
+  const late = deps.store.sharedCalls ? await storedCall(deps.store, key) : undefined;
+  if (late) return late;
   throw callNotFound();
 }
 
@@ -108,7 +112,10 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: s
     if (runs.length > 0) throw new StoreUnavailableError('the cancelled call could not be stored');
     // Approved and running in another process on the SQLite file, which nothing here can reach: it runs on.
     if ((await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'running') return { state: 'running' };
-    throw callNotFound();
+    // PostgreSQL: it ended on another daemon between the first read and the look at `calls` (its outcome is
+    // stored before its row there goes).
+    if (deps.store.sharedCalls) done = await storedCall(deps.store, key);
+    if (!done) throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
 }
