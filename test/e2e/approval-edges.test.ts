@@ -27,8 +27,9 @@ import { waitFor } from '../helpers/wait-for.js';
 import { dbCount, dbRows } from '../helpers/db.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import type { Client } from '../helpers/host.js';
-import type { CallGetResult, RpcError, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { askConfig } from '../helpers/approval-config.js';
+import { mcpPost } from '../helpers/mcp-raw.js';
 
 let shared: Promise<InProcessHost> | undefined;
 const daemon = () => (shared ??= startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] }));
@@ -131,23 +132,6 @@ test('an approved call running on another daemon of the SQLite file is running t
     await a.stop();
   }
 });
-
-/** One request over a raw Streamable HTTP 2025-11-25 session: the JSON-RPC response, however it came. */
-async function mcpPost(port: number, token: string, headers: Record<string, string>, body: Record<string, unknown>) {
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  type Answer = { id?: unknown; result?: Record<string, unknown> & { task?: { taskId: string; status: string } }; error?: RpcError };
-  const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
-    : text
-      ? [JSON.parse(text) as Answer]
-      : [];
-  return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
-}
 
 test('a cancel is audited with its surface (the transport of call/cancel, mcp for tasks/cancel); task, task list and call agree', { timeout: 60_000 }, async () => {
   const host = await daemon();

@@ -383,21 +383,30 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
-test('a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval and a cancel ends it whole', { timeout: 60_000, skip: TEST_ENGINE === 'postgres' && 'the test lock on PostgreSQL holds only the events table: counting a call is not held by it' }, async () => {
+/**
+ * A daemon whose profile counts calendar.delete against a quota and asks before it, with a second connection of
+ * the same user, and a call of it (`toolCallId`) sent on the first: it goes on to await approval.
+ */
+async function askedWithQuota(toolCallId: string) {
   const dir = tempDir();
   const config = join(dir, 'config.json');
   const profile = { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.delete': { per_minute: 100 } }, approval: { ask: ['calendar.delete'], ttl_s: 600 } };
   writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
   const host = await startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  const s = await openSession(host, await mintBearer('alice'));
+  const other = await host.connect();
+  const o = await openSession(other, await mintBearer('alice'));
+  const key = { thread_id: 't', tool_call_id: toolCallId };
+  const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
+  const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
+  // Answered only at the end: a failure before then must not surface as its rejection at stop.
+  asked.catch(() => {});
+  return { host, other, o, key, args, asked };
+}
+
+test('a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval and a cancel ends it whole', { timeout: 60_000, skip: TEST_ENGINE === 'postgres' && 'the test lock on PostgreSQL holds only the events table: counting a call is not held by it' }, async () => {
+  const { host, other, o, key, args, asked } = await askedWithQuota('asked');
   try {
-    const s = await openSession(host, await mintBearer('alice'));
-    const other = await host.connect();
-    const o = await openSession(other, await mintBearer('alice'));
-    const key = { thread_id: 't', tool_call_id: 'asked' };
-    const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
-    const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
-    // Answered only at the end: a failure before then must not surface as its rejection at stop.
-    asked.catch(() => {});
     await waitFor(async () => (await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key }).catch(() => undefined))?.state === 'awaiting_approval', 'the call to await approval');
     const release = await holdWriteLock(host.dbPath);
     let released = false;
@@ -430,19 +439,8 @@ test('a retry of a call awaiting approval, while it counts against its quota, le
 
 test('shutdown stopping a retry of a call awaiting approval, while it counts against its quota, leaves the call awaiting approval', { timeout: 60_000, skip: TEST_ENGINE === 'postgres' && 'the test lock on PostgreSQL holds only the events table: counting a call is not held by it' }, async () => {
   // Contract section 16: on shutdown running calls are cancelled, calls awaiting approval stay stored.
-  const dir = tempDir();
-  const config = join(dir, 'config.json');
-  const profile = { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.delete': { per_minute: 100 } }, approval: { ask: ['calendar.delete'], ttl_s: 600 } };
-  writeFileSync(config, JSON.stringify({ agents: { default: profile } }));
-  const host = await startInProcess({ transport: 'ws', dataDir: dir, args: ['--config', config] });
+  const { host, other, o, key, args, asked } = await askedWithQuota('kept');
   try {
-    const s = await openSession(host, await mintBearer('alice'));
-    const other = await host.connect();
-    const o = await openSession(other, await mintBearer('alice'));
-    const key = { thread_id: 't', tool_call_id: 'kept' };
-    const args = { module: 'calendar', method: 'delete', input: { event_id: 'evt_none' } };
-    const asked = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, ...key, args });
-    asked.catch(() => {});
     const pending = await waitFor(async () => {
       const got = await other.request<CallGetResult>('call/get', { session_id: o.session_id, ...key }).catch(() => undefined);
       return got?.state === 'awaiting_approval' ? got : undefined;

@@ -17,7 +17,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
 import { ALL_ACTIONS, TEST_VERIFY_KEY_JSON, mintCredential, recordTrustedKey } from '../helpers/credentials.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
-import type { RpcError } from '../../src/protocol/index.js';
+import { mcpPost } from '../helpers/mcp-raw.js';
 
 /** Each malformed shape, in a string a call may carry. */
 const BAD = { nul: 'a\u0000b', high: 'a\ud800b', low: 'a\udc00b', trailing: 'tail\ud83d' } as const;
@@ -125,23 +125,6 @@ test('MCP: a NUL in the arguments is INVALID_ACTION_INPUT; one in _meta\'s threa
     await mcp.stop();
   }
 });
-
-/** One request over a raw Streamable HTTP 2025-11-25 session: the JSON-RPC response, however it came. */
-async function mcpPost(port: number, token: string, headers: Record<string, string>, body: Record<string, unknown>) {
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  type Answer = { id?: unknown; result?: Record<string, unknown>; error?: RpcError };
-  const messages = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)) as Answer)
-    : text
-      ? [JSON.parse(text) as Answer]
-      : [];
-  return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
-}
 
 test('MCP tasks and the call routes: an id or cursor holding a NUL or lone surrogate names nothing (-32602, 404), never -32603', { timeout: 60_000 }, async () => {
   const host = await startInProcess({ transport: 'ws' });
