@@ -347,7 +347,6 @@ describe('three daemons on one PostgreSQL behind HAProxy (round-robin, no affini
     const acknowledged = new Map<string, string>();
     let killed = false;
     let reconnects = 0;
-    const victim = daemons[1]!;
     const worker = async (w: number) => {
       let c = await viaLb();
       let s = await openSession(c, token);
@@ -369,6 +368,11 @@ describe('three daemons on one PostgreSQL behind HAProxy (round-robin, no affini
         }
         if (w === 0 && i === 2) {
           killed = true;
+          // The daemon this worker is on (found by its session in the daemon's log): its next call fails for
+          // sure. A fixed daemon could have no worker left: the balancer may pass over one whose health check
+          // was slow under load, and then nothing reconnects.
+          const victim = daemons.find((d) => d.stderr().includes(s.session_id));
+          assert.ok(victim, 'the daemon of worker 0 is found by its session');
           victim.proc.kill('SIGKILL');
         }
       }
