@@ -24,9 +24,11 @@ export const SERVE = {
   description:
     'Serves the one tool, project_cli, over exactly one transport. --stdio speaks JSON-RPC with LSP framing on ' +
     'stdin/stdout. --ws listens on HOST:PORT: JSON-RPC over WebSocket at /rpc (and /), MCP Streamable HTTP at /mcp, ' +
-    'AG-UI streams at /threads/ID/events and the web inspector at /; it prints {"listening":{"host","port"}} on stderr ' +
+    'AG-UI streams at /threads/ID/events, calls and their approval at /threads/ID/calls/CALL_ID and /calls, ' +
+    '/healthz, /readyz, /metrics (by default only for a loopback --host) and the web inspector at /; it prints {"listening":{"host","port"}} on stderr ' +
     'once ready. --mcp is an MCP server on stdio acting for the user of TOOLGATE_MCP_TOKEN. Logs are JSON lines on stderr. ' +
-    'Stops cleanly on shutdown+exit, SIGTERM/SIGINT or end of stdin.',
+    'Stops cleanly on shutdown+exit, SIGTERM/SIGINT or end of stdin. SIGHUP reads --config again: agent profiles, ' +
+    'call time limits, auth.max_token_lifetime_s and mcp.agent apply to the next calls; a file that does not validate changes nothing.',
   flags: {
     stdio: { type: 'boolean', description: 'JSON-RPC on stdin/stdout (Content-Length framing)' },
     ws: { type: 'boolean', description: 'WebSocket + HTTP server on --host/--port' },
@@ -109,7 +111,7 @@ export const DEV_CREDENTIAL = {
 export const AUTOMATION = {
   name: 'automation',
   summary: 'manage automation jobs (subcommand: add)',
-  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--ask m.x] [--ask-ttl-s N] [--db FILE]'],
+  usage: ['automation add --owner USER_ID --skills a,b --allow m.x,m.y [--quota JSON] [--ask m.x,m.y] [--ask-ttl-s N] [--db FILE]'],
   description: 'Automation jobs let a trusted backend open sessions that act for the job\'s owner. See toolgate automation add --help.',
   flags: {},
   env: [],
