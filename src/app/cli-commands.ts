@@ -43,7 +43,7 @@ export const SERVE = {
     'max-message-bytes': { type: 'string', value: 'N', description: 'largest JSON-RPC message accepted', default: '1048576' },
     'max-in-flight': { type: 'string', value: 'N', description: 'requests in progress per connection', default: '256' },
     'ping-interval-ms': { type: 'string', value: 'N', description: '--ws: keep-alive ping interval', default: '30000' },
-    'shutdown-grace-ms': { type: 'string', value: 'N', description: 'how long shutdown waits for in-flight calls', default: 'call timeout + 5000' },
+    'shutdown-grace-ms': { type: 'string', value: 'N', description: 'how long shutdown waits for in-flight calls before it cancels them', default: 'call timeout + 5000' },
   },
   env: [
     'TOOLGATE_DB',
@@ -58,6 +58,8 @@ export const SERVE = {
     'TOOLGATE_MCP_TOKEN',
     'TOOLGATE_MCP_AGENT',
     'TOOLGATE_LOG_LEVEL',
+    'OTEL_TRACES_EXPORTER',
+    'TOOLGATE_CLI_SNAPSHOT',
   ],
   examples: [
     'toolgate serve --ws --port 8787 --dev --db ./data/toolgate.db     # then open http://127.0.0.1:8787/',

@@ -31,6 +31,8 @@ export const ENVIRONMENT = {
   TOOLGATE_MCP_TOKEN: 'serve --mcp: the bearer token of the user the MCP server acts for',
   TOOLGATE_MCP_AGENT: 'serve --mcp: the agent profile of the MCP session (default: mcp.agent in the config, else default)',
   TOOLGATE_LOG_LEVEL: 'debug | info | warn | error (default info); logs are JSON lines on stderr',
+  OTEL_TRACES_EXPORTER: 'otlp or console turns tracing on (with the other OTEL_* variables); unset or none: no tracing',
+  TOOLGATE_CLI_SNAPSHOT: 'subprocess executor: off starts project-cli from its bundle, a path uses that start-up snapshot; unset: the checked snapshot',
 } as const;
 export type EnvName = keyof typeof ENVIRONMENT;
 
