@@ -15,7 +15,8 @@ import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './cal
 import { seedOutput } from '../threads/message-views.js';
 import { CallStopped } from './call-stopped.js';
 import { giveBack, rateLimitedError, takeQuota, type QuotaDecision } from './quotas.js';
-import type { PendingCallsRepo, QuotaCounter } from '../store/store.js';
+import type { PendingCallsRepo, QuotaCounter, ToolCallRecord } from '../store/store.js';
+import { EXIT_OK, exitCodeFor } from '../cli-router/errors.js';
 import { answerOf, direct, duplicateOfPending, messageOfDoc, replay, type ToolCallAnswer } from './call-answers.js';
 import { askApproval, type AskDeps } from './approval-ask.js';
 
@@ -333,6 +334,10 @@ export async function settle(deps: SettleDeps, session: CallPrincipal, call: Cal
       if (stored) return { kind: 'stored', row: stored };
       const recorded = orRecord ? await tx.toolCalls.get(call.userId, call.threadId, call.toolCallId) : undefined;
       if (recorded && recorded.args_sha256 === call.argsSha256) return storeOutcome(tx, call, JSON.parse(recorded.outcome) as CliDocument);
+      // A stop is recorded as the call's outcome, beside its message: a run of this call that no stop reached
+      // (a twin on another daemon, whose child still waits to commit) then fails on the record's key and its
+      // writes are undone — never committed under a CANCELLED call. Its commit first makes this one conflict.
+      if (orRecord && !recorded) await tx.toolCalls.record(stopRecord(call, doc));
       return storeOutcome(tx, call, doc);
     });
   const run = (optimistic: boolean): Promise<Outcome> =>
@@ -351,16 +356,35 @@ export async function settle(deps: SettleDeps, session: CallPrincipal, call: Cal
     // Stopped before anything of it committed (its unit was undone whole): stored as stopped, done.
     const { module, method } = call.args;
     log.log('info', 'tool call stopped', { code: err.code });
-    try {
-      return await storeDoc({ ok: false, module, method, error: { code: err.code, message: err.message, module, method } }, true);
-    } catch (conflict) {
-      // A twin of this call (another daemon's) stored first: its outcome is the call's.
-      if (!(conflict instanceof StoreConflictError)) throw conflict;
-      const winner = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
-      if (!winner) throw conflict;
-      return { kind: 'stored', row: winner };
+    const stoppedDoc: CliDocument = { ok: false, module, method, error: { code: err.code, message: err.message, module, method } };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await storeDoc(stoppedDoc, true);
+      } catch (conflict) {
+        // A twin of this call (another daemon's) stored first: its outcome is the call's. Or its child committed
+        // the call's record first: stored again, that record is the outcome.
+        if (!(conflict instanceof StoreConflictError)) throw conflict;
+        const winner = await deps.store.read((tx) => tx.messages.getToolMessage(call.userId, call.threadId, call.toolCallId));
+        if (winner) return { kind: 'stored', row: winner };
+        if (attempt > 0) throw conflict;
+      }
     }
   }
+}
+
+/** The record of a call stopped before anything of it committed: its stop failure, as project-cli would record it. */
+function stopRecord(call: Call, doc: CliDocument): Omit<ToolCallRecord, 'created_at'> {
+  const { module, method, input } = call.args;
+  return {
+    user_id: call.userId,
+    thread_id: call.threadId,
+    tool_call_id: call.toolCallId,
+    action: `${module}.${method}`,
+    args: JSON.stringify({ module, method, input }),
+    args_sha256: call.argsSha256,
+    outcome: JSON.stringify(doc),
+    exit_code: doc.ok ? EXIT_OK : exitCodeFor(doc.error.code),
+  };
 }
 
 /** The database went away: answered, never stored; the same tool_call_id is safe to retry. */

@@ -26,7 +26,7 @@ import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
-import { dbCount } from '../helpers/db.js';
+import { dbCount, dbRows } from '../helpers/db.js';
 import { TEST_ENGINE, freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { connectMcp, type McpKind } from '../helpers/mcp-hosts.js';
 import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
@@ -513,7 +513,9 @@ test('call/cancel ends a running project-cli child (SIGTERM) and nothing it woul
         assert.equal(failureCode(answer), 'CANCELLED', answer.content[0]!.text);
         assert.deepEqual(result.outcome, answer);
         assert.equal(await eventsTitled(host, title), 0);
-        assert.equal(await dbCount(host.dbPath, 'SELECT count(*) AS n FROM tool_calls WHERE tool_call_id = ?', [id]), 0, 'no call record of the killed child');
+        // The call's record is its stop (it keeps a run elsewhere from committing), never the killed child's.
+        const records = await dbRows<{ outcome: string }>(host.dbPath, 'SELECT outcome FROM tool_calls WHERE tool_call_id = ?', [id]);
+        assert.deepEqual(records.map((r) => (JSON.parse(r.outcome) as { error?: { code?: string } }).error?.code), ['CANCELLED'], 'no call record of the killed child');
         break;
       } finally {
         if (!released) await release();
@@ -615,3 +617,42 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
     }
   });
 }
+
+test('two daemons on PostgreSQL: a retry cancelled on one never leaves the other\'s child committing under CANCELLED (subprocess)', { ...needsPg, timeout: 90_000 }, async () => {
+  // The same call runs on A and, retried, on B (each daemon's running calls know only its own run). A cancel on
+  // B stops B's run at once; A's child, held by the lock, commits only after B stored the call's outcome. That
+  // outcome is the call's one answer, and if it is CANCELLED nothing the call wrote may be visible.
+  const { url } = await freshPgDatabase();
+  const args = ['--executor', 'subprocess'];
+  const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+  try {
+    const sa = await openSession(a, await mintBearer('alice'));
+    const sb = await openSession(b, await mintBearer('alice'));
+    const key = { thread_id: 't', tool_call_id: 'twin' };
+    const title = 'twin cancelled on B';
+    const audits = () => dbCount(url, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [key.tool_call_id]);
+    const release = await holdWriteLock(url);
+    let released = false;
+    try {
+      const first = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, ...key, args: create(title) });
+      // Each run's child starts once its credential is recorded; both then wait for the events table.
+      await waitFor(async () => (await audits()) >= 1, 'A\'s credential audit row');
+      const retry = b.request<ToolResponse>('tool/invoke', { session_id: sb.session_id, ...key, args: create(title) });
+      await waitFor(async () => (await audits()) >= 2, 'B\'s credential audit row');
+      const cancelled = await b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, ...key });
+      await release();
+      released = true;
+      const [ra, rb] = await Promise.all([first, retry]);
+      assert.equal(cancelled.state, 'done');
+      assert.deepEqual(rb, cancelled.outcome, 'the retry answers the call\'s outcome');
+      assert.deepEqual(ra, cancelled.outcome, 'the first try answers the call\'s outcome');
+      const events = await dbCount(url, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]);
+      if (failureCode(ra) === 'CANCELLED') assert.equal(events, 0, 'a CANCELLED call whose event is visible');
+      else assert.equal(events, 1);
+    } finally {
+      if (!released) await release();
+    }
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});

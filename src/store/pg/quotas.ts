@@ -1,6 +1,14 @@
 import type { CallKeyOf, QuotaCounter, QuotaTake, QuotaUse, QuotasRepo, QuotaPeriod } from '../store.js';
 import type { Query } from './unit.js';
 
+/**
+ * The one order every statement locks a user's counter rows in. Two statements that lock overlapping
+ * rows in opposite orders deadlock, and PostgreSQL ends one of them after `deadlock_timeout`: a call
+ * that should pass fails, or a count is never given back. The order of the counters a call names
+ * depends on the profile's quota list (which a reload on one daemon may reorder) and the plan's.
+ */
+const LOCK_ORDER = (alias: string) => `ORDER BY ${alias}.scope COLLATE "C", ${alias}.period COLLATE "C"`;
+
 /** PostgreSQL's check_violation: a counter's `used <= allowed` (the only check the statement can fail). */
 const CHECK_VIOLATION = '23514';
 
@@ -28,6 +36,7 @@ export class PgQuotas implements QuotasRepo {
         SELECT $1, v.scope, v.period, v.window_start, 1, v.allowed FROM (VALUES ${rows.join(', ')}) AS v (scope, period, window_start, allowed)
          WHERE NOT EXISTS (SELECT 1 FROM messages WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3)
            AND NOT EXISTS (SELECT 1 FROM calls WHERE user_id = $1 AND thread_id = $2 AND tool_call_id = $3 AND args_sha256 = $4)
+         ${LOCK_ORDER('v')}
       ON CONFLICT (user_id, scope, period) DO UPDATE SET
         used = CASE WHEN excluded.window_start > q.window_start THEN 1 ELSE q.used + 1 END,
         window_start = GREATEST(q.window_start, excluded.window_start),
@@ -50,9 +59,15 @@ export class PgQuotas implements QuotasRepo {
       const n = values.length;
       return `($${n - 2}::text, $${n - 1}::text, $${n}::bigint)`;
     });
+    // Locked first, in LOCK_ORDER: an UPDATE … FROM locks rows in its plan's order (on disk, for a bitmap scan).
     await this.q(
-      `UPDATE quota_counts AS q SET used = q.used - 1 FROM (VALUES ${rows.join(', ')}) AS v (scope, period, window_start)
-        WHERE q.user_id = $1 AND q.scope = v.scope AND q.period = v.period AND q.window_start = v.window_start AND q.used > 0`,
+      `WITH locked AS (
+         SELECT q.scope, q.period FROM quota_counts AS q JOIN (VALUES ${rows.join(', ')}) AS v (scope, period, window_start)
+             ON q.scope = v.scope AND q.period = v.period AND q.window_start = v.window_start
+          WHERE q.user_id = $1 AND q.used > 0
+          ${LOCK_ORDER('q')} FOR UPDATE OF q)
+       UPDATE quota_counts AS q SET used = q.used - 1 FROM locked AS l
+        WHERE q.user_id = $1 AND q.scope = l.scope AND q.period = l.period AND q.used > 0`,
       values,
     );
   }
