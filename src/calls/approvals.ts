@@ -63,7 +63,10 @@ export interface DecideDeps extends PendingDeps, SettleDeps {
   secrets?: readonly string[] | undefined;
 }
 
-/** The call's state once decided (by this request or another): done with its outcome, or still running. */
+/**
+ * The call's state once decided (by this request or another), or a call that never asked: done with its
+ * outcome, or still running. A decision never changes a call that is not awaiting approval.
+ */
 async function decided(deps: DecideDeps, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
   const done = await storedCall(deps.store, key);
   if (done) {
@@ -71,9 +74,15 @@ async function decided(deps: DecideDeps, key: CallKey, argsSha256: string): Prom
     return { state: 'done', ...(done.outcome ? { outcome: done.outcome } : {}) };
   }
   const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
-  if (!pending) throw callNotFound();
-  if (pending.argsSha256 !== argsSha256) throw argsMismatch();
-  return { state: pending.state };
+  // A call that never asked, running here or (PostgreSQL) on another daemon: the user's call, in its state.
+  const running = pending ?? deps.calls.find(key) ?? (await deps.store.sharedCalls?.find(key));
+  if (!running) {
+    // It may have finished between the reads: its stored outcome then answers.
+    if (await storedCall(deps.store, key)) return decided(deps, key, argsSha256);
+    throw callNotFound();
+  }
+  if (running.argsSha256 !== argsSha256) throw argsMismatch();
+  return { state: pending?.state ?? 'running' };
 }
 
 /**

@@ -9,6 +9,10 @@
  *   beside a `serve --ws`: approval.md), so `call/get` — and MCP `tasks/get`,
  *   which reads the same state — never answers CALL_NOT_FOUND for it, nor
  *   `call/cancel`, which cannot reach it there and says it runs on;
+ * - a decision on a running call that never asked (approve or deny) answers
+ *   its state, `running`, as `call/get` does — never CALL_NOT_FOUND; a wrong
+ *   digest is ARGS_MISMATCH, another user's call not found; once done it
+ *   answers the outcome, and nothing about the call changed;
  * - a cancel is audited with the surface it came from, as approvals and
  *   denials are: `call/cancel` with its transport, MCP `tasks/cancel` with
  *   `mcp` — and the MCP task and the JSON-RPC call agree on the state.
@@ -30,6 +34,8 @@ import type { Client } from '../helpers/host.js';
 import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { askConfig } from '../helpers/approval-config.js';
 import { mcpPost } from '../helpers/mcp-raw.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
+import { rpcError } from '../helpers/host.js';
 
 let shared: Promise<InProcessHost> | undefined;
 const daemon = () => (shared ??= startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] }));
@@ -130,6 +136,44 @@ test('an approved call running on another daemon of the SQLite file is running t
     lock?.close();
     await b?.stop();
     await a.stop();
+  }
+});
+
+test('approve or deny of a running call that never asked answers running (its state), not CALL_NOT_FOUND; it runs on unchanged', { timeout: 60_000 }, async () => {
+  const host = await daemon();
+  const alice = await openSession(host, await mintBearer('edge-running'));
+  const other = await host.connect();
+  const bob = await openSession(other, await mintBearer('edge-running-bob'));
+  const key = { thread_id: 't-running', tool_call_id: 'create' };
+  const release = await holdWriteLock(host.dbPath);
+  let released = false;
+  try {
+    const pending = host.request<ToolResponse>('tool/invoke', {
+      session_id: alice.session_id,
+      ...key,
+      args: { module: 'calendar', method: 'create', input: { title: 'runs unasked', start_at: '2026-10-11T08:00:00Z', end_at: '2026-10-11T09:00:00Z' } },
+    });
+    pending.catch(() => {});
+    const running = await waitFor(async () => {
+      const got = await host.request<CallGetResult>('call/get', { session_id: alice.session_id, ...key }).catch(() => undefined);
+      return got?.state === 'running' ? got : undefined;
+    }, 'the call to be running');
+    const digest = running.args_sha256;
+    assert.deepEqual(await host.request('call/approve', { session_id: alice.session_id, ...key, args_sha256: digest }), { state: 'running' });
+    assert.deepEqual(await host.request('call/deny', { session_id: alice.session_id, ...key, args_sha256: digest, reason: 'no' }), { state: 'running' });
+    const mismatch = await rpcError(host.request('call/approve', { session_id: alice.session_id, ...key, args_sha256: '0'.repeat(64) }));
+    assert.deepEqual([mismatch.code, mismatch.data], [-32602, { code: 'ARGS_MISMATCH' }]);
+    const notBobs = await rpcError(other.request('call/approve', { session_id: bob.session_id, ...key, args_sha256: digest }));
+    assert.deepEqual([notBobs.code, notBobs.data], [-32602, { code: 'CALL_NOT_FOUND' }]);
+    await release();
+    released = true;
+    const answer = await pending;
+    // The deny changed nothing: the call ran, and a decision now answers its outcome.
+    assert.equal(answer.status, 'success', answer.content[0]!.text);
+    assert.deepEqual(await host.request('call/deny', { session_id: alice.session_id, ...key, args_sha256: digest }), { state: 'done', outcome: answer });
+    assert.equal(await dbCount(host.dbPath, "SELECT count(*) AS n FROM approval_audit WHERE thread_id = 't-running'"), 0, 'no decision was audited');
+  } finally {
+    if (!released) await release();
   }
 });
 
