@@ -182,3 +182,50 @@ test('a cancel is audited with its surface (the transport of call/cancel, mcp fo
   assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 2);
   await other.close();
 });
+
+test('a call/cancel right after an approval, while the approved run takes its mark, stops the call: CANCELLED, nothing written', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
+  const store = host.services.store;
+  const original = store.holdCall?.bind(store);
+  try {
+    const s = await openSession(host, await mintBearer('edge-race'));
+    const key = { userId: s.user_id, threadId: 'r', toolCallId: 'forget' };
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    // Handled at once: a failure below stops the daemon, which rejects them.
+    pending.catch(() => {});
+    const asked = await approvalOf(host, 'forget');
+
+    // The approved run is held where it takes its mark (PostgreSQL's holdCall; SQLite has none, so one is put in).
+    let entered!: () => void;
+    const held = new Promise<void>((r) => (entered = r));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    store.holdCall = async (userId, threadId, toolCallId) => {
+      entered();
+      await gate;
+      return original ? original(userId, threadId, toolCallId) : async () => {};
+    };
+    const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    await held;
+    let answered = false;
+    const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
+    void cancelled.then(() => (answered = true), () => (answered = true));
+    // The cancel has been handled: it stopped the run, or (the defect) answered without reaching it.
+    await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
+    open();
+
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/, 'the cancel was not acknowledged while the call ran on');
+    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+    assert.equal((await approved).state, 'done');
+    store.holdCall = original;
+    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
+  } finally {
+    store.holdCall = original;
+    await host.stop();
+  }
+});
