@@ -229,3 +229,32 @@ test('a call/cancel right after an approval, while the approved run takes its ma
     await host.stop();
   }
 });
+
+test('an MCP task awaiting approval holds none of its session\'s in-flight places: the client\'s next call runs', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig(), '--max-in-flight', '1'] });
+  try {
+    const token = await mintBearer('edge-slots');
+    const port = host.port!;
+    const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+    await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    let id = 0;
+    const mcp = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+    const call = (args: unknown, toolCallId: string, task?: boolean) =>
+      mcp('tools/call', { name: 'project_cli', arguments: args, ...(task ? { task: { ttl: 60_000 } } : {}), _meta: { 'toolgate/thread_id': 's', 'toolgate/tool_call_id': toolCallId } });
+    assert.equal((await call({ module: 'memory', method: 'update', input: { key: 'k', content: 'v' } }, 'save')).result?.isError, false);
+
+    const created = await call({ module: 'memory', method: 'forget', input: { key: 'k' } }, 'forget', true);
+    const taskId = created.result?.task?.taskId;
+    assert.ok(taskId, JSON.stringify(created));
+    assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
+    // The task waits for a person; nothing of it runs. The session's one place is free for its next call.
+    const read = await call({ module: 'memory', method: 'read', input: {} }, 'read');
+    assert.equal(read.result?.isError, false, JSON.stringify(read));
+    assert.equal((await mcp('tasks/cancel', { taskId })).result?.status, 'cancelled');
+    // Ended (its place given back when it began to wait): the session's next call runs.
+    assert.equal((await call({ module: 'memory', method: 'read', input: {} }, 'read2')).result?.isError, false);
+  } finally {
+    await host.stop();
+  }
+});
