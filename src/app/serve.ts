@@ -365,13 +365,14 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // committed first), and its pending request is answered with that.
   if (services.calls.size > 0) {
     log.log('warn', 'shutdown grace over: cancelling running calls', { calls: services.calls.size });
-    // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit.
-    const stopping = new Promise((r) => setTimeout(r, limits.cancelGraceMs + 2_000).unref());
+    // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit. The cancel
+    // grace is the live one (a SIGHUP may have changed it): the one the stopped children are killed by.
+    const stopping = new Promise((r) => setTimeout(r, services.cancelGraceMs + 2_000).unref());
     await Promise.race([Promise.allSettled([services.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
   }
   // A subprocess call is answered as its child closes its output: the child may still be exiting
   // (a stopped one within its kill grace).
-  await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
+  await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, services.cancelGraceMs + 1_000).unref())]);
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();
