@@ -270,13 +270,27 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  * (bounded by the grace period), closes the database and returns the exit code.
  */
 export async function serve(opts: ServeOptions): Promise<number> {
-  const log = createLogger();
   // SIGHUP's default action ends the process. One that arrives while the daemon starts (`systemctl reload`
   // right after `start`: the daemon may have read the file before its edit) is kept, and the file is read
   // again as soon as the daemon can reload it.
-  let hungUpWhileStarting = false;
-  const onHangUpWhileStarting = () => (hungUpWhileStarting = true);
-  process.on('SIGHUP', onHangUpWhileStarting);
+  const early: EarlyHangUp = { hungUp: false, listener: () => (early.hungUp = true) };
+  process.on('SIGHUP', early.listener);
+  try {
+    return await serveFrom(opts, early);
+  } finally {
+    // Gone once serving began; a start that threw leaves it too.
+    process.removeListener('SIGHUP', early.listener);
+  }
+}
+
+/** The SIGHUP listener of the start: whether one came while the daemon was being built. */
+interface EarlyHangUp {
+  hungUp: boolean;
+  readonly listener: () => void;
+}
+
+async function serveFrom(opts: ServeOptions, early: EarlyHangUp): Promise<number> {
+  const log = createLogger();
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
@@ -326,8 +340,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
   };
   process.on('SIGHUP', onHangUp);
-  process.removeListener('SIGHUP', onHangUpWhileStarting);
-  if (hungUpWhileStarting) onHangUp();
+  process.removeListener('SIGHUP', early.listener);
+  if (early.hungUp) onHangUp();
 
   let stop: () => Promise<void>;
   let finished: Promise<number>;
