@@ -270,13 +270,27 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  * (bounded by the grace period), closes the database and returns the exit code.
  */
 export async function serve(opts: ServeOptions): Promise<number> {
-  const log = createLogger();
   // SIGHUP's default action ends the process. One that arrives while the daemon starts (`systemctl reload`
   // right after `start`: the daemon may have read the file before its edit) is kept, and the file is read
   // again as soon as the daemon can reload it.
-  let hungUpWhileStarting = false;
-  const onHangUpWhileStarting = () => (hungUpWhileStarting = true);
-  process.on('SIGHUP', onHangUpWhileStarting);
+  const early: EarlyHangUp = { hungUp: false, listener: () => (early.hungUp = true) };
+  process.on('SIGHUP', early.listener);
+  try {
+    return await serveFrom(opts, early);
+  } finally {
+    // Gone once serving began; a start that threw leaves it too.
+    process.removeListener('SIGHUP', early.listener);
+  }
+}
+
+/** The SIGHUP listener of the start: whether one came while the daemon was being built. */
+interface EarlyHangUp {
+  hungUp: boolean;
+  readonly listener: () => void;
+}
+
+async function serveFrom(opts: ServeOptions, early: EarlyHangUp): Promise<number> {
+  const log = createLogger();
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
@@ -326,8 +340,8 @@ export async function serve(opts: ServeOptions): Promise<number> {
     reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
   };
   process.on('SIGHUP', onHangUp);
-  process.removeListener('SIGHUP', onHangUpWhileStarting);
-  if (hungUpWhileStarting) onHangUp();
+  process.removeListener('SIGHUP', early.listener);
+  if (early.hungUp) onHangUp();
 
   let stop: () => Promise<void>;
   let finished: Promise<number>;
@@ -365,13 +379,14 @@ export async function serve(opts: ServeOptions): Promise<number> {
   // committed first), and its pending request is answered with that.
   if (services.calls.size > 0) {
     log.log('warn', 'shutdown grace over: cancelling running calls', { calls: services.calls.size });
-    // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit.
-    const stopping = new Promise((r) => setTimeout(r, limits.cancelGraceMs + 2_000).unref());
+    // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit. The cancel
+    // grace is the live one (a SIGHUP may have changed it): the one the stopped children are killed by.
+    const stopping = new Promise((r) => setTimeout(r, services.cancelGraceMs + 2_000).unref());
     await Promise.race([Promise.allSettled([services.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
   }
   // A subprocess call is answered as its child closes its output: the child may still be exiting
   // (a stopped one within its kill grace).
-  await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, limits.cancelGraceMs + 1_000).unref())]);
+  await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, services.cancelGraceMs + 1_000).unref())]);
   // Let the responses of settled calls leave before the transports close.
   await ctx.writes.drained();
   await stop();

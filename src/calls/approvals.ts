@@ -98,11 +98,19 @@ async function runApproved(deps: DecideDeps, row: PendingCallRow, log: Logger): 
   const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: deps.maxResultBytes };
   const admission = admitCall([row.action], args, deps.secrets);
   const callLog = log.child({ thread_id: row.threadId, tool_call_id: row.toolCallId, action: row.action });
-  // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
-  const release = await deps.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
+  // Running from the approval's commit on: a call/cancel that comes while its mark is taken below stops it
+  // (it then ends CANCELLED), never finds the call neither pending nor running here.
   const { running, finish } = deps.calls.start({ ...call, action: row.action }, deps.timeoutMs(row.action));
   // From the approval on: the wait for a person is no part of the call's time (security.md, operations.md).
   const started = performance.now();
+  let release: (() => Promise<void>) | undefined;
+  try {
+    // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
+    release = await deps.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
+  } catch (err) {
+    finish();
+    throw err;
+  }
   try {
     const outcome = await settle(deps, { userId: row.userId, source: row.source, jobId: row.jobId }, call, admission, callLog, running.signal);
     if (outcome.kind === 'ran') {

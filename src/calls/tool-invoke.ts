@@ -129,10 +129,15 @@ async function admitAndRun(
   leave: () => void,
 ): Promise<ToolCallAnswer> {
   const { args } = call;
-  // Contract section 20: an admitted call counts against its quotas before anything of it runs (an action
-  // no quota names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
+  // Contract section 17: whitelist, input, then quota — a call whose input does not validate fails at once (as
+  // INVALID_ACTION_INPUT, when it runs below): it counts nothing and nobody is asked about it. Parsed here only
+  // when a quota or an approval may apply (the executor validates every call anyway).
+  let validity: boolean | undefined;
+  const valid = () => (validity ??= admission.admitted && admission.action.input.safeParse(args.input).success);
+  // Contract section 20: a valid call counts against its quotas before anything of it runs (an action no quota
+  // names costs no statement). Over a quota: answered, nothing run, counted or stored — its id stays free.
   let quota: QuotaDecision = { kind: 'free' };
-  if (admission.admitted) {
+  if (session.quotas && valid()) {
     try {
       quota = await takeQuota(deps.store, session.quotas, call, action, running.signal);
       // The window is full — with this very call, maybe: the same id and args counted by a run of this daemon
@@ -165,7 +170,7 @@ async function admitAndRun(
   // Contract section 17: a valid call to an `ask` action waits for a person first (an invalid one fails at
   // once, as any call). A Set lookup: an action that does not ask pays nothing more. It has counted against
   // its quotas already: asking is no way around them.
-  if (!stopped() && admission.admitted && session.approval?.ask.has(action) && admission.action.input.safeParse(args.input).success) {
+  if (!stopped() && admission.admitted && session.approval?.ask.has(action) && valid()) {
     try {
       // It leaves the running calls once it is stored awaiting approval (or found stored), not before.
       return await askApproval(deps, conn, session, call, own, log, signal, counted, leave);

@@ -173,12 +173,22 @@ export async function callProjectCli(
   const sent: Array<Promise<void>> = [];
   let progress = 0;
   let uiSchema: unknown;
+  // A place of the principal's in-flight calls, held while the call is admitted and runs. A call awaiting
+  // approval is not running (contract section 16): from its `tool/approval` on its place is free — a task, or a
+  // client waiting for a person, never keeps the principal's other calls out for up to `ttl_s`.
+  let holding = false;
+  const leave = () => {
+    if (!holding) return;
+    holding = false;
+    principal.inFlight.count -= 1;
+  };
   const conn: Connection = {
     id: `mcp_${randomUUID()}`,
     transport: 'mcp',
     trusted: false,
     ...(host.canElicit ? { askHost: () => true } : {}),
     notify(method, params) {
+      if (method === 'tool/approval') return leave();
       const n = params as ToolResultNotification;
       if (method === 'tool/result' && n.final) uiSchema = n.ui_schema;
       if (method !== 'tool/result' || n.final || progressToken === undefined) return;
@@ -194,6 +204,7 @@ export async function callProjectCli(
   };
 
   principal.inFlight.count += 1;
+  holding = true;
   const started = performance.now();
   try {
     const traceparent = metaTraceparent(meta) ?? ctx.http?.req?.headers.get('traceparent') ?? undefined;
@@ -233,7 +244,7 @@ export async function callProjectCli(
     if (wire) throw new ProtocolError(wire.code, wire.message, wire.data);
     throw err;
   } finally {
-    principal.inFlight.count -= 1;
+    leave();
   }
 }
 

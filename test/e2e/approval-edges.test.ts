@@ -226,3 +226,79 @@ test('a cancel is audited with its surface (the transport of call/cancel, mcp fo
   assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 2);
   await other.close();
 });
+
+test('a call/cancel right after an approval, while the approved run takes its mark, stops the call: CANCELLED, nothing written', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
+  const store = host.services.store;
+  const original = store.holdCall?.bind(store);
+  try {
+    const s = await openSession(host, await mintBearer('edge-race'));
+    const key = { userId: s.user_id, threadId: 'r', toolCallId: 'forget' };
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    // Handled at once: a failure below stops the daemon, which rejects them.
+    pending.catch(() => {});
+    const asked = await approvalOf(host, 'forget');
+
+    // The approved run is held where it takes its mark (PostgreSQL's holdCall; SQLite has none, so one is put in).
+    let entered!: () => void;
+    const held = new Promise<void>((r) => (entered = r));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    store.holdCall = async (userId, threadId, toolCallId) => {
+      entered();
+      await gate;
+      return original ? original(userId, threadId, toolCallId) : async () => {};
+    };
+    const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    await held;
+    let answered = false;
+    const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
+    void cancelled.then(() => (answered = true), () => (answered = true));
+    // The cancel has been handled: it stopped the run, or (the defect) answered without reaching it.
+    await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
+    open();
+
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/, 'the cancel was not acknowledged while the call ran on');
+    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+    assert.equal((await approved).state, 'done');
+    store.holdCall = original;
+    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
+  } finally {
+    store.holdCall = original;
+    await host.stop();
+  }
+});
+
+test('an MCP task awaiting approval holds none of its session\'s in-flight places: the client\'s next call runs', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig(), '--max-in-flight', '1'] });
+  try {
+    const token = await mintBearer('edge-slots');
+    const port = host.port!;
+    const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+    await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    let id = 0;
+    const mcp = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+    const call = (args: unknown, toolCallId: string, task?: boolean) =>
+      mcp('tools/call', { name: 'project_cli', arguments: args, ...(task ? { task: { ttl: 60_000 } } : {}), _meta: { 'toolgate/thread_id': 's', 'toolgate/tool_call_id': toolCallId } });
+    assert.equal((await call({ module: 'memory', method: 'update', input: { key: 'k', content: 'v' } }, 'save')).result?.isError, false);
+
+    const created = await call({ module: 'memory', method: 'forget', input: { key: 'k' } }, 'forget', true);
+    const taskId = created.result?.task?.taskId;
+    assert.ok(taskId, JSON.stringify(created));
+    assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
+    // The task waits for a person; nothing of it runs. The session's one place is free for its next call.
+    const read = await call({ module: 'memory', method: 'read', input: {} }, 'read');
+    assert.equal(read.result?.isError, false, JSON.stringify(read));
+    assert.equal((await mcp('tasks/cancel', { taskId })).result?.status, 'cancelled');
+    // Ended (its place given back when it began to wait): the session's next call runs.
+    assert.equal((await call({ module: 'memory', method: 'read', input: {} }, 'read2')).result?.isError, false);
+  } finally {
+    await host.stop();
+  }
+});

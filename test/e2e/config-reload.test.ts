@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectWs, openSession, startHost, type Host } from '../helpers/host.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
@@ -16,6 +16,7 @@ import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
 import Database from 'better-sqlite3';
 import { waitFor } from '../helpers/wait-for.js';
+import { dbRows } from '../helpers/db.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
 
 const SKILLS = ['calendar', 'contacts', 'memory'];
@@ -181,5 +182,64 @@ test('a SIGHUP while the daemon is still starting does not end it: the file is r
   } finally {
     await release?.();
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  }
+});
+
+/** A project-cli process under this one (its children, theirs…: the launcher may run the daemon as its child), read from Linux /proc. */
+function projectCliUnder(pid: number): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  for (const child of text ? text.split(' ').map(Number) : []) {
+    const cmdline = (() => {
+      try {
+        return readFileSync(`/proc/${child}/cmdline`, 'utf8');
+      } catch {
+        return '';
+      }
+    })();
+    if (cmdline.includes('project-cli')) return child;
+    const deeper = projectCliUnder(child);
+    if (deeper !== undefined) return deeper;
+  }
+  return undefined;
+}
+
+test('shutdown waits for a stopped call by the cancel grace a SIGHUP set, not the one read at start', { skip: !existsSync(`/proc/${process.pid}/task/${process.pid}/children`) && 'needs /proc children', timeout: 60_000 }, async () => {
+  const file = join(tempDir(), 'toolgate.json');
+  const config = (cancelGraceMs: number) =>
+    JSON.stringify({ agents: { default: { enabled_skills: SKILLS, allowed_actions: ['calendar.*'] } }, limits: { cancel_grace_ms: cancelGraceMs, shutdown_grace_ms: 100 } });
+  writeFileSync(file, config(50));
+  const h = await start(file, 'subprocess');
+  let child: number | undefined;
+  try {
+    // Reloaded: a stopped child now gets 5 s between SIGTERM and SIGKILL.
+    writeFileSync(file, config(5_000));
+    assert.match(await hangUp(h, 1), /"msg":"config reloaded"/);
+    const s = await openSession(h, await mintBearer('grace'));
+    const pending = h.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'g', tool_call_id: 'held', args: create('held') });
+    pending.catch(() => {});
+    // The call's project-cli child, frozen as it starts: it dies only of SIGKILL (a SIGTERM waits while it is stopped).
+    child = await waitFor(() => projectCliUnder(h.proc.pid!), 'the call\'s project-cli child', 15_000, 1);
+    process.kill(child, 'SIGSTOP');
+    h.proc.kill('SIGTERM');
+    await h.exited;
+    // Past the shutdown grace the call was stopped, and the daemon waited for its child's SIGKILL (the live
+    // grace, 5 s) before closing the database: the call is stored, cancelled, not left without an outcome.
+    const stored = await dbRows<{ content: string }>(h.dbPath, "SELECT content FROM messages WHERE tool_call_id = 'held'");
+    assert.equal(stored.length, 1, `the stopped call's outcome was stored; log:\n${h.stderr().slice(-2000)}`);
+    assert.match(stored[0]!.content, /"code":"CANCELLED"/);
+  } finally {
+    if (child !== undefined) {
+      try {
+        process.kill(child, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+    if (h.proc.exitCode === null && h.proc.signalCode === null) h.proc.kill('SIGKILL');
   }
 });

@@ -118,6 +118,42 @@ describe('quotas (contract §20)', () => {
     }
   });
 
+  test('an invalid call (INVALID_ACTION_INPUT) or a refused one (ACTION_NOT_ALLOWED) counts nothing: validated before the quota', async () => {
+    const narrow = { enabled_skills: SKILLS, allowed_actions: ['calendar.read'], quotas: { 'calendar.*': { per_day: 1 } } };
+    const host = await startInProcess({ args: ['--config', configFile({ 'calendar.create': { per_day: 1 } }, { narrow })] });
+    try {
+      await withinOneDay(async (attempt) => {
+        const thread = `v${attempt}`;
+        const s = await session(host, `vera${attempt}`);
+        // A create without its title, twice: each fails at once, and neither takes the day's one place.
+        for (const id of ['bad1', 'bad2']) {
+          const bad = await invoke(host, s, id, { module: 'calendar', method: 'create', input: { start_at: '2026-10-01T09:00:00Z' } }, thread);
+          assert.equal(code(bad), 'INVALID_ACTION_INPUT', bad.content[0]!.text);
+        }
+        const good = await invoke(host, s, 'good', create('valid'), thread);
+        assert.equal(code(good), 'success', good.content[0]!.text);
+        assert.equal(code(await invoke(host, s, 'over', create('over'), thread)), 'RATE_LIMITED');
+
+        // Through a profile whose whitelist lacks calendar.create (its quota names calendar.*): refused, uncounted.
+        const n = await session(host, `vera${attempt}`, 'narrow');
+        assert.equal(code(await invoke(host, n, 'na', create('not allowed'), `n${attempt}`)), 'ACTION_NOT_ALLOWED');
+        assert.equal(code(await invoke(host, n, 'bad-read', { module: 'calendar', method: 'read', input: { mode: 'day' } }, `n${attempt}`)), 'INVALID_ACTION_INPUT');
+        assert.equal(code(await invoke(host, n, 'r1', read, `n${attempt}`)), 'success');
+        const used = await dbRows<{ scope: string; used: number }>(host.dbPath, "SELECT scope, used FROM quota_counts WHERE user_id = ? AND period = 'day' ORDER BY scope", [`vera${attempt}`]);
+        assert.deepEqual(
+          used.map((r) => [r.scope, Number(r.used)]),
+          [
+            ['agent:default:calendar.create', 1],
+            ['agent:narrow:calendar.*', 1],
+          ],
+          'only the valid calls counted',
+        );
+      });
+    } finally {
+      await host.stop();
+    }
+  });
+
   test('re-invoking a call that awaits approval is not counted again: it waits, and both answer with the outcome', async () => {
     const file = join(tempDir(), 'toolgate.json');
     writeFileSync(
