@@ -18,7 +18,7 @@ import type { RunningCalls } from './running-calls.js';
 import type { Logger } from '../runtime/logger.js';
 import { seedOutput } from '../threads/message-views.js';
 import { settle, type SettleDeps } from './tool-invoke.js';
-import { callNotFound, storedCall } from './call-service.js';
+import { callNotFound, settledAgain, storedCall } from './call-service.js';
 import { argsMismatch, endPending, isExpired, woken, type PendingDeps } from './pending-calls.js';
 import type { CallKey } from './running-calls.js';
 
@@ -67,7 +67,7 @@ export interface DecideDeps extends PendingDeps, SettleDeps {
  * The call's state once decided (by this request or another), or a call that never asked: done with its
  * outcome, or still running. A decision never changes a call that is not awaiting approval.
  */
-async function decided(deps: DecideDeps, key: CallKey, argsSha256: string): Promise<CallCancelResult> {
+async function decided(deps: DecideDeps, key: CallKey, argsSha256: string, again = true): Promise<CallCancelResult> {
   const done = await storedCall(deps.store, key);
   if (done) {
     if (done.args_sha256 !== argsSha256) throw argsMismatch();
@@ -78,7 +78,9 @@ async function decided(deps: DecideDeps, key: CallKey, argsSha256: string): Prom
   const running = pending ?? deps.calls.find(key) ?? (await deps.store.sharedCalls?.find(key));
   if (!running) {
     // It may have finished between the reads: its stored outcome then answers.
-    if (await storedCall(deps.store, key)) return decided(deps, key, argsSha256);
+    if (await storedCall(deps.store, key)) return decided(deps, key, argsSha256, false);
+    // PostgreSQL: begun on another daemon a moment ago, it is not recorded yet.
+    if (await settledAgain(deps, again)) return decided(deps, key, argsSha256, false);
     throw callNotFound();
   }
   if (running.argsSha256 !== argsSha256) throw argsMismatch();

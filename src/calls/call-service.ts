@@ -6,6 +6,7 @@
  * gave. Another user's call and a call that never existed get the same
  * answer, CALL_NOT_FOUND.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { argsSha256 } from '../codec/canonical-json.js';
 import type { ToolResponse } from '../protocol/tool.js';
 import type { CallCancelResult, CallGetResult } from '../protocol/methods.js';
@@ -13,7 +14,7 @@ import { StoreUnavailableError, type MessageRow, type Store } from '../store/sto
 import { DaemonError } from '../runtime/errors.js';
 import { outputOf } from '../threads/message-views.js';
 import { CallStopped } from './call-stopped.js';
-import type { CallKey, RunningCalls } from './running-calls.js';
+import { SHARE_SETTLE_MS, type CallKey, type RunningCalls } from './running-calls.js';
 import { endPending, isExpired, pendingCallView, type PendingDeps } from './pending-calls.js';
 
 export interface CallServiceDeps extends PendingDeps {
@@ -30,8 +31,19 @@ export function callNotFound(): DaemonError {
   return new DaemonError('CALL_NOT_FOUND', 'call not found');
 }
 
+/**
+ * Whether a daemon that found no trace of the call should look once more before answering CALL_NOT_FOUND:
+ * on PostgreSQL, after waiting SHARE_SETTLE_MS — a call another daemon began a moment ago is recorded
+ * only once it has run SHARE_AFTER_MS (until then no other daemon can know it runs).
+ */
+export async function settledAgain(deps: Pick<CallServiceDeps, 'store'>, again: boolean): Promise<boolean> {
+  if (!again || !deps.store.sharedCalls) return false;
+  await sleep(SHARE_SETTLE_MS);
+  return true;
+}
+
 /** `call/get`: the call's state — running here, else as stored. */
-export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<CallGetResult> {
+export async function getCall(deps: CallServiceDeps, key: CallKey, again = true): Promise<CallGetResult> {
   // Stored first: a call is done from its commit on, though its run here ends a moment later.
   const stored = await storedCall(deps.store, key);
   if (stored) return stored;
@@ -80,6 +92,7 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
   // outcome is stored before its row there goes).
   const late = deps.store.sharedCalls ? await storedCall(deps.store, key) : undefined;
   if (late) return late;
+  if (await settledAgain(deps, again)) return getCall(deps, key, false);
   throw callNotFound();
 }
 
@@ -90,7 +103,7 @@ export async function getCall(deps: CallServiceDeps, key: CallKey): Promise<Call
  * `surface` is where the cancel came from (`stdio`, `ws`, `mcp`), audited
  * when it ends a call awaiting approval.
  */
-export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string): Promise<CallCancelResult> {
+export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string, again = true): Promise<CallCancelResult> {
   const runs = deps.calls.stop(key, CallStopped.cancelled());
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands) — also when a
   // retry of it is registered here while it is counted (stopped above).
@@ -115,6 +128,7 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: s
     // PostgreSQL: it ended on another daemon between the first read and the look at `calls` (its outcome is
     // stored before its row there goes).
     if (deps.store.sharedCalls) done = await storedCall(deps.store, key);
+    if (!done && runs.length === 0 && (await settledAgain(deps, again))) return cancelCall(deps, key, surface, false);
     if (!done) throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };

@@ -8,6 +8,18 @@
  */
 import { CallStopped } from './call-stopped.js';
 
+/**
+ * PostgreSQL: a call still running this long is shared with the other daemons (tool-invoke.ts,
+ * shareRunning); a quicker one costs no round trip. Until then only its own daemon knows it runs.
+ */
+export const SHARE_AFTER_MS = 100;
+
+/**
+ * How long a daemon that finds no trace of a call on PostgreSQL waits, once, before it answers
+ * CALL_NOT_FOUND: a call another daemon began less than SHARE_AFTER_MS ago is shared (or done) by then.
+ */
+export const SHARE_SETTLE_MS = SHARE_AFTER_MS + 150;
+
 export interface CallKey {
   userId: string;
   threadId: string;

@@ -8,7 +8,7 @@ import { DaemonError } from '../runtime/errors.js';
 import type { Session } from '../sessions/sessions.js';
 import type { Peer } from '../runtime/peer.js';
 import type { OwnCall, SubscriptionRegistry } from '../threads/subscriptions.js';
-import type { RunningCall, RunningCalls } from './running-calls.js';
+import { SHARE_AFTER_MS, type RunningCall, type RunningCalls } from './running-calls.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from '../runtime/logger.js';
 import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
@@ -233,9 +233,6 @@ function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
     void work.then(done, done);
   });
 }
-
-/** A call still running this long is shared with the other daemons; a quicker one costs no round trip. */
-const SHARE_AFTER_MS = 100;
 
 /**
  * PostgreSQL: a call still running after SHARE_AFTER_MS is marked as this

@@ -618,6 +618,41 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
+test('two daemons on PostgreSQL: a call just started on one is running to the other at once, never CALL_NOT_FOUND, and its cancel there stops it', { ...needsPg, timeout: 90_000 }, async () => {
+  const { url } = await freshPgDatabase();
+  const args = ['--executor', 'subprocess'];
+  const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+  try {
+    const sa = await openSession(a, await mintBearer('alice'));
+    const sb = await openSession(b, await mintBearer('alice'));
+    // A warm call first: the daemon's first call loads its executor, which would outlast the window below.
+    await a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, thread_id: 't', tool_call_id: 'warm', args: create('warm') });
+    const release = await holdWriteLock(url);
+    let released = false;
+    try {
+      const key = { thread_id: 't', tool_call_id: 'early' };
+      const pending = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, ...key, args: create('early') });
+      // Running on A from its admission; B is asked the moment A says so — well inside A's first 100 ms,
+      // before A shares the call with the other daemons.
+      await started(a, a, sa.session_id, 't', 'early');
+      const seen = await b.request<CallGetResult>('call/get', { session_id: sb.session_id, ...key });
+      assert.equal(seen.state, 'running');
+      const before = a.stderr().length;
+      const cancel = b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, ...key });
+      await stopTookEffect(a, 'subprocess', before, pending);
+      await release();
+      released = true;
+      const [answer, cancelled] = await Promise.all([pending, cancel]);
+      await assertStopped(a, 'subprocess', answer, 'CANCELLED', 'early');
+      assert.deepEqual([cancelled.state, cancelled.outcome], ['done', answer]);
+    } finally {
+      if (!released) await release();
+    }
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
 test('two daemons on PostgreSQL: a retry cancelled on one never leaves the other\'s child committing under CANCELLED (subprocess)', { ...needsPg, timeout: 90_000 }, async () => {
   // The same call runs on A and, retried, on B (each daemon's running calls know only its own run). A cancel on
   // B stops B's run at once; A's child, held by the lock, commits only after B stored the call's outcome. That
