@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admission, CliDocument } from '../cli-router/core.js';
 import { argsSha256 } from '../codec/canonical-json.js';
 import { DATABASE_UNAVAILABLE_MESSAGE, StoreConflictError, StoreUnavailableError } from '../store/store.js';
@@ -8,7 +9,7 @@ import { DaemonError } from '../runtime/errors.js';
 import type { Session } from '../sessions/sessions.js';
 import type { Peer } from '../runtime/peer.js';
 import type { OwnCall, SubscriptionRegistry } from '../threads/subscriptions.js';
-import { SHARE_AFTER_MS, type RunningCall, type RunningCalls } from './running-calls.js';
+import { SHARE_AFTER_MS, SHARE_SETTLE_MS, type RunningCall, type RunningCalls } from './running-calls.js';
 import type { ExecDeps, Executor } from './executor.js';
 import type { Logger } from '../runtime/logger.js';
 import { storeOutcome, type Call, type CallPrincipal, type Outcome } from './call.js';
@@ -147,6 +148,13 @@ async function admitAndRun(
         log.log('info', 'tool call waits for its twin', { args_sha256: call.argsSha256 });
         await untilAborted(deps.calls.earlierEnded(running), running.signal);
         // Stopped meanwhile: the count below refuses at once (CallStopped), and the call is stored as stopped.
+        quota = await takeQuota(deps.store, session.quotas, call, action, running.signal);
+      }
+      // PostgreSQL: the twin may run on another daemon (a host retrying through the load balancer), recorded
+      // there only once it has run SHARE_AFTER_MS. Counted again once past that: a call shared or stored by
+      // then is this one, and the count lets it through uncounted (a replay, or a wait for its outcome).
+      if (quota.kind === 'limited' && deps.store.sharedCalls && !running.signal.aborted) {
+        await untilAborted(sleep(SHARE_SETTLE_MS), running.signal);
         quota = await takeQuota(deps.store, session.quotas, call, action, running.signal);
       }
     } catch (err) {

@@ -20,6 +20,7 @@ import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { startPgWireProxy } from '../helpers/pg-wire-proxy.js';
 import { tempDir } from '../helpers/repo.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
 import { addAutomationJob } from '../../src/sessions/automation-jobs.js';
 import { NOTIFY_STATEMENT } from '../../src/store/pg/notifier.js';
 import type { ToolResponse } from '../../src/protocol/index.js';
@@ -311,6 +312,40 @@ describe('quotas across three daemons on one PostgreSQL database', needsPg, () =
       });
     } finally {
       await Promise.all(hosts.map((h) => h.stop()));
+    }
+  });
+
+  test('the same call retried on another daemon while it runs, at the limit, is not RATE_LIMITED', async () => {
+    // The first try runs on A, counted, held by the events table; the retry reaches B at once — within A's
+    // first 100 ms, before A shares the call with the other daemons. It is the same call: never refused.
+    const { url } = await freshPgDatabase();
+    const config = configFile({ 'calendar.create': { per_day: 1 } });
+    const [a, b] = await Promise.all([0, 1].map(() => startHost({ transport: 'ws', db: url, args: ['--executor', 'inprocess', '--config', config] })));
+    try {
+      await withinOneDay(async (attempt) => {
+        const user = `grace${attempt}`;
+        const [sa, sb] = await Promise.all([session(a!, user), session(b!, user)]);
+        const title = `retried across ${attempt}`;
+        const release = await holdWriteLock(url);
+        let released = false;
+        try {
+          const first = invoke(a!, sa, 'c1', create(title), 'across');
+          await waitFor(async () => (await dbCount(url, 'SELECT count(*) AS n FROM quota_counts WHERE user_id = ? AND used = 1', [user])) === 1, 'the first try counted');
+          const retry = invoke(b!, sb, 'c1', create(title), 'across');
+          // A shares the call once it has run 100 ms; the retry was sent before, and is decided by then.
+          await waitFor(async () => (await dbCount(url, "SELECT count(*) AS n FROM calls WHERE user_id = ? AND state = 'running'", [user])) === 1, 'A to share the call');
+          await release();
+          released = true;
+          const [ra, rb] = await Promise.all([first, retry]);
+          assert.equal(code(ra), 'success', ra.content[0]!.text);
+          assert.equal(rb.content[0]!.text, ra.content[0]!.text, "the retry answers the call's outcome");
+          assert.equal(await dbCount(url, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]), 1, 'it ran once');
+        } finally {
+          if (!released) await release();
+        }
+      });
+    } finally {
+      await Promise.all([a!.stop(), b!.stop()]);
     }
   });
 
