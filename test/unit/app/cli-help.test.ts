@@ -147,6 +147,20 @@ test('a user id no token could carry is refused by dev-token and automation add,
   assert.equal(ok.code, 0, ok.stderr);
 });
 
+test('conformance: a --stdio program that does not exist or a --ws host that does not resolve is one line, exit 2', async () => {
+  // Contract section 1: a bad path or an unresolvable host is a mistake, not a report of 45 failed checks.
+  const cases: Array<[string[], RegExp]> = [
+    [['conformance', '--stdio', '/nonexistent/toolgate serve --stdio', '--token', 'T'], /--stdio: cannot find the program "\/nonexistent\/toolgate"/],
+    [['conformance', '--stdio', 'no-such-toolgate-binary serve', '--token', 'T'], /--stdio: cannot find the program "no-such-toolgate-binary"/],
+    [['conformance', '--ws', 'ws://no-such-host.invalid:8787/rpc', '--token', 'T'], /--ws: cannot resolve the host "no-such-host.invalid"/],
+  ];
+  for (const [argv, message] of cases) {
+    const r = await toolgate(argv);
+    assertCleanUsageError(r, argv.join(' '));
+    assert.match(r.stderr, message, argv.join(' '));
+  }
+});
+
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
   const holder: Server = createServer();
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
