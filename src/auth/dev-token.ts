@@ -1,5 +1,5 @@
 import { SignJWT } from 'jose';
-import { resolveBearerKeys } from './bearer-auth.js';
+import { isUsableSub, resolveBearerKeys } from './bearer-auth.js';
 import { ConfigError } from '../config/config-error.js';
 import { keysDir } from '../config/data-dir.js';
 
@@ -19,6 +19,8 @@ export interface DevTokenOptions {
  * for a JWKS issuer: those tokens come from the issuer.
  */
 export async function devToken(opts: DevTokenOptions): Promise<string> {
+  // A `sub` every daemon would refuse (section 13) is the caller's mistake, told now, not at session/open.
+  if (!isUsableSub(opts.user)) throw new ConfigError('--user: a user id is printable text without surrounding spaces, at most 200 characters');
   const keys = resolveBearerKeys(opts.env, keysDir(opts.env), true);
   if (!keys || keys.kind !== 'secret') throw new ConfigError('dev-token needs an HS256 secret (TOOLGATE_BEARER_SECRET or the dev secret); a JWKS issuer signs its own tokens');
   const claims: Record<string, string> = {};

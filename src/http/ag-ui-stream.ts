@@ -178,6 +178,13 @@ async function stream(
   // The thread's position is read (PostgreSQL: other daemons' calls reach the listener above from here on).
   await services.threadEvents.ready(userId, threadId);
   if (res.destroyed) return;
+  if (resumeAfter !== null) {
+    // An id past the thread's end (a stale front end, a thread id used again) resumes at the end: the
+    // next message stored goes out, rather than nothing until the thread reaches that id.
+    const end = await services.store.read((tx) => tx.messages.page(userId, threadId, undefined, 1, { withMetadata: false }));
+    lastSeq = Math.min(lastSeq, end.rows.at(-1)?.thread_seq ?? 0);
+    if (res.destroyed) return;
+  }
 
   let replayed = 0;
   if (replay) {

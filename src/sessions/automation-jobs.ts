@@ -7,6 +7,7 @@ import { QuotasConfig } from '../protocol/config.js';
 import type { QuotaLimitsRow } from '../store/store.js';
 import { resolveDbPath } from '../config/data-dir.js';
 import { discoverSkills } from './skills.js';
+import { isUsableSub } from '../auth/bearer-auth.js';
 import { MAX_APPROVAL_TTL_S } from '../protocol/config.js';
 
 export interface AddJobOptions {
@@ -29,6 +30,8 @@ export interface AddJobOptions {
  * is provisioned if the daemon has not seen them yet.
  */
 export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: string }> {
+  // The owner is a user id as a bearer token's `sub` names one (section 13): a job for any other id acts for nobody.
+  if (!isUsableSub(opts.owner)) throw new ConfigError('--owner: a user id is printable text without surrounding spaces, at most 200 characters');
   const known = discoverSkills();
   const unknown = opts.skills.filter((s) => !known.includes(s));
   if (unknown.length > 0) throw new ConfigError(`unknown skill(s): ${unknown.join(', ')} (known: ${known.join(', ')})`);

@@ -129,6 +129,38 @@ test('usage mistakes are one line with exit 2: missing values, negative numbers,
   }
 });
 
+test('a user id no token could carry is refused by dev-token and automation add, one line, exit 2', async () => {
+  // The daemon refuses a `sub` that is not 1-200 printable characters without surrounding space
+  // (contract section 13): a token or job minted for one would be refused later, or act for nobody.
+  const db = join(tempDir('toolgate-owner-'), 'toolgate.db');
+  for (const user of [' alice', 'alice ', 'a\u0001b', 'a\u200bb', 'x'.repeat(201)]) {
+    for (const argv of [
+      ['dev-token', '--user', user],
+      ['automation', 'add', '--owner', user, '--allow', 'calendar.read', '--db', db],
+    ]) {
+      const r = await toolgate(argv);
+      assertCleanUsageError(r, JSON.stringify(argv));
+      assert.match(r.stderr, /--(user|owner): a user id is printable text/, JSON.stringify(argv));
+    }
+  }
+  const ok = await toolgate(['dev-token', '--user', 'a b']);
+  assert.equal(ok.code, 0, ok.stderr);
+});
+
+test('conformance: a --stdio program that does not exist or a --ws host that does not resolve is one line, exit 2', async () => {
+  // Contract section 1: a bad path or an unresolvable host is a mistake, not a report of 45 failed checks.
+  const cases: Array<[string[], RegExp]> = [
+    [['conformance', '--stdio', '/nonexistent/toolgate serve --stdio', '--token', 'T'], /--stdio: cannot find the program "\/nonexistent\/toolgate"/],
+    [['conformance', '--stdio', 'no-such-toolgate-binary serve', '--token', 'T'], /--stdio: cannot find the program "no-such-toolgate-binary"/],
+    [['conformance', '--ws', 'ws://no-such-host.invalid:8787/rpc', '--token', 'T'], /--ws: cannot resolve the host "no-such-host.invalid"/],
+  ];
+  for (const [argv, message] of cases) {
+    const r = await toolgate(argv);
+    assertCleanUsageError(r, argv.join(' '));
+    assert.match(r.stderr, message, argv.join(' '));
+  }
+});
+
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
   const holder: Server = createServer();
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));

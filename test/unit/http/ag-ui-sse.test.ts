@@ -579,6 +579,23 @@ describe('AG-UI event stream, in process', () => {
       odd.close();
     }
   });
+
+  test('a Last-Event-ID past the end sends the next message stored, not only those past the id', async () => {
+    // An id the thread has not reached (a stale front end, a thread id used again after a reset) must not
+    // silence the stream until the thread catches up with it: the doc says "nothing until the next message".
+    const end = await services.store.read((tx) => tx.messages.page('erin', 'quiet', undefined, 1, { withMetadata: false }));
+    const ahead = end.rows.at(-1)!.thread_seq + 100;
+    const sse = await openSse(base, '/threads/quiet/events', { authorization: `Bearer ${token}`, 'last-event-id': String(ahead) });
+    try {
+      const next = await services.store.transaction((tx) => tx.messages.insert({ userId: 'erin', threadId: 'quiet', role: 'user', content: 'next', metadataJson: '{}' }));
+      services.threadEvents.publish({ userId: 'erin', threadId: 'quiet', row: next });
+      const run = await sse.runs(1);
+      assert.ok(next.thread_seq < ahead);
+      assert.equal(run.at(-1)!.id, String(next.thread_seq), 'the message stored after the stream opened');
+    } finally {
+      sse.close();
+    }
+  });
 });
 
 describe('ThreadEventBus', () => {
