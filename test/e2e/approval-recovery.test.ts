@@ -100,8 +100,9 @@ async function backdate(db: string, at: string): Promise<void> {
 
 test('an approved call whose daemon dies mid-run is ended at the next start: done, INTERNAL, nothing run; re-invoking returns it', { timeout: 90_000 }, async () => {
   const dataDir = tempDir();
-  // Short limits: the call's run limit is 1 s + 0.3 s grace + the margin.
-  const limits = { call_timeout_ms: 1_000, cancel_grace_ms: 300 };
+  // Short limits for the call under test: its run limit is 1 s + 0.3 s grace + the margin. Its action's own
+  // limit: the calendar.create before it keeps the default, so a loaded machine cannot time it out.
+  const limits = { action_timeout_ms: { 'calendar.delete': 1_000 }, cancel_grace_ms: 300 };
   const args = ['--executor', 'subprocess', '--config', askConfig(limits)];
   const first = await startHost({ transport: 'ws', dataDir, args });
   const token = await mintBearer('alice');
@@ -127,7 +128,7 @@ test('an approved call whose daemon dies mid-run is ended at the next start: don
   }
   assert.equal(await dbCount(first.dbPath, "SELECT count(*) AS n FROM calls WHERE tool_call_id = 'del' AND state = 'running'"), 1, 'left running by the dead daemon');
   const [{ updated_at: approvedAt } = { updated_at: '' }] = await dbRows<{ updated_at: string }>(first.dbPath, "SELECT updated_at FROM calls WHERE tool_call_id = 'del'");
-  const runLimitMs = limits.call_timeout_ms + limits.cancel_grace_ms + RUN_MARGIN_MS;
+  const runLimitMs = limits.action_timeout_ms['calendar.delete'] + limits.cancel_grace_ms + RUN_MARGIN_MS;
   // The daemon that ends the call runs in this process: what is checked is what its start does to the
   // database, not the process (the first daemon above is the one whose death is under test).
   const restart = () => startInProcess({ dataDir, db: first.dbPath, args });
