@@ -1,4 +1,4 @@
-import { createMessageConnection, StreamMessageReader, type MessageWriter, type ResponseMessage } from 'vscode-jsonrpc/node';
+import { StreamMessageReader, type MessageWriter, type ResponseMessage } from 'vscode-jsonrpc/node';
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter } from './tracked-writer.js';
 import type { ServeContext } from './serve-context.js';
@@ -84,7 +84,7 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
   input.pipe(guard);
   // Room for every request in flight plus as many refused past the limit (-32003) before reading stops.
   const reader = new FlowControlledReader(new ShapeCheckingReader(new StreamMessageReader(guard), (r) => reply(r.code, r.message)), guard, 2 * opts.maxInFlight + 16);
-  const rpc = createMessageConnection(reader, writer);
+  const rpc = reader.connect(writer);
   // The host started this process: the connection is trusted by construction.
   const bound = bindConnection(services, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
 

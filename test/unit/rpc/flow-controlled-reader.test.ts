@@ -3,12 +3,23 @@
  * that can name no request never reaches the connection, and a throw of the
  * connection while a message is handed to it is reported as a reader error —
  * it never escapes into whatever delivered the message (a socket's event, a
- * write's callback, a resume), where it would end the daemon.
+ * write's callback, a resume), where it would end the daemon; requests whose
+ * ids share a key of vscode-jsonrpc's queue are each answered.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AbstractMessageReader, type DataCallback, type Disposable, type Message } from 'vscode-jsonrpc/node';
+import {
+  AbstractMessageReader,
+  AbstractMessageWriter,
+  type DataCallback,
+  type Disposable,
+  type Message,
+  type MessageWriter,
+  type ResponseMessage,
+} from 'vscode-jsonrpc/node';
 import { FlowControlledReader } from '../../../src/rpc/flow-controlled-reader.js';
+import { waitFor } from '../../helpers/wait-for.js';
+
 
 /** A reader whose messages the test pushes by hand. */
 class PushReader extends AbstractMessageReader {
@@ -46,4 +57,44 @@ test('a throw of the connection while a message is handed to it is a reader erro
   assert.doesNotThrow(() => inner.push({ jsonrpc: '2.0', method: 'exit' }));
   assert.equal(errors.length, 1);
   assert.match(errors[0]!.message, /could not take it/);
+});
+
+/** Collects what the connection writes; a response frees its request's slot, as the transports do. */
+class Answers extends AbstractMessageWriter implements MessageWriter {
+  readonly responses: ResponseMessage[] = [];
+  constructor(private readonly reader: FlowControlledReader) {
+    super();
+  }
+  write(msg: Message): Promise<void> {
+    if (!('method' in msg) && 'id' in msg) {
+      this.reader.answered();
+      this.responses.push(msg as ResponseMessage);
+    }
+    return Promise.resolve();
+  }
+  end(): void {}
+}
+
+test('requests vscode-jsonrpc would queue under one key (1 and "1", 0 and -0, a repeated id) are each answered, and none holds the window', async () => {
+  const inner = new PushReader();
+  const reader = new FlowControlledReader(inner, source, 4);
+  const writer = new Answers(reader);
+  const rpc = reader.connect(writer);
+  // `wait` runs until `release` arrives: a call that waits on a later request of its own connection.
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  rpc.onRequest((method) => {
+    if (method === 'wait') return released.then(() => 'waited');
+    if (method === 'release') release();
+    return method;
+  });
+  rpc.listen();
+  const ids = [1, '1', 0, -0, 'dup', 'dup', 'dup', 1000];
+  for (const id of ids) inner.push({ jsonrpc: '2.0', id, method: 'odd' });
+  inner.push({ jsonrpc: '2.0', id: 'w', method: 'wait' });
+  inner.push({ jsonrpc: '2.0', id: 'r', method: 'release' });
+  await waitFor(() => writer.responses.some((m) => m.id === 'w') || undefined, () => `the waiting call answered: ${JSON.stringify(writer.responses.map((m) => m.id))}`, 5_000);
+  assert.equal(writer.responses.filter((m) => m.result === 'odd').length, ids.length, 'each odd request answered once');
+  assert.ok(writer.responses.some((m) => m.id === 'r'));
+  rpc.dispose();
 });
