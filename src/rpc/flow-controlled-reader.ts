@@ -53,9 +53,16 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
   private unanswered = 0;
   /** Keys of the requests handed on that the connection has not dispatched yet. */
   private readonly undispatched = new Set<string>();
+  /** Markers `dispatched()` queued behind the messages read so far, each with what it resolves. */
+  private readonly markers = new Map<Message, () => void>();
   /** Told by the connection as it dispatches each message it queued (see `connect`). */
   private readonly strategy: MessageStrategy = {
     handleMessage: (m, next) => {
+      const reached = this.markers.get(m);
+      if (reached) {
+        this.markers.delete(m);
+        return reached();
+      }
       const result = next(m);
       const key = queueKey(m);
       if (key !== undefined && this.undispatched.delete(key)) this.deliver();
@@ -68,10 +75,16 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
     /** The stream or socket the inner reader reads: paused while anything holds delivery. */
     private readonly source: { pause(): unknown; resume(): unknown },
     private readonly maxUnanswered: number,
+    /**
+     * The inner reader's close reaches the connection only once every message read before it is dispatched
+     * (stdio: the end of stdin is a goodbye behind the host's last requests, which are answered). Off on
+     * WebSocket: a closed socket's waiting requests are dropped, and its paused reader would never drain.
+     */
+    closeAfterDispatch = false,
   ) {
     super();
     inner.onError((err) => this.fireError(err));
-    inner.onClose(() => this.fireClose());
+    inner.onClose(() => (closeAfterDispatch ? void this.dispatched().then(() => this.fireClose()) : this.fireClose()));
     inner.onPartialMessage((info) => this.firePartialMessage(info));
   }
 
@@ -108,6 +121,20 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
   answered(): void {
     if (this.unanswered > 0) this.unanswered--;
     if (this.unanswered < this.maxUnanswered) this.setHold('window', false);
+  }
+
+  /**
+   * Resolves once the connection has dispatched every message this reader was handed so far (each request's
+   * handler has started): a marker queued behind them, in this reader and then in the connection's own queue,
+   * which the connection dispatches one message per tick. Waits while delivery is held.
+   */
+  dispatched(): Promise<void> {
+    return new Promise((resolve) => {
+      const marker: Message = { jsonrpc: '2.0' };
+      this.markers.set(marker, resolve);
+      this.pending.push(marker);
+      this.deliver();
+    });
   }
 
   private setHold(reason: Hold, on: boolean): void {

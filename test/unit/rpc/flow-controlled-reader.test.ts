@@ -4,10 +4,12 @@
  * connection while a message is handed to it is reported as a reader error —
  * it never escapes into whatever delivered the message (a socket's event, a
  * write's callback, a resume), where it would end the daemon; requests whose
- * ids share a key of vscode-jsonrpc's queue are each answered.
+ * ids share a key of vscode-jsonrpc's queue are each answered; on stdio the
+ * end of input reaches the connection only behind the messages read before it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
 import {
   AbstractMessageReader,
   AbstractMessageWriter,
@@ -18,6 +20,7 @@ import {
   type ResponseMessage,
 } from 'vscode-jsonrpc/node';
 import { FlowControlledReader } from '../../../src/rpc/flow-controlled-reader.js';
+import { DrainingStreamMessageReader } from '../../../src/protocol/stream-reader.js';
 import { waitFor } from '../../helpers/wait-for.js';
 
 
@@ -30,6 +33,9 @@ class PushReader extends AbstractMessageReader {
   }
   push(m: unknown): void {
     this.callback?.(m as Message);
+  }
+  close(): void {
+    this.fireClose();
   }
 }
 
@@ -97,4 +103,36 @@ test('requests vscode-jsonrpc would queue under one key (1 and "1", 0 and -0, a 
   assert.equal(writer.responses.filter((m) => m.result === 'odd').length, ids.length, 'each odd request answered once');
   assert.ok(writer.responses.some((m) => m.id === 'r'));
   rpc.dispose();
+});
+
+test('closing after dispatch: the inner close reaches the connection only once every request read before it has started', async () => {
+  const inner = new PushReader();
+  const reader = new FlowControlledReader(inner, source, 100, true);
+  const rpc = reader.connect(new Answers(reader));
+  const started: unknown[] = [];
+  rpc.onRequest((method) => void started.push(method));
+  let startedAtClose: unknown[] | undefined;
+  rpc.onClose(() => (startedAtClose = [...started]));
+  rpc.listen();
+  for (let i = 0; i < 20; i++) inner.push({ jsonrpc: '2.0', id: i, method: `m${i}` });
+  inner.close();
+  await waitFor(() => startedAtClose, 'the connection closed', 5_000);
+  assert.equal(startedAtClose!.length, 20);
+  rpc.dispose();
+});
+
+test('a stream read to its end: the reader closes after its last decoded message', async () => {
+  const stream = new PassThrough();
+  const decoder = new DrainingStreamMessageReader(stream);
+  const events: string[] = [];
+  decoder.onClose(() => events.push('close'));
+  decoder.listen((m) => events.push(String((m as { id?: unknown }).id)));
+  const frame = (id: number) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'm' });
+    return `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+  stream.end([1, 2, 3, 4, 5].map(frame).join(''));
+  await waitFor(() => events.includes('close') || undefined, 'the reader closed', 5_000);
+  assert.deepEqual(events, ['1', '2', '3', '4', '5', 'close']);
+  decoder.dispose();
 });
