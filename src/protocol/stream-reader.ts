@@ -17,3 +17,23 @@ export class DisposingStreamMessageReader extends StreamMessageReader {
     super.dispose();
   }
 }
+
+/**
+ * A `DisposingStreamMessageReader` whose close comes after its last message.
+ * The library decodes the frames of a read one per tick (a semaphore keeps
+ * them in order) but reports its stream's close at once: a connection saw
+ * the close of a stdin that ended right behind whole frames before it saw
+ * those frames' messages.
+ */
+export class DrainingStreamMessageReader extends DisposingStreamMessageReader {
+  /** Resolves once every body read so far is decoded and handed to the listener (or reported as an error). */
+  decoded(): Promise<void> {
+    // The library's own queue of decodes: a no-op behind them runs after the last one.
+    const decodes = (this as unknown as { readSemaphore: { lock(thunk: () => void): Promise<void> } }).readSemaphore;
+    return decodes.lock(() => {});
+  }
+
+  protected override fireClose(): void {
+    void this.decoded().then(() => super.fireClose());
+  }
+}

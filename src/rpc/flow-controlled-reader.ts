@@ -12,16 +12,37 @@
  * freed by the response to it (`answered()`). A refusal the transport sends
  * on its own (bad JSON, a bad envelope, a frame too large) neither takes nor
  * frees one, so no sequence of messages can hold the window shut.
+ *
+ * One request at a time per id key: vscode-jsonrpc files a request waiting
+ * for dispatch under `String(id)`, and a second one under the same key
+ * replaces the first (`1` and `"1"`, `0` and `-0`, `1000` and `1e3`, an id
+ * sent twice) — which is then never answered and holds its slot for good. A
+ * request whose key is already waiting in the connection waits here until
+ * that one is dispatched (the connection's `messageStrategy`, see `connect`).
  */
-import { AbstractMessageReader, type DataCallback, type Disposable, type Message, type MessageReader } from 'vscode-jsonrpc/node';
+import {
+  AbstractMessageReader,
+  createMessageConnection,
+  type DataCallback,
+  type Disposable,
+  type Message,
+  type MessageConnection,
+  type MessageReader,
+  type MessageStrategy,
+  type MessageWriter,
+} from 'vscode-jsonrpc/node';
 import { cancelsNothing } from './message-shape.js';
 
 type Hold = 'backpressure' | 'window';
 
-/** A request the window counts: a method, and an id its response will carry. */
-function takesSlot(m: Message): boolean {
+/**
+ * The key vscode-jsonrpc queues a request under until it is dispatched (its connection's
+ * `createRequestQueueKey` is `'req-' + id.toString()`), for a request the window counts — a method, and an id
+ * its response will carry; undefined for any other message.
+ */
+function queueKey(m: Message): string | undefined {
   const { method, id } = m as { method?: unknown; id?: unknown };
-  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? String(id) : undefined;
 }
 
 export class FlowControlledReader extends AbstractMessageReader implements MessageReader {
@@ -30,17 +51,49 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
   private readonly holds = new Set<Hold>();
   /** Requests handed on whose response has not been written yet. */
   private unanswered = 0;
+  /** Keys of the requests handed on that the connection has not dispatched yet. */
+  private readonly undispatched = new Set<string>();
+  /** Markers `dispatched()` queued behind the messages read so far, each with what it resolves. */
+  private readonly markers = new Map<Message, () => void>();
+  /** Told by the connection as it dispatches each message it queued (see `connect`). */
+  private readonly strategy: MessageStrategy = {
+    handleMessage: (m, next) => {
+      const reached = this.markers.get(m);
+      if (reached) {
+        this.markers.delete(m);
+        return reached();
+      }
+      const result = next(m);
+      const key = queueKey(m);
+      if (key !== undefined && this.undispatched.delete(key)) this.deliver();
+      return result;
+    },
+  };
 
   constructor(
     private readonly inner: MessageReader,
     /** The stream or socket the inner reader reads: paused while anything holds delivery. */
     private readonly source: { pause(): unknown; resume(): unknown },
     private readonly maxUnanswered: number,
+    /**
+     * The inner reader's close reaches the connection only once every message read before it is dispatched
+     * (stdio: the end of stdin is a goodbye behind the host's last requests, which are answered). Off on
+     * WebSocket: a closed socket's waiting requests are dropped, and its paused reader would never drain.
+     */
+    closeAfterDispatch = false,
   ) {
     super();
     inner.onError((err) => this.fireError(err));
-    inner.onClose(() => this.fireClose());
+    inner.onClose(() => (closeAfterDispatch ? void this.dispatched().then(() => this.fireClose()) : this.fireClose()));
     inner.onPartialMessage((info) => this.firePartialMessage(info));
+  }
+
+  /**
+   * The connection that reads this reader: vscode-jsonrpc's, told to report each dispatch here. A connection
+   * created otherwise never reports one, and a second request of an id would wait for good.
+   */
+  connect(writer: MessageWriter): MessageConnection {
+    return createMessageConnection(this, writer, undefined, { messageStrategy: this.strategy });
   }
 
   listen(callback: DataCallback): Disposable {
@@ -70,6 +123,20 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
     if (this.unanswered < this.maxUnanswered) this.setHold('window', false);
   }
 
+  /**
+   * Resolves once the connection has dispatched every message this reader was handed so far (each request's
+   * handler has started): a marker queued behind them, in this reader and then in the connection's own queue,
+   * which the connection dispatches one message per tick. Waits while delivery is held.
+   */
+  dispatched(): Promise<void> {
+    return new Promise((resolve) => {
+      const marker: Message = { jsonrpc: '2.0' };
+      this.markers.set(marker, resolve);
+      this.pending.push(marker);
+      this.deliver();
+    });
+  }
+
   private setHold(reason: Hold, on: boolean): void {
     const before = this.holds.size;
     if (on) this.holds.add(reason);
@@ -83,13 +150,22 @@ export class FlowControlledReader extends AbstractMessageReader implements Messa
 
   private deliver(): void {
     while (this.callback && this.holds.size === 0 && this.pending.length > 0) {
-      const m = this.pending.shift()!;
-      if (takesSlot(m) && ++this.unanswered >= this.maxUnanswered) this.setHold('window', true);
+      const m = this.pending[0]!;
+      const key = queueKey(m);
+      // Its twin is still queued in the connection: handed on now, it would replace it there.
+      if (key !== undefined && this.undispatched.has(key)) return;
+      this.pending.shift();
+      if (key !== undefined) {
+        this.undispatched.add(key);
+        if (++this.unanswered >= this.maxUnanswered) this.setHold('window', true);
+      }
       // Delivered from a socket's event, a write's callback or a resume: a throw must not escape into
       // them (an uncaught exception ends the daemon). The connection logs it as a protocol error.
       try {
         this.callback(m);
       } catch (err) {
+        // Not queued, so never dispatched: its key must not hold back the next request of that id.
+        if (key !== undefined) this.undispatched.delete(key);
         this.fireError(err);
       }
     }

@@ -1,4 +1,5 @@
-import { createMessageConnection, StreamMessageReader, type MessageWriter, type ResponseMessage } from 'vscode-jsonrpc/node';
+import type { MessageWriter, ResponseMessage } from 'vscode-jsonrpc/node';
+import { DrainingStreamMessageReader } from '../protocol/stream-reader.js';
 import { bindConnection } from './bind-connection.js';
 import { TrackedWriter } from './tracked-writer.js';
 import type { ServeContext } from './serve-context.js';
@@ -61,6 +62,8 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
   // request window's accounting (flow-controlled-reader.ts): it took no slot, so it frees none.
   const reply = (code: number, message: string) =>
     void tracked.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});
+  /** The exit code the end of input stops with: 1 once the framing broke. */
+  let endCode = 0;
   const guard = new StdioFrameGuard({
     maxMessageBytes: opts.maxMessageBytes,
     onTooLarge: (declared) => {
@@ -69,8 +72,11 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
     },
     onFatal: (reason) => {
       services.log.log('error', `stdio framing broken, stopping: ${reason}`);
+      // Nothing more is read; the whole frames before the broken header are answered first (their end is
+      // the guard's end, which closes the connection as stdin's end does).
+      endCode = 1;
       input.unpipe(guard);
-      resolveFinished(1);
+      if (!guard.writableEnded) guard.end();
     },
     onJsonLine: () => {
       // Newline-delimited JSON is what people type first: say what the framing is, once, then end (exit 2).
@@ -83,8 +89,12 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
   });
   input.pipe(guard);
   // Room for every request in flight plus as many refused past the limit (-32003) before reading stops.
-  const reader = new FlowControlledReader(new ShapeCheckingReader(new StreamMessageReader(guard), (r) => reply(r.code, r.message)), guard, 2 * opts.maxInFlight + 16);
-  const rpc = createMessageConnection(reader, writer);
+  // Closed behind the last message it read, and that close reaches the connection once each is dispatched:
+  // the library decodes a read's frames and dispatches its queue one per tick, and a stop at stdin's end
+  // used to leave the requests written just before it unanswered (contract section 2).
+  const decoder = new DrainingStreamMessageReader(guard);
+  const reader = new FlowControlledReader(new ShapeCheckingReader(decoder, (r) => reply(r.code, r.message)), guard, 2 * opts.maxInFlight + 16, true);
+  const rpc = reader.connect(writer);
   // The host started this process: the connection is trusted by construction.
   const bound = bindConnection(services, rpc, { id: 'stdio', transport: 'stdio', trusted: true, maxInFlight: opts.maxInFlight, track: opts.track, accepting: opts.accepting });
 
@@ -92,9 +102,9 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
     if (method === 'exit') resolveFinished(bound.state.shutdownRequested ? 0 : 1);
   });
   rpc.onError(([err]) => services.log.log('warn', 'stdio protocol error', { err: err.message }));
-  rpc.onClose(() => resolveFinished(0));
-  // Clean only between frames: the guard reports a stream cut inside one first.
-  guard.on('end', () => resolveFinished(0));
+  // The end of input (clean only between frames: the guard reports a stream cut inside one first, as
+  // broken framing), or stdout closing. serve then lets the calls in flight finish.
+  rpc.onClose(() => resolveFinished(endCode));
   rpc.listen();
   return {
     finished,

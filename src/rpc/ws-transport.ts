@@ -7,7 +7,6 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { createMessageConnection } from 'vscode-jsonrpc/node';
 import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
 import { Backpressure } from './backpressure.js';
@@ -82,7 +81,7 @@ export function attachWebSocketRpc(ctx: ServeContext<DispatchDeps>, http: Server
       (reason) => log.log('debug', 'frame rejected', { reason }),
       onBuffered,
     );
-    const rpc = createMessageConnection(reader, new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered, onResponse: () => reader.answered() }), opts.writes));
+    const rpc = reader.connect(new TrackedWriter(new WebSocketMessageWriter(ws, { onBuffered, onResponse: () => reader.answered() }), opts.writes));
     const bound = bindConnection(services, rpc, {
       id,
       transport: 'ws',

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { frameOf, startRaw } from '../helpers/raw-stdio.js';
+import { mintBearer } from '../helpers/tokens.js';
 
 const init = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocol_version: '1' } };
 const probe = (id: string) => ({ jsonrpc: '2.0', id, method: 'thread/list', params: { session_id: 'nope' } });
@@ -95,6 +96,32 @@ for (const [name, raw] of [
       assert.notEqual(code, 'still running', `no silent hang: ${d.stderr()}`);
       assert.notEqual(code, 0);
       assert.match(d.stderr(), /stdio framing broken/);
+    } finally {
+      d.kill();
+    }
+  });
+}
+
+// Contract section 2: on stdin's end "in-flight calls finish"; transports.md: a broken header ends the daemon
+// with code 1, "in-flight calls finish first". vscode-jsonrpc decodes the frames of a read one per tick and
+// dispatches one message per tick: a host that writes its requests and closes stdin at once (or writes a bad
+// header right behind whole frames, in the same write) used to get no answer at all.
+for (const [name, tail, exitCode] of [
+  ['stdin ending right behind whole frames', '', 0],
+  ['a broken header right behind whole frames', 'Content-Length: -1\r\n\r\n', 1],
+] as const) {
+  test(`${name}: every request read before it is answered, then the daemon exits ${exitCode}`, async () => {
+    const d = startRaw();
+    try {
+      const open = { jsonrpc: '2.0', id: 'open', method: 'session/open', params: { auth: { type: 'bearer', token: await mintBearer('end-of-input') } } };
+      d.send(Buffer.concat([frameOf(init), frameOf(open), frameOf(probe('one')), frameOf(probe('two')), Buffer.from(tail)]));
+      d.proc.stdin.end();
+      const code = await Promise.race([d.exited, new Promise<string>((r) => setTimeout(() => r('still running'), 15_000).unref())]);
+      assert.equal(code, exitCode, d.stderr());
+      if (!d.proc.stdout.readableEnded) await new Promise((r) => d.proc.stdout.once('end', r));
+      assert.ok(d.messages.find((m) => m.id === 'open')?.result, `session/open answered with a session\n${d.stderr()}`);
+      for (const id of ['init', 'one', 'two']) assert.ok(d.messages.some((m) => m.id === id), `${id} answered\n${d.stderr()}`);
+      if (exitCode !== 0) assert.match(d.stderr(), /stdio framing broken/);
     } finally {
       d.kill();
     }
