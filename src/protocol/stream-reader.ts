@@ -28,9 +28,10 @@ export class DisposingStreamMessageReader extends StreamMessageReader {
 export class DrainingStreamMessageReader extends DisposingStreamMessageReader {
   /** Resolves once every body read so far is decoded and handed to the listener (or reported as an error). */
   decoded(): Promise<void> {
-    // The library's own queue of decodes: a no-op behind them runs after the last one.
-    const decodes = (this as unknown as { readSemaphore: { lock(thunk: () => void): Promise<void> } }).readSemaphore;
-    return decodes.lock(() => {});
+    // The library's own queue of decodes: a no-op behind them runs after the last one. A version of the
+    // library without it (a private field) closes at once, as before, rather than never.
+    const decodes = (this as unknown as { readSemaphore?: { lock?(thunk: () => void): Promise<void> } }).readSemaphore;
+    return typeof decodes?.lock === 'function' ? decodes.lock(() => {}) : Promise.resolve();
   }
 
   protected override fireClose(): void {
