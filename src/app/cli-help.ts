@@ -83,11 +83,20 @@ export function parseCommand<F extends Record<string, FlagSpec>>(
   }
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
   for (const [name, flag] of Object.entries(spec.flags)) options[name] = { type: flag.type, ...(flag.multiple ? { multiple: true } : {}) };
+  let parsed: ReturnType<typeof parseArgs>;
   try {
-    return parseArgs({ args: joinNegativeValues(args, spec), options, strict: true, allowPositionals: false }).values as FlagValues<F>;
+    parsed = parseArgs({ args: joinNegativeValues(args, spec), options, strict: true, allowPositionals: false, tokens: true });
   } catch (err) {
     throw new UsageError(parserMessage(err as Error, Object.keys(spec.flags)), spec.name);
   }
+  // parseArgs keeps the last of a repeated single-value flag: `--user a --user b` would act for b unsaid.
+  const seen = new Set<string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option' || spec.flags[token.name]?.type !== 'string' || spec.flags[token.name]?.multiple) continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} given twice: give it once`, spec.name);
+    seen.add(token.name);
+  }
+  return parsed.values as FlagValues<F>;
 }
 
 /** `--ttl -5` means the value -5 (then judged by the command), not a flag named `-5`. */

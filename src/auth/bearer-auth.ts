@@ -1,5 +1,5 @@
-import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { randomBytes } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWK, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createPublicKey, randomBytes, type JsonWebKeyInput } from 'node:crypto';
 import { join } from 'node:path';
 import { readOrCreateSecretFile } from '../config/data-dir.js';
 import { BoundedFileError, readBoundedFile } from '../cli-router/bounded-file.js';
@@ -43,11 +43,19 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
   if (env.TOOLGATE_BEARER_JWKS) {
     const path = env.TOOLGATE_BEARER_JWKS;
     let jwks: JWTVerifyGetKey;
+    let set: unknown;
     try {
-      jwks = createLocalJWKSet(JSON.parse(readKeyFile('TOOLGATE_BEARER_JWKS', path)));
+      set = JSON.parse(readKeyFile('TOOLGATE_BEARER_JWKS', path));
+      jwks = createLocalJWKSet(set as JSONWebKeySet);
     } catch (err) {
       if (err instanceof ConfigError) throw err;
       throw new ConfigError(`TOOLGATE_BEARER_JWKS: cannot load a JWKS from ${path}: ${(err as Error).message}`);
+    }
+    // A set no key of which verifies would refuse every token later, each refusal blaming the token.
+    if (!(set as JSONWebKeySet).keys.some(canVerify)) {
+      throw new ConfigError(
+        `TOOLGATE_BEARER_JWKS: ${path}: no key that can verify a token (a public RSA, EC P-256/384/521 or Ed25519/Ed448 signing key; HS256 is refused with a JWKS)`,
+      );
     }
     return { kind: 'jwks', jwks, path };
   }
@@ -57,6 +65,27 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
     return { kind: 'secret', secret: new TextEncoder().encode(secret.trim()), origin: 'dev' };
   }
   return null;
+}
+
+/**
+ * Whether a JWK of the file could verify a token: an RSA, EC or EdDSA key not
+ * kept for encryption (`use`, `key_ops`, `alg`) that Node can import and
+ * jose would use (an RSA modulus of at least 2048 bits).
+ */
+function canVerify(jwk: JWK): boolean {
+  if (jwk.use !== undefined && jwk.use !== 'sig') return false;
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return false;
+  if (jwk.alg !== undefined && !ASYMMETRIC_ALGS.includes(jwk.alg)) return false;
+  const curves: Record<string, readonly string[] | null> = { RSA: null, EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519', 'Ed448'] };
+  const allowed = typeof jwk.kty === 'string' && Object.hasOwn(curves, jwk.kty) ? curves[jwk.kty] : undefined;
+  if (allowed === undefined || (allowed !== null && !allowed.includes(String(jwk.crv)))) return false;
+  try {
+    const key = createPublicKey({ key: jwk as JsonWebKeyInput['key'], format: 'jwk' });
+    // jose verifies RS/PS signatures only with a modulus of 2048 bits or more.
+    return jwk.kty !== 'RSA' || (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048;
+  } catch {
+    return false;
+  }
 }
 
 /** What `auth` in the config adds to the checks. */

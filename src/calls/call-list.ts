@@ -9,7 +9,8 @@
  */
 import type { CallListParams, CallListResult } from '../protocol/methods.js';
 import type { PendingPosition, Store } from '../store/store.js';
-import { decodeCursor, pageOf } from '../codec/cursor.js';
+import { decodeCursor, isStoredTime, pageOf } from '../codec/cursor.js';
+import { Id } from '../protocol/json.js';
 import { DaemonError } from '../runtime/errors.js';
 import { approvalOfRow } from './approval-card.js';
 
@@ -34,5 +35,6 @@ export async function listCalls(deps: { store: Store }, userId: string, p: Omit<
   });
 }
 
+/** `[created_at, thread_id, tool_call_id]` as a page wrote it: a stored time and two ids a request could carry. */
 const isPendingPosition = (p: unknown): p is PendingPosition =>
-  Array.isArray(p) && p.length === 3 && p.every((s, i) => typeof s === 'string' && s.length <= (i === 0 ? 40 : 200) && (i === 0 || s.length > 0));
+  Array.isArray(p) && p.length === 3 && isStoredTime(p[0]) && Id.safeParse(p[1]).success && Id.safeParse(p[2]).success;

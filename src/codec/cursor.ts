@@ -26,6 +26,18 @@ export function decodeCursor<T>(cursor: string, check: (position: unknown) => po
 }
 
 /**
+ * Whether `value` is a time as the stores write it (`Date#toISOString()` in
+ * UTC with milliseconds; PostgreSQL's `to_char` writes the same): a cursor
+ * holding any other text was not returned by a read.
+ */
+export function isStoredTime(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value)) return false;
+  const ms = Date.parse(value);
+  // A month 13 parses as NaN (toISOString would throw); a 30 February as another day.
+  return Number.isFinite(ms) && new Date(ms).toISOString() === value;
+}
+
+/**
  * The page of `rows` (read `limit + 1` of them) and its `next_cursor`:
  * null when no row lies past the page.
  */

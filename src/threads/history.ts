@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { MessageRow, ThreadPosition, ThreadSummary } from '../store/store.js';
-import { decodeCursor, pageOf } from '../codec/cursor.js';
+import { decodeCursor, isStoredTime, pageOf } from '../codec/cursor.js';
+import { Id } from '../protocol/json.js';
 import type { HistoryGetParams, MessageAppendParams, ThreadListParams } from '../protocol/methods.js';
 import { DaemonError, threadNotFound } from '../runtime/errors.js';
 import type { ToolAgentOutput } from '../codec/tool-output.js';
@@ -121,5 +122,5 @@ export async function threadList(
   return { threads: items, next_cursor };
 }
 
-const isThreadPosition = (p: unknown): p is [string, string] =>
-  Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && p[0].length <= 40 && typeof p[1] === 'string' && p[1].length > 0 && p[1].length <= 200;
+/** `[updated_at, thread_id]` as a page wrote it: a stored time and an id a request could carry. */
+const isThreadPosition = (p: unknown): p is [string, string] => Array.isArray(p) && p.length === 2 && isStoredTime(p[0]) && Id.safeParse(p[1]).success;

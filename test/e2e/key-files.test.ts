@@ -37,6 +37,12 @@ function big(): string {
   return path;
 }
 
+function emptyJwks(): string {
+  const path = join(tempDir(), 'empty.json');
+  writeFileSync(path, '{"keys":[]}');
+  return path;
+}
+
 const oneLine = (stderr: string) => stderr.trimEnd().split('\n');
 
 test('serve: TOOLGATE_BEARER_JWKS and TOOLGATE_CREDENTIAL_KEY_FILE must be regular files of at most 1 MiB', () => {
@@ -45,6 +51,7 @@ test('serve: TOOLGATE_BEARER_JWKS and TOOLGATE_CREDENTIAL_KEY_FILE must be regul
     ['a FIFO as the JWKS', { TOOLGATE_BEARER_JWKS: fifo() }, /^toolgate: TOOLGATE_BEARER_JWKS: .*key\.fifo: not a regular file$/],
     ['/dev/zero as the JWKS', { TOOLGATE_BEARER_JWKS: '/dev/zero' }, /^toolgate: TOOLGATE_BEARER_JWKS: \/dev\/zero: not a regular file$/],
     ['a JWKS over 1 MiB', { TOOLGATE_BEARER_JWKS: big() }, /^toolgate: TOOLGATE_BEARER_JWKS: .*big\.json: larger than 1048576 bytes \(1 MiB\)$/],
+    ['a JWKS with no keys', { TOOLGATE_BEARER_JWKS: emptyJwks() }, /^toolgate: TOOLGATE_BEARER_JWKS: .*empty\.json: no key that can verify a token/],
     ['a FIFO as the signing key', { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_CREDENTIAL_KEY_FILE: fifo() }, /^toolgate: TOOLGATE_CREDENTIAL_KEY_FILE: .*key\.fifo: not a regular file$/],
     ['/dev/zero as the signing key', { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_CREDENTIAL_KEY_FILE: '/dev/zero' }, /^toolgate: TOOLGATE_CREDENTIAL_KEY_FILE: \/dev\/zero: not a regular file$/],
   ];

@@ -129,6 +129,22 @@ test('usage mistakes are one line with exit 2: missing values, negative numbers,
   }
 });
 
+test('a single-value flag given twice is refused in one line, exit 2, on every command (not its last value taken)', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['dev-token', '--user', 'a', '--user', 'b'], /^toolgate dev-token: --user given twice/],
+    [['dev-token', '--user=a', '--user', 'b'], /--user given twice/],
+    [['serve', '--stdio', '--db', 'a.db', '--db=b.db'], /--db given twice/],
+    [['automation', 'add', '--owner', 'u', '--owner', 'v', '--allow', 'calendar.read'], /--owner given twice/],
+  ];
+  for (const [argv, message] of cases) {
+    const r = await toolgate(argv);
+    assertCleanUsageError(r, argv.join(' '));
+    assert.match(r.stderr, message, argv.join(' '));
+  }
+  // Once each is fine.
+  assert.equal((await toolgate(['dev-token', '--user', 'a'])).code, 0);
+});
+
 test('a user id no token could carry is refused by dev-token and automation add, one line, exit 2', async () => {
   // The daemon refuses a `sub` that is not 1-200 printable characters without surrounding space
   // (contract section 13): a token or job minted for one would be refused later, or act for nobody.

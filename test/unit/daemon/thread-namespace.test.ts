@@ -99,6 +99,8 @@ for (const transport of TRANSPORTS) describe(`over ${transport} (${EXECUTOR_FOR[
     const unused = await probe('nobody-used');
     assert.deepEqual(used, unused);
     assert.deepEqual(used.history, { code: -32602, message: 'thread not found', data: { code: 'THREAD_NOT_FOUND' } });
+    // thread/unsubscribe of a thread nobody has, never subscribed to: no THREAD_NOT_FOUND (methods.md, overview.md).
+    assert.deepEqual(await host.request('thread/unsubscribe', { session_id: bob, thread_id: 'never-seen' }), { thread_id: 'never-seen', subscribed: false });
 
     // Alice's thread is untouched by all of that.
     const h = await history(alice, 'alice-used');
