@@ -75,6 +75,12 @@ export interface InProcessOptions {
 }
 
 /** Starts the daemon in this process and connects one client to it. */
+/** `--executor` of `opts.executor` (default inprocess), unless `opts.args` names one: a flag is given once. */
+function executorArgs(opts: Pick<InProcessOptions, 'executor' | 'args'>): string[] {
+  const named = opts.args?.some((a) => a === '--executor' || a.startsWith('--executor='));
+  return named ? [] : ['--executor', opts.executor ?? 'inprocess'];
+}
+
 export async function startInProcess(opts: InProcessOptions = {}): Promise<InProcessHost> {
   const transport = opts.transport ?? 'stdio';
   const dataDir = opts.dataDir ?? tempDir();
@@ -84,7 +90,7 @@ export async function startInProcess(opts: InProcessOptions = {}): Promise<InPro
   let logs = '';
   const log = createLogger((line) => (logs += line.endsWith('\n') ? line : `${line}\n`), (env.TOOLGATE_LOG_LEVEL as 'info' | undefined) ?? 'info');
   // The binary's own flag parsing (src/app/cli.ts), so a suite passes the flags it would pass to `toolgate serve`.
-  const argv = [transport === 'ws' ? '--ws' : '--stdio', ...(transport === 'ws' ? ['--port', '0'] : []), '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])];
+  const argv = [transport === 'ws' ? '--ws' : '--stdio', ...(transport === 'ws' ? ['--port', '0'] : []), '--db', dbPath, ...executorArgs(opts), ...(opts.args ?? [])];
   const serveOpts = serveOptionsOf(argv, env);
   if (!serveOpts) throw new Error('startInProcess: --help is not a daemon');
   const services = await createDaemon(serveOpts, log);
@@ -182,7 +188,7 @@ export async function startMcpInProcess(token: string, opts: Omit<InProcessOptio
   const env: Record<string, string> = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: dataDir, TOOLGATE_MCP_TOKEN: token, ...opts.env };
   let logs = '';
   const log = createLogger((line) => (logs += line.endsWith('\n') ? line : `${line}\n`), 'info');
-  const serveOpts = serveOptionsOf(['--mcp', '--db', dbPath, '--executor', opts.executor ?? 'inprocess', ...(opts.args ?? [])], env);
+  const serveOpts = serveOptionsOf(['--mcp', '--db', dbPath, ...executorArgs(opts), ...(opts.args ?? [])], env);
   if (!serveOpts) throw new Error('startMcpInProcess: --help is not a daemon');
   const services = await createDaemon(serveOpts, log);
   log.maskSecrets(services.secrets ?? []);
