@@ -156,8 +156,13 @@ async function stream(
     lastSeq = seq;
     return res.write(runOf(services, threadId, row));
   };
+  /** The first message heard before the stream went live: committed after the listening began. */
+  let firstHeard = Number.POSITIVE_INFINITY;
   const stop = services.threadEvents.listen(userId, threadId, ({ row }) => {
-    if (!live) return void (heardUpTo = Math.max(heardUpTo, threadSeqOf(row)));
+    if (!live) {
+      firstHeard = Math.min(firstHeard, threadSeqOf(row));
+      return void (heardUpTo = Math.max(heardUpTo, threadSeqOf(row)));
+    }
     send(row);
     if (res.writableLength > maxBufferedBytes) {
       log.log('warn', 'ag-ui stream dropped: client not reading');
@@ -181,8 +186,10 @@ async function stream(
   if (resumeAfter !== null) {
     // An id past the thread's end (a stale front end, a thread id used again) resumes at the end: the
     // next message stored goes out, rather than nothing until the thread reaches that id.
+    // A message heard meanwhile is past that end, whatever the read below says: it goes out too.
     const end = await services.store.read((tx) => tx.messages.page(userId, threadId, undefined, 1, { withMetadata: false }));
-    lastSeq = Math.min(lastSeq, end.rows.at(-1)?.thread_seq ?? 0);
+    const endSeq = end.rows.at(-1)?.thread_seq ?? 0;
+    if (lastSeq > endSeq) lastSeq = Math.min(endSeq, firstHeard - 1);
     if (res.destroyed) return;
   }
 
