@@ -54,7 +54,7 @@ export function resolveBearerKeys(env: NodeJS.ProcessEnv, dataDir: string, allow
     // A set no key of which verifies would refuse every token later, each refusal blaming the token.
     if (!(set as JSONWebKeySet).keys.some(canVerify)) {
       throw new ConfigError(
-        `TOOLGATE_BEARER_JWKS: ${path}: no key that can verify a token (a public RSA, EC P-256/384/521 or Ed25519/Ed448 signing key; HS256 is refused with a JWKS)`,
+        `TOOLGATE_BEARER_JWKS: ${path}: no key that can verify a token (a public RSA, EC P-256/384/521 or Ed25519 signing key; HS256 is refused with a JWKS)`,
       );
     }
     return { kind: 'jwks', jwks, path };
@@ -76,7 +76,7 @@ function canVerify(jwk: JWK): boolean {
   if (jwk.use !== undefined && jwk.use !== 'sig') return false;
   if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return false;
   if (jwk.alg !== undefined && !ASYMMETRIC_ALGS.includes(jwk.alg)) return false;
-  const curves: Record<string, readonly string[] | null> = { RSA: null, EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519', 'Ed448'] };
+  const curves: Record<string, readonly string[] | null> = { RSA: null, EC: ['P-256', 'P-384', 'P-521'], OKP: ['Ed25519'] };
   const allowed = typeof jwk.kty === 'string' && Object.hasOwn(curves, jwk.kty) ? curves[jwk.kty] : undefined;
   if (allowed === undefined || (allowed !== null && !allowed.includes(String(jwk.crv)))) return false;
   try {
