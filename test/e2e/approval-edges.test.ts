@@ -33,7 +33,7 @@ import { TEST_ENGINE } from '../helpers/pg.js';
 import type { Client } from '../helpers/host.js';
 import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { askConfig } from '../helpers/approval-config.js';
-import { mcpPost } from '../helpers/mcp-raw.js';
+import { openRawMcpSession } from '../helpers/mcp-raw.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
 import { rpcError } from '../helpers/host.js';
 
@@ -198,12 +198,7 @@ test('a cancel is audited with its surface (the transport of call/cancel, mcp fo
   assert.deepEqual((await audit('cancel-rpc')).map((r) => [r.decision, r.surface]), [['cancel', 'ws']]);
 
   // tasks/cancel of an MCP task awaiting approval (2025-11-25 over HTTP).
-  const port = host.port!;
-  const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
-  await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
-  let id = 0;
-  const mcp = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+  const mcp = await openRawMcpSession(host.port!, token);
   const created = await mcp('tools/call', { name: 'project_cli', arguments: forget('b'), task: { ttl: 60_000 }, _meta: { 'toolgate/thread_id': 'c', 'toolgate/tool_call_id': 'cancel-task' } });
   const taskId = created.result?.task?.taskId;
   assert.ok(taskId, JSON.stringify(created));
@@ -278,12 +273,7 @@ test('an MCP task awaiting approval holds none of its session\'s in-flight place
   const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig(), '--max-in-flight', '1'] });
   try {
     const token = await mintBearer('edge-slots');
-    const port = host.port!;
-    const init = await mcpPost(port, token, {}, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
-    await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
-    let id = 0;
-    const mcp = async (method: string, params: Record<string, unknown>) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+    const mcp = await openRawMcpSession(host.port!, token);
     const call = (args: unknown, toolCallId: string, task?: boolean) =>
       mcp('tools/call', { name: 'project_cli', arguments: args, ...(task ? { task: { ttl: 60_000 } } : {}), _meta: { 'toolgate/thread_id': 's', 'toolgate/tool_call_id': toolCallId } });
     assert.equal((await call({ module: 'memory', method: 'update', input: { key: 'k', content: 'v' } }, 'save')).result?.isError, false);

@@ -618,76 +618,74 @@ for (const executor of ['subprocess', 'inprocess'] as const) {
   });
 }
 
-test('two daemons on PostgreSQL: a call just started on one is running to the other at once, never CALL_NOT_FOUND, and its cancel there stops it', { ...needsPg, timeout: 90_000 }, async () => {
+/** Two daemons (WebSocket, the subprocess executor) on one fresh PostgreSQL database, alice's session on each. */
+async function onTwoPgDaemons(work: (t: { url: string; a: Host; b: Host; sa: { session_id: string }; sb: { session_id: string } }) => Promise<void>): Promise<void> {
   const { url } = await freshPgDatabase();
   const args = ['--executor', 'subprocess'];
   const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
   try {
-    const sa = await openSession(a, await mintBearer('alice'));
-    const sb = await openSession(b, await mintBearer('alice'));
-    // A warm call first: the daemon's first call loads its executor, which would outlast the window below.
-    await a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, thread_id: 't', tool_call_id: 'warm', args: create('warm') });
-    const release = await holdWriteLock(url);
-    let released = false;
-    try {
-      const key = { thread_id: 't', tool_call_id: 'early' };
-      const pending = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, ...key, args: create('early') });
-      // Running on A from its admission; B is asked the moment A says so — well inside A's first 100 ms,
-      // before A shares the call with the other daemons.
-      await started(a, a, sa.session_id, 't', 'early');
-      const seen = await b.request<CallGetResult>('call/get', { session_id: sb.session_id, ...key });
-      assert.equal(seen.state, 'running');
-      const before = a.stderr().length;
-      const cancel = b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, ...key });
-      await stopTookEffect(a, 'subprocess', before, pending);
-      await release();
-      released = true;
-      const [answer, cancelled] = await Promise.all([pending, cancel]);
-      await assertStopped(a, 'subprocess', answer, 'CANCELLED', 'early');
-      assert.deepEqual([cancelled.state, cancelled.outcome], ['done', answer]);
-    } finally {
-      if (!released) await release();
-    }
+    await work({ url, a, b, sa: await openSession(a, await mintBearer('alice')), sb: await openSession(b, await mintBearer('alice')) });
   } finally {
     await Promise.all([a.stop(), b.stop()]);
   }
+}
+
+test('two daemons on PostgreSQL: a call just started on one is running to the other at once, never CALL_NOT_FOUND, and its cancel there stops it', { ...needsPg, timeout: 90_000 }, async () => {
+  await onTwoPgDaemons(async ({ url, a, b, sa, sb }) => {
+  // A warm call first: the daemon's first call loads its executor, which would outlast the window below.
+  await a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, thread_id: 't', tool_call_id: 'warm', args: create('warm') });
+  const release = await holdWriteLock(url);
+  let released = false;
+  try {
+    const key = { thread_id: 't', tool_call_id: 'early' };
+    const pending = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, ...key, args: create('early') });
+    // Running on A from its admission; B is asked the moment A says so — well inside A's first 100 ms,
+    // before A shares the call with the other daemons.
+    await started(a, a, sa.session_id, 't', 'early');
+    const seen = await b.request<CallGetResult>('call/get', { session_id: sb.session_id, ...key });
+    assert.equal(seen.state, 'running');
+    const before = a.stderr().length;
+    const cancel = b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, ...key });
+    await stopTookEffect(a, 'subprocess', before, pending);
+    await release();
+    released = true;
+    const [answer, cancelled] = await Promise.all([pending, cancel]);
+    await assertStopped(a, 'subprocess', answer, 'CANCELLED', 'early');
+    assert.deepEqual([cancelled.state, cancelled.outcome], ['done', answer]);
+  } finally {
+    if (!released) await release();
+  }
+  });
 });
 
 test('two daemons on PostgreSQL: a retry cancelled on one never leaves the other\'s child committing under CANCELLED (subprocess)', { ...needsPg, timeout: 90_000 }, async () => {
   // The same call runs on A and, retried, on B (each daemon's running calls know only its own run). A cancel on
   // B stops B's run at once; A's child, held by the lock, commits only after B stored the call's outcome. That
   // outcome is the call's one answer, and if it is CANCELLED nothing the call wrote may be visible.
-  const { url } = await freshPgDatabase();
-  const args = ['--executor', 'subprocess'];
-  const [a, b] = await Promise.all([startHost({ transport: 'ws', db: url, args }), startHost({ transport: 'ws', db: url, args })]);
+  await onTwoPgDaemons(async ({ url, a, b, sa, sb }) => {
+  const key = { thread_id: 't', tool_call_id: 'twin' };
+  const title = 'twin cancelled on B';
+  const audits = () => dbCount(url, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [key.tool_call_id]);
+  const release = await holdWriteLock(url);
+  let released = false;
   try {
-    const sa = await openSession(a, await mintBearer('alice'));
-    const sb = await openSession(b, await mintBearer('alice'));
-    const key = { thread_id: 't', tool_call_id: 'twin' };
-    const title = 'twin cancelled on B';
-    const audits = () => dbCount(url, 'SELECT count(*) AS n FROM credential_audit WHERE tool_call_id = ?', [key.tool_call_id]);
-    const release = await holdWriteLock(url);
-    let released = false;
-    try {
-      const first = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, ...key, args: create(title) });
-      // Each run's child starts once its credential is recorded; both then wait for the events table.
-      await waitFor(async () => (await audits()) >= 1, 'A\'s credential audit row');
-      const retry = b.request<ToolResponse>('tool/invoke', { session_id: sb.session_id, ...key, args: create(title) });
-      await waitFor(async () => (await audits()) >= 2, 'B\'s credential audit row');
-      const cancelled = await b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, ...key });
-      await release();
-      released = true;
-      const [ra, rb] = await Promise.all([first, retry]);
-      assert.equal(cancelled.state, 'done');
-      assert.deepEqual(rb, cancelled.outcome, 'the retry answers the call\'s outcome');
-      assert.deepEqual(ra, cancelled.outcome, 'the first try answers the call\'s outcome');
-      const events = await dbCount(url, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]);
-      if (failureCode(ra) === 'CANCELLED') assert.equal(events, 0, 'a CANCELLED call whose event is visible');
-      else assert.equal(events, 1);
-    } finally {
-      if (!released) await release();
-    }
+    const first = a.request<ToolResponse>('tool/invoke', { session_id: sa.session_id, ...key, args: create(title) });
+    // Each run's child starts once its credential is recorded; both then wait for the events table.
+    await waitFor(async () => (await audits()) >= 1, 'A\'s credential audit row');
+    const retry = b.request<ToolResponse>('tool/invoke', { session_id: sb.session_id, ...key, args: create(title) });
+    await waitFor(async () => (await audits()) >= 2, 'B\'s credential audit row');
+    const cancelled = await b.request<CallCancelResult>('call/cancel', { session_id: sb.session_id, ...key });
+    await release();
+    released = true;
+    const [ra, rb] = await Promise.all([first, retry]);
+    assert.equal(cancelled.state, 'done');
+    assert.deepEqual(rb, cancelled.outcome, 'the retry answers the call\'s outcome');
+    assert.deepEqual(ra, cancelled.outcome, 'the first try answers the call\'s outcome');
+    const events = await dbCount(url, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]);
+    if (failureCode(ra) === 'CANCELLED') assert.equal(events, 0, 'a CANCELLED call whose event is visible');
+    else assert.equal(events, 1);
   } finally {
-    await Promise.all([a.stop(), b.stop()]);
+    if (!released) await release();
   }
+  });
 });

@@ -34,3 +34,15 @@ export async function mcpPost(port: number, token: string, headers: Record<strin
       : [];
   return { headers: res.headers, answer: messages.find((m) => m.id === body.id) ?? {} };
 }
+
+/**
+ * An initialized sessionful 2025-11-25 MCP session over raw POSTs to the daemon's `/mcp` on `port`:
+ * `mcp(method, params)` sends one request (ids counted from 1) and answers its JSON-RPC response.
+ */
+export async function openRawMcpSession(port: number, token: string): Promise<(method: string, params: Record<string, unknown>) => Promise<RawMcpAnswer>> {
+  const init = await mcpPost(port, token, {}, { ...MCP_INIT, id: 0 });
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+  await mcpPost(port, token, session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  let id = 0;
+  return async (method, params) => (await mcpPost(port, token, session, { jsonrpc: '2.0', id: ++id, method, params })).answer;
+}
