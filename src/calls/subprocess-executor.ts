@@ -100,7 +100,14 @@ export class SubprocessExecutor implements Executor {
     };
     const { module, method, input } = call.args;
     const timeoutMs = Math.min(deps.timeoutMs(`${module}.${method}`) + deps.cancelGraceMs, MAX_TIMER_MS);
-    let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs, maxResultBytes: deps.maxResultBytes }, log);
+    // A stop ends the child's server sessions at once, beside its SIGTERM: a statement the child sent may wait
+    // for a lock, and the server runs it — to its COMMIT — even once the child is gone, if the lock comes free
+    // before the sessions are ended below.
+    const endNow = () => void deps.store.endSessionsNamed!(dbSession!).catch(() => {});
+    if (dbSession) signal?.addEventListener('abort', endNow, { once: true });
+    let { doc } = await this.run({ module, method, input, env, timeoutMs, signal, graceMs: deps.cancelGraceMs, maxResultBytes: deps.maxResultBytes }, log).finally(() => {
+      if (dbSession) signal?.removeEventListener('abort', endNow);
+    });
     const stop = stoppedBy(signal);
     if (!doc.ok && (doc.error.code === 'TIMEOUT' || doc.error.code === 'INTERNAL' || doc.error.code === 'CANCELLED')) {
       // A killed child's server session may still hold a statement waiting for a lock: end it first, so
