@@ -84,7 +84,11 @@ async function started(host: Host, client: Client, sessionId: string, thread: st
  * that gap ends the call unrun and logs neither line), it is done, and nothing of it can commit any more.
  */
 async function stopTookEffect(host: Host, executor: Executor, before: number, answer: Promise<unknown>): Promise<void> {
-  const lines = executor === 'subprocess' ? ['"project-cli stopped"', '"tool call stopped"'] : ['"tool call stopping"'];
+  // Subprocess: "tool call stopped", not the child's exit ("project-cli stopped"): on PostgreSQL a statement the
+  // killed child sent may still wait in the server for the lock this test holds, and run to its COMMIT if the lock
+  // came free before its session is ended — the call would then rightly stand with its real outcome. The call
+  // service logs "tool call stopped" once the child's sessions are ended and the stop is final.
+  const lines = executor === 'subprocess' ? ['"tool call stopped"'] : ['"tool call stopping"'];
   let answered = false;
   void answer.then(
     () => (answered = true),
@@ -553,9 +557,9 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
       const before = stderr().length;
       abort.abort();
       await assert.rejects(pending);
-      // The call's last line says it stopped: the child's exit (subprocess), its unit undone (in process), or its
-      // outcome stored — an outcome is read only once the child's output has ended with it.
-      const ends = ['"project-cli stopped"', '"tool call stopped"', `"msg":"tool call","transport":"mcp"`];
+      // The call's last line says it stopped: the stop final (subprocess: its child gone and, on PostgreSQL, its
+      // server sessions ended — see stopTookEffect), its unit undone (in process), or its outcome stored.
+      const ends = ['"tool call stopped"', `"msg":"tool call","transport":"mcp"`];
       await waitFor(() => ends.some((l) => stderr().slice(before).includes(l)), () => `the call to stop\n${stderr().slice(-1500)}`);
       await release();
       released = true;
