@@ -27,7 +27,6 @@ import {
   ConnectionError,
   ErrorCodes,
   ResponseError,
-  createMessageConnection,
   StreamMessageWriter,
   type CancellationToken,
   type Disposable,
@@ -39,7 +38,8 @@ import * as P from '../protocol/methods.js';
 import type { ToolCallArgs, ToolResponse, ToolResultNotification } from '../protocol/tool.js';
 import { tapReader, tapWriter, type MessageTap } from './tap.js';
 import { ClientWebSocketReader, ClientWebSocketWriter } from './ws-stream.js';
-import { DisposingStreamMessageReader } from '../protocol/stream-reader.js';
+import { DrainingStreamMessageReader } from '../protocol/stream-reader.js';
+import { connectClosingAfterDispatch } from '../protocol/close-after-dispatch.js';
 
 export interface ClientOptions {
   /** Sees every message sent and received, in wire order (a protocol log, a transcript). */
@@ -112,6 +112,8 @@ export class ToolgateClient {
   readonly exited: Promise<number | null>;
   private readonly token: string | undefined;
   private readonly closer: () => Promise<void>;
+  /** The reader's close, reported once every message it read is dispatched. */
+  private readonly readerClosed: Promise<void>;
   private stderrText = '';
   private closed = false;
   /** `connection.sendRequest`, with a spawned daemon's exit explained (`explained`). */
@@ -120,7 +122,10 @@ export class ToolgateClient {
   private constructor(reader: MessageReader, writer: MessageWriter, opts: ClientOptions, closer: () => Promise<void>, proc?: ChildProcessWithoutNullStreams) {
     const r = opts.tap ? tapReader(reader, opts.tap) : reader;
     const w = opts.tap ? tapWriter(writer, opts.tap) : writer;
-    this.connection = createMessageConnection(r, w);
+    // The reader's close comes after the daemon's last answers and notifications (close-after-dispatch.ts).
+    const { connection, readerClosed } = connectClosingAfterDispatch(r, w);
+    this.connection = connection;
+    this.readerClosed = readerClosed;
     this.send = ((...args: unknown[]) => this.explained(() => (this.connection.sendRequest as (...a: unknown[]) => Promise<unknown>)(...args))) as MessageConnection['sendRequest'];
     this.connection.onError(() => {}); // a broken peer shows up as failed requests and onClose
     this.token = opts.token;
@@ -135,8 +140,8 @@ export class ToolgateClient {
         this.stderrText = (this.stderrText + c.toString('utf8')).slice(-256 * 1024);
       });
       proc.stdin.on('error', () => {}); // a dead child shows up through `exited`
-      // Once the daemon is gone and its stdout drained, pending requests fail instead of hanging.
-      proc.once('close', () => this.connection.dispose());
+      // Once the daemon is gone and every message it wrote is dispatched, pending requests fail instead of hanging.
+      proc.once('close', () => void this.readerClosed.then(() => this.connection.dispose()));
     }
   }
 
@@ -153,7 +158,7 @@ export class ToolgateClient {
       shell: false,
     });
     const client: ToolgateClient = new ToolgateClient(
-      new DisposingStreamMessageReader(proc.stdout),
+      new DrainingStreamMessageReader(proc.stdout),
       new StreamMessageWriter(proc.stdin),
       opts,
       () => stopChild(proc, client.exited),
@@ -165,7 +170,7 @@ export class ToolgateClient {
 
   /** Speaks LSP-framed JSON-RPC over streams you already have (a daemon you started, an in-memory pair). */
   static fromStreams(readable: Readable, writable: Writable, opts: ClientOptions = {}): ToolgateClient {
-    const client = new ToolgateClient(new DisposingStreamMessageReader(readable), new StreamMessageWriter(writable), opts, async () => {});
+    const client = new ToolgateClient(new DrainingStreamMessageReader(readable), new StreamMessageWriter(writable), opts, async () => {});
     client.connection.listen();
     return client;
   }
@@ -185,7 +190,8 @@ export class ToolgateClient {
         await gone;
       }
     });
-    socket.once('close', () => client.connection.dispose());
+    // Once the socket is gone and every message it carried is dispatched, pending requests fail.
+    socket.once('close', () => void client.readerClosed.then(() => client.connection.dispose()));
     client.connection.listen();
     return client;
   }
