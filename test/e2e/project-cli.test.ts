@@ -177,11 +177,11 @@ const seedStandup = (db: string) =>
     return tx.events.create('alice', STANDUP_FIELDS);
   });
 
-/** alice creates an event and shares it with bob (who exists, as a user who called once does). */
+/** alice shares her event with bob (who exists, as a user who called once does). */
 async function aliceSharesWithBob(db: string) {
   const alice = await envFor(db, 'alice');
   const bob = await envFor(db, 'bob');
-  const event = assertOk(await cli(['calendar', 'create', ...STANDUP], alice), 'calendar', 'create').event;
+  const event = await seedStandup(db);
   await seed(db, (tx) => tx.users.ensure('bob'));
   const shared = assertOk(await cli(['calendar', 'share', '--event-id', event.id, '--user-ids', 'bob'], alice), 'calendar', 'share');
   assert.equal(shared.event_id, event.id);
