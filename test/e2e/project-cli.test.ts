@@ -22,6 +22,8 @@ import {
 } from '../helpers/credentials.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { argsSha256 } from '../../src/codec/canonical-json.js';
+import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Tx } from '../../src/store/store.js';
 
 // ---------------------------------------------------------------- harness
 
@@ -150,14 +152,37 @@ function countEvents(file: string): number {
 }
 
 const STANDUP = ['--title', 'Standup', '--start-at', '2026-04-21T07:00:00+08:00', '--end-at', '2026-04-21T07:30:00+08:00'];
+const STANDUP_FIELDS = { title: 'Standup', start_at: '2026-04-21T07:00:00+08:00', end_at: '2026-04-21T07:30:00+08:00' };
 const readDay = (date: string, timezone: string) => ['calendar', 'read', '--mode', 'day', '--date', date, '--timezone', timezone];
 
-/** alice creates an event and shares it with bob (who exists because he called once). */
+/**
+ * Writes what a test starts from straight into the database, in one unit of the store project-cli uses:
+ * for tests about what comes after (a read, an invite answered), not about how the event or invite got
+ * there — creating and sharing through the CLI are tests of their own here. A spawn of project-cli costs
+ * ~0.15 s of CPU; this, a few milliseconds.
+ */
+async function seed<T>(db: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const store = openSqliteStore(db);
+  try {
+    return await store.transaction(work);
+  } finally {
+    await store.close();
+  }
+}
+
+/** alice's Standup, as `calendar create` with STANDUP stores it. */
+const seedStandup = (db: string) =>
+  seed(db, async (tx) => {
+    await tx.users.ensure('alice');
+    return tx.events.create('alice', STANDUP_FIELDS);
+  });
+
+/** alice shares her event with bob (who exists, as a user who called once does). */
 async function aliceSharesWithBob(db: string) {
   const alice = await envFor(db, 'alice');
   const bob = await envFor(db, 'bob');
-  const event = assertOk(await cli(['calendar', 'create', ...STANDUP], alice), 'calendar', 'create').event;
-  assertOk(await cli(readDay('2026-04-21', 'UTC'), bob), 'calendar', 'read');
+  const event = await seedStandup(db);
+  await seed(db, (tx) => tx.users.ensure('bob'));
   const shared = assertOk(await cli(['calendar', 'share', '--event-id', event.id, '--user-ids', 'bob'], alice), 'calendar', 'share');
   assert.equal(shared.event_id, event.id);
   assert.equal(shared.invites.length, 1);
@@ -189,7 +214,7 @@ describe('project-cli', { concurrency: 3 }, () => {
     const { db } = sandbox();
     const env = await envFor(db, 'alice');
     // 07:00 in Shanghai is 23:00 UTC the day before.
-    const { event } = assertOk(await cli(['calendar', 'create', ...STANDUP], env), 'calendar', 'create');
+    const event = await seedStandup(db);
     const shanghai = assertOk(await cli(readDay('2026-04-21', 'Asia/Shanghai'), env), 'calendar', 'read');
     assert.equal(shanghai.count, 1);
     assert.deepEqual(shanghai.items, [event]);
@@ -200,7 +225,7 @@ describe('project-cli', { concurrency: 3 }, () => {
   test('calendar.read from stdin JSON answers byte for byte like the same input from flags', async () => {
     const { db } = sandbox();
     const env = await envFor(db, 'alice');
-    assertOk(await cli(['calendar', 'create', ...STANDUP], env), 'calendar', 'create');
+    await seedStandup(db);
     const viaFlags = await cli(readDay('2026-04-21', 'Asia/Shanghai'), env);
     const viaStdin = await cli(['calendar', 'read'], env, JSON.stringify({ mode: 'day', date: '2026-04-21', timezone: 'Asia/Shanghai' }));
     assert.equal(assertOk(viaStdin, 'calendar', 'read').count, 1);
@@ -487,9 +512,8 @@ describe('project-cli', { concurrency: 3 }, () => {
 
   test("deleting someone else's unshared event is NOT_FOUND (exit 5), not FORBIDDEN, and leaves it", async () => {
     const { db } = sandbox();
-    const alice = await envFor(db, 'alice');
     const bob = await envFor(db, 'bob');
-    const { event } = assertOk(await cli(['calendar', 'create', ...STANDUP], alice), 'calendar', 'create');
+    const event = await seedStandup(db);
     assertFailure(await cli(['calendar', 'delete', '--event-id', event.id], bob), 'NOT_FOUND', 5);
     assertFailure(await cli(['calendar', 'read', '--mode', 'event', '--event-id', event.id], bob), 'NOT_FOUND', 5);
     assert.equal(countEvents(db), 1);
@@ -499,7 +523,14 @@ describe('project-cli', { concurrency: 3 }, () => {
 
   test('rejecting an invite already accepted is CONFLICT (exit 6)', async () => {
     const { db } = sandbox();
-    const { bob, inviteId } = await aliceSharesWithBob(db);
+    const bob = await envFor(db, 'bob');
+    // alice's event shared with bob, the invite pending (sharing through the CLI: the FORBIDDEN test above).
+    const { invite_id: inviteId } = await seed(db, async (tx) => {
+      await tx.users.ensure('alice');
+      await tx.users.ensure('bob');
+      const event = await tx.events.create('alice', STANDUP_FIELDS);
+      return tx.invites.upsert(event.id, 'alice', 'bob');
+    });
     assertOk(await cli(['calendar', 'accept_invite', '--invite-id', inviteId], bob), 'calendar', 'accept_invite');
     const error = assertFailure(await cli(['calendar', 'reject_invite', '--invite-id', inviteId], bob), 'CONFLICT', 6);
     assert.equal(error.status, 'accepted');
