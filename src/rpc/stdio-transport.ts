@@ -62,7 +62,7 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
   // request window's accounting (flow-controlled-reader.ts): it took no slot, so it frees none.
   const reply = (code: number, message: string) =>
     void tracked.write({ jsonrpc: '2.0', id: null, error: { code, message } } as ResponseMessage).catch(() => {});
-  /** The exit code the end of input stops with: 1 once the framing broke. */
+  /** The exit code the end of input stops with: 1 once the framing broke, 2 after a JSON line. */
   let endCode = 0;
   const guard = new StdioFrameGuard({
     maxMessageBytes: opts.maxMessageBytes,
@@ -83,8 +83,10 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
       const hint = 'stdio expects LSP framing (a "Content-Length: N" header, a blank line, then N bytes of JSON) but got a JSON line; newline-delimited JSON is the framing of serve --mcp';
       services.log.log('error', `${hint}; stopping`);
       reply(RpcErrorCode.ParseError, hint);
+      // As a broken header: the whole frames before the line are answered first, then the daemon ends.
+      endCode = 2;
       input.unpipe(guard);
-      resolveFinished(2);
+      if (!guard.writableEnded) guard.end();
     },
   });
   input.pipe(guard);
