@@ -15,9 +15,10 @@
 // with each one's wall time (scripts/file-times-reporter.mjs) and the pass's
 // own wall time: where the suite's time goes.
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
+import { GROUPS, HEAVY, OWN_CLUSTER_SUITES, groupFile } from './test-files.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -51,13 +52,6 @@ const PG_SUITES = [
 ].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
-/**
- * Not in the list above: these start a cluster (and a pooler) of their own, since they restart or cut the
- * server, and skip when PostgreSQL is not installed. They run once: in the PostgreSQL pass when there is
- * one (they are PostgreSQL's suites, and spend most of their time waiting on their servers, so the
- * SQLite pass beside it no longer waits for them), else in the SQLite pass.
- */
-const OWN_CLUSTER_SUITES = ['e2e/pg-outage', 'e2e/pg-pgbouncer'].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 /** Runs node's test runner with its output passed through, and remembers that output's counts. */
 function run(args, env) {
@@ -101,46 +95,16 @@ if (pgUrl) {
   });
 }
 
-// The compiled suites: each dist/test/…/x.test.js whose source test/…/x.test.ts exists. Named one
-// by one, because `node --test dist/test` would also run every helper module (any .js under a
-// folder named test counts as a test file to it) and a stale compiled suite whose source moved.
-// The slowest files start first (a longest-first schedule): a long file started last would run
-// alone at the end while the other lane idles. Measured with TOOLGATE_TEST_TIMES=1; the rest keep
-// their alphabetical order. A name here that no longer exists is simply not found.
-const SLOW_FIRST = [
-  'e2e/conformance-ws',
-  'e2e/package-tarball',
-  'e2e/conformance',
-  'e2e/pg-outage',
-  'e2e/pg-pgbouncer',
-  'e2e/conformance-mutations',
-  'e2e/help-examples',
-  'e2e/quickstart',
-  'e2e/project-cli',
-  'e2e/crash-durability',
-  'soak/ws-soak',
-  'e2e/mcp',
-  'e2e/first-hour',
-  'e2e/mcp-tasks',
-  'e2e/inspector-live',
-  'e2e/call-lifecycle',
-  'e2e/first-hour-walk3',
-  'e2e/ws-transport',
-  'e2e/ws-paused-reader',
-].map((s) => join(root, 'dist', 'test', `${s}.test.js`));
-const rank = (f) => (SLOW_FIRST.includes(f) ? SLOW_FIRST.indexOf(f) : SLOW_FIRST.length);
-// The unit suites (test/unit) run together in one process, scripts/unit-suites.mjs: ~0.85 s of CPU
-// per test file is its own process's start, and they are 86 small files (that file says what it saves).
-// It starts first: it is the pass's longest file.
+// The unit suites (test/unit) run together in one process, scripts/unit-suites.mjs, and the light
+// outside-in suites in GROUPS processes, scripts/e2e-group-N.mjs: ~0.85 s of CPU per test file is its own
+// process's start (scripts/test-files.mjs says which share and why). The unit process starts first: it is the
+// pass's longest file; then the groups (~45 s each), then the heavy suites longest first — a long file started
+// last would run alone at the end while the other lane idles.
 const UNIT_SUITES = join(root, 'scripts', 'unit-suites.mjs');
 const SUITES = [
   UNIT_SUITES,
-  ...readdirSync(join(root, 'test'), { recursive: true })
-    .filter((f) => f.endsWith('.test.ts') && !f.startsWith(`unit${sep}`))
-    .map((f) => join(root, 'dist', 'test', f.replace(/\.ts$/, '.js')))
-    .filter((f) => existsSync(f) && !(pgUrl && OWN_CLUSTER_SUITES.includes(f)))
-    .sort()
-    .sort((a, b) => rank(a) - rank(b)),
+  ...Array.from({ length: GROUPS }, (_, i) => groupFile(i + 1)),
+  ...HEAVY.filter((f) => existsSync(f) && !(pgUrl && OWN_CLUSTER_SUITES.includes(f))),
 ];
 
 /**
@@ -155,11 +119,14 @@ const started = Date.now();
 // scripts/run-suites.mjs, not `node --test`: it keeps the order above (the CLI sorts by name).
 const sqliteCode = await run([join(root, 'scripts', 'run-suites.mjs'), String(CONCURRENCY), timesLog ?? '-', ...SUITES], sqliteEnv);
 if (timesLog) {
-  const files = readFileSync(timesLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
-  process.stdout.write(`\n==== slowest of ${files.length} test files (SQLite pass) ====\n`);
-  for (const { file, ms } of files.slice(0, 15)) process.stdout.write(`${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(join(root, 'dist', 'test') + '/', '')}\n`);
+  const lines = readFileSync(timesLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).sort((a, b) => b.ms - a.ms);
+  // A suite run in a group process (`grouped`) is listed by itself too, and counted once, in its group's time.
+  const files = lines.filter((l) => !l.grouped);
+  const name = (f) => (f.grouped ? `${f.file} (grouped)` : f.file.replace(join(root, 'dist', 'test') + '/', ''));
+  process.stdout.write(`\n==== slowest of ${files.length} test processes and the ${lines.length - files.length} suites they group (SQLite pass) ====\n`);
+  for (const f of lines.slice(0, 25)) process.stdout.write(`${(f.ms / 1000).toFixed(1).padStart(7)} s  ${name(f)}\n`);
   const sum = files.reduce((t, f) => t + f.ms, 0) / 1000;
-  process.stdout.write(`SQLite pass: ${((Date.now() - started) / 1000).toFixed(0)} s wall; its test files add up to ${sum.toFixed(0)} s, run ${CONCURRENCY} at a time\n`);
+  process.stdout.write(`SQLite pass: ${((Date.now() - started) / 1000).toFixed(0)} s wall; its test processes add up to ${sum.toFixed(0)} s, run ${CONCURRENCY} at a time\n`);
 }
 const pgCode = await pgPass;
 if (pgLog) {
