@@ -18,38 +18,9 @@ import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GROUPS, HEAVY, OWN_CLUSTER_SUITES, groupFile } from './test-files.mjs';
+import { GROUPS, HEAVY, OWN_CLUSTER_SUITES, PG_GROUP, PG_SUITES, groupFile } from './test-files.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-
-/** The suites the PostgreSQL pass runs: outside-in (daemon over stdio and WebSocket, security, durability, UI) plus the engine's own. */
-const PG_SUITES = [
-  'unit/store/pg-store',
-  'e2e/pg-two-daemons',
-  'e2e/pg-open-errors',
-  'e2e/pg-connection',
-  'e2e/pg-round-trips',
-  'unit/daemon/thread-order',
-  'e2e/daemon-skeleton',
-  'e2e/ws-transport',
-  'unit/daemon/ui-on-the-wire',
-  'unit/daemon/history-paging',
-  'e2e/hardening',
-  'e2e/executors',
-  'e2e/exactly-once',
-  'unit/daemon/daemon-errors',
-  'e2e/skills-and-profiles',
-  'unit/http/ag-ui-sse',
-  'unit/daemon/actions-flow',
-  'unit/daemon/bearer-auth',
-  'e2e/automation',
-  'e2e/call-lifecycle',
-  'e2e/quotas',
-  'e2e/config-reload',
-  'e2e/mcp-tasks',
-  'e2e/load-balancer',
-  'unit/calls/expiry-sweeper',
-].map((s) => join(root, 'dist', 'test', `${s}.test.js`)).filter((f) => existsSync(f));
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
 
@@ -88,7 +59,8 @@ if (pgUrl) {
   pgLog = join(mkdtempSync(join(tmpdir(), 'toolgate-pg-pass-')), 'tap.log');
   const out = createWriteStream(pgLog);
   pgPass = new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', ...PG_SUITES, ...OWN_CLUSTER_SUITES], { env: testEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its shared-cluster suites in one process (scripts/pg-group.mjs), then those with clusters of their own.
+    const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', PG_GROUP, ...OWN_CLUSTER_SUITES], { env: testEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));

@@ -56,6 +56,41 @@ export const HEAVY = [
  */
 export const OWN_CLUSTER_SUITES = ['e2e/pg-outage', 'e2e/pg-pgbouncer'].map(compiled).filter((f) => existsSync(f));
 
+/**
+ * The suites the PostgreSQL pass runs on the shared throwaway cluster: outside-in (daemon over stdio and
+ * WebSocket, security, durability, UI) plus the engine's own. They run one at a time, all in one process
+ * (PG_GROUP), each in a `describe` of its own as in the e2e groups.
+ */
+export const PG_SUITES = [
+  'unit/store/pg-store',
+  'e2e/pg-two-daemons',
+  'e2e/pg-open-errors',
+  'e2e/pg-connection',
+  'e2e/pg-round-trips',
+  'unit/daemon/thread-order',
+  'e2e/daemon-skeleton',
+  'e2e/ws-transport',
+  'unit/daemon/ui-on-the-wire',
+  'unit/daemon/history-paging',
+  'e2e/hardening',
+  'e2e/executors',
+  'e2e/exactly-once',
+  'unit/daemon/daemon-errors',
+  'e2e/skills-and-profiles',
+  'unit/http/ag-ui-sse',
+  'unit/daemon/actions-flow',
+  'unit/daemon/bearer-auth',
+  'e2e/automation',
+  'e2e/call-lifecycle',
+  'e2e/quotas',
+  'e2e/config-reload',
+  'e2e/mcp-tasks',
+  'e2e/load-balancer',
+  'unit/calls/expiry-sweeper',
+].map(compiled).filter((f) => existsSync(f));
+
+export const PG_GROUP = join(root, 'scripts', 'pg-group.mjs');
+
 /** Processes the light outside-in suites share: five of ~45 s each, measured. */
 export const GROUPS = 5;
 export const groupFile = (n) => join(root, 'scripts', `e2e-group-${n}.mjs`);
