@@ -48,8 +48,8 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
     inFlight: { count: 0, max: opts.maxInFlight },
   };
   // A host may pipe its requests and close stdin at once: the server ends only when every request it read
-  // has been answered (contract: in-flight calls finish), bounded by the call timeout for one never answered
-  // (a request the host cancelled gets no response).
+  // has been answered (contract: in-flight calls finish), bounded by the call timeout for one never answered.
+  // A request the host cancelled (notifications/cancelled) gets no response: it is waited for no more.
   const answers = new PendingAnswers();
   const reply = (code: number, message: string) => stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`);
   const guard = new McpLineGuard({
@@ -77,8 +77,10 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
       const envelope = envelopeProblem(value);
       const message = envelope ? null : mcpMessage(value);
       if (message) {
-        if (isRequest(value)) answers.expect();
+        if (isRequest(value)) answers.expect((value as { id: unknown }).id);
         transport.deliver(message);
+        const cancelled = cancelledRequest(value);
+        if (cancelled !== undefined) answers.answered(cancelled);
         return false;
       }
       const problem = envelope ?? mcpProblem(value);
@@ -126,20 +128,30 @@ function isRequest(value: unknown): boolean {
   return typeof o.method === 'string' && 'id' in o;
 }
 
-/** How many requests read from stdin have not been answered yet. */
+/**
+ * The id a `notifications/cancelled` names, if the value is one. The SDK aborts that request, if it is still
+ * running, and then sends no response for it; if it was answered already, the notification changes nothing.
+ */
+function cancelledRequest(value: unknown): unknown {
+  const o = value as { method?: unknown; params?: { requestId?: unknown } };
+  return o.method === 'notifications/cancelled' && o.params?.requestId !== undefined ? o.params.requestId : undefined;
+}
+
+/** The requests read from stdin that have not been answered (nor cancelled) yet, by id. */
 class PendingAnswers {
-  private count = 0;
+  private readonly ids = new Set<string>();
   private waiters: Array<() => void> = [];
-  expect(): void {
-    this.count += 1;
+  expect(id: unknown): void {
+    this.ids.add(JSON.stringify(id));
   }
-  answered(): void {
-    if (this.count > 0) this.count -= 1;
-    if (this.count === 0) for (const w of this.waiters.splice(0)) w();
+  /** The response to `id` was written, or the host cancelled it (no response will come). */
+  answered(id: unknown): void {
+    this.ids.delete(JSON.stringify(id));
+    if (this.ids.size === 0) for (const w of this.waiters.splice(0)) w();
   }
   /** Resolves when every request has been answered, or after `capMs` (the timer holds the process meanwhile). */
   settled(capMs: number): Promise<void> {
-    if (this.count === 0) return Promise.resolve();
+    if (this.ids.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, capMs);
       this.waiters.push(() => {
@@ -172,7 +184,7 @@ class CountingStdioTransport extends StdioServerTransport {
 
   override async send(message: Parameters<StdioServerTransport['send']>[0]): Promise<void> {
     await super.send(message);
-    if ('id' in message && !('method' in message)) this.answers.answered();
+    if ('id' in message && !('method' in message)) this.answers.answered(message.id);
   }
 }
 

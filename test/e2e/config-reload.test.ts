@@ -216,8 +216,10 @@ test('shutdown waits for a stopped call by the cancel grace a SIGHUP set, not th
   const h = await start(file, 'subprocess');
   let child: number | undefined;
   try {
-    // Reloaded: a stopped child now gets 5 s between SIGTERM and SIGKILL.
-    writeFileSync(file, config(5_000));
+    // Reloaded: a stopped child now gets 4 s between SIGTERM and SIGKILL. A daemon that went by the grace read at
+    // start (50 ms) exits ~3.2 s after its SIGTERM (measured, src/app/serve.ts's bounds), before that SIGKILL, with
+    // the call not stored: 4 s keeps the two apart (at 3 s they were not).
+    writeFileSync(file, config(4_000));
     assert.match(await hangUp(h, 1), /"msg":"config reloaded"/);
     const s = await openSession(h, await mintBearer('grace'));
     const pending = h.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'g', tool_call_id: 'held', args: create('held') });
@@ -228,7 +230,7 @@ test('shutdown waits for a stopped call by the cancel grace a SIGHUP set, not th
     h.proc.kill('SIGTERM');
     await h.exited;
     // Past the shutdown grace the call was stopped, and the daemon waited for its child's SIGKILL (the live
-    // grace, 5 s) before closing the database: the call is stored, cancelled, not left without an outcome.
+    // grace, 4 s) before closing the database: the call is stored, cancelled, not left without an outcome.
     const stored = await dbRows<{ content: string }>(h.dbPath, "SELECT content FROM messages WHERE tool_call_id = 'held'");
     assert.equal(stored.length, 1, `the stopped call's outcome was stored; log:\n${h.stderr().slice(-2000)}`);
     assert.match(stored[0]!.content, /"code":"CANCELLED"/);

@@ -26,6 +26,13 @@ declare const document: any;
 declare const window: any;
 declare const location: any;
 
+let shared: Promise<Browser> | undefined;
+/** The file's one Chromium, launched by the first suite that needs it; each suite has its own context. */
+const sharedBrowser = (): Promise<Browser> => (shared ??= launchBrowser());
+after(async () => {
+  await (await shared)?.close();
+});
+
 // ---- repository, snapshots, static server --------------------------------------------------
 
 /** The built inspector, as the daemon serves it (npm run build bundles src/inspector/ into it). */
@@ -173,7 +180,6 @@ async function renderAndRead(page: Page, name: string, uiSchema: Json) {
 // ---- 1. the renderer ------------------------------------------------------------------------
 
 describe('inspector ui-renderer.js in Chromium', { skip: CHROMIUM_SKIP_REASON, timeout: 120_000 }, () => {
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let server: Server;
@@ -183,8 +189,7 @@ describe('inspector ui-renderer.js in Chromium', { skip: CHROMIUM_SKIP_REASON, t
 
   before(async () => {
     ({ server, origin } = await startStaticServer());
-    browser = await launchBrowser();
-    context = await browser.newContext({
+    context = await (await sharedBrowser()).newContext({
       viewport: { width: 760, height: 900 }, deviceScaleFactor: 2, locale: 'en-US', timezoneId: 'UTC', colorScheme: 'light',
     });
     page = await context.newPage();
@@ -194,7 +199,7 @@ describe('inspector ui-renderer.js in Chromium', { skip: CHROMIUM_SKIP_REASON, t
     await page.waitForFunction(() => (window as any).uiRenderer !== undefined);
   });
   after(async () => {
-    await browser?.close();
+    await context?.close();
     if (server) await closeServer(server);
   });
 
@@ -496,7 +501,6 @@ function attachFakeRpc(server: Server) {
 }
 
 describe('inspector app against a scripted JSON-RPC peer', { skip: CHROMIUM_SKIP_REASON, timeout: 120_000 }, () => {
-  let browser: Browser;
   let context: BrowserContext;
   let server: Server;
   let origin: string;
@@ -508,14 +512,13 @@ describe('inspector app against a scripted JSON-RPC peer', { skip: CHROMIUM_SKIP
   before(async () => {
     ({ server, origin } = await startStaticServer());
     rpc = attachFakeRpc(server);
-    browser = await launchBrowser();
-    context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, locale: 'en-US', timezoneId: 'UTC' });
+    context = await (await sharedBrowser()).newContext({ viewport: { width: 1400, height: 1000 }, locale: 'en-US', timezoneId: 'UTC' });
     page = await context.newPage();
     page.on('pageerror', (err) => pageErrors.push(String(err)));
     page.on('console', (m) => consoleLines.push(m.text()));
   });
   after(async () => {
-    await browser?.close();
+    await context?.close();
     rpc?.wss.close();
     if (server) await closeServer(server);
   });

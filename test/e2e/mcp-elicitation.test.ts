@@ -31,12 +31,25 @@ function askConfig(): string {
   return file;
 }
 
+/**
+ * One daemon on the ask profile for the three hosts deciding on an ask call and the raw 2026-07-28 suite
+ * (each suite its own user or tool_call_ids, so their rows never meet), started by the first that needs it.
+ */
+let sharedAsk: Promise<{ daemon: Host; config: string }> | undefined;
+const askDaemon = () =>
+  (sharedAsk ??= (async () => {
+    const config = askConfig();
+    return { daemon: await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] }), config };
+  })());
+after(async () => {
+  await (await sharedAsk)?.daemon.stop();
+});
+
 const call = (mcp: McpHost, thread: string, id: string, module: string, method: string, input: Record<string, unknown>) =>
   mcp.client.callTool({ name: 'project_cli', arguments: { module, method, input }, _meta: { 'toolgate/thread_id': thread, 'toolgate/tool_call_id': id } }) as Promise<CallResult>;
 
 for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly McpKind[]) {
   describe(`MCP over ${kind} with elicitation: the host's user decides on an ask call`, () => {
-    let daemon: Host;
     let mcp: McpHost;
     let dbPath: string;
     const thread = `elicit-${kind}`;
@@ -45,8 +58,7 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
     const shown: string[] = [];
 
     before(async () => {
-      const config = askConfig();
-      daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', config] });
+      const { daemon, config } = await askDaemon();
       dbPath = daemon.dbPath;
       const token = await mintBearer('elicit-user');
       const elicit = (params: { message: string }) => {
@@ -57,7 +69,6 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
     });
     after(async () => {
       await mcp?.close();
-      await daemon?.stop();
     });
 
     const remember = async (key: string) => {
@@ -75,34 +86,34 @@ for (const kind of ['stdio', 'http', 'http-2026'] as const satisfies readonly Mc
       await remember('accept-me');
       answer = { action: 'accept', content: {} };
       const before = shown.length;
-      const result = await call(mcp, thread, 'elicit-accept', 'memory', 'forget', { key: 'accept-me' });
+      const result = await call(mcp, thread, `elicit-accept-${kind}`, 'memory', 'forget', { key: 'accept-me' });
       assert.notEqual(result.isError, true, result.content[0]?.text);
       assert.deepEqual([result.structuredContent?.status, result.structuredContent?.data?.forgotten], ['success', true]);
       assert.equal(shown.length, before + 1, 'the user was asked once');
       assert.match(shown.at(-1)!, /memory\.forget/);
       assert.match(shown.at(-1)!, /accept-me/, 'the exact arguments are shown');
       assert.equal(await recall('accept-me'), undefined);
-      assert.deepEqual(await audit('elicit-accept'), [{ decision: 'approve', surface: 'mcp' }]);
+      assert.deepEqual(await audit(`elicit-accept-${kind}`), [{ decision: 'approve', surface: 'mcp' }]);
     });
 
     test('decline: APPROVAL_DENIED, nothing written', async () => {
       await remember('decline-me');
       answer = { action: 'decline' };
-      const result = await call(mcp, thread, 'elicit-decline', 'memory', 'forget', { key: 'decline-me' });
+      const result = await call(mcp, thread, `elicit-decline-${kind}`, 'memory', 'forget', { key: 'decline-me' });
       assert.equal(result.isError, true);
       assert.equal(result.structuredContent?.error?.code, 'APPROVAL_DENIED', result.content[0]?.text);
       assert.equal(await recall('decline-me'), 'keep me');
-      assert.deepEqual(await audit('elicit-decline'), [{ decision: 'deny', surface: 'mcp' }]);
+      assert.deepEqual(await audit(`elicit-decline-${kind}`), [{ decision: 'deny', surface: 'mcp' }]);
     });
 
     test('cancel: CANCELLED, nothing written', async () => {
       await remember('cancel-me');
       answer = { action: 'cancel' };
-      const result = await call(mcp, thread, 'elicit-cancel', 'memory', 'forget', { key: 'cancel-me' });
+      const result = await call(mcp, thread, `elicit-cancel-${kind}`, 'memory', 'forget', { key: 'cancel-me' });
       assert.equal(result.isError, true);
       assert.equal(result.structuredContent?.error?.code, 'CANCELLED', result.content[0]?.text);
       assert.equal(await recall('cancel-me'), 'keep me');
-      assert.deepEqual(await audit('elicit-cancel'), [{ decision: 'cancel', surface: 'mcp' }]);
+      assert.deepEqual(await audit(`elicit-cancel-${kind}`), [{ decision: 'cancel', surface: 'mcp' }]);
     });
   });
 }
@@ -114,11 +125,8 @@ describe('MCP 2026-07-28 input_required: the retry is bound to the call by the s
   const thread = 'elicit-raw';
 
   before(async () => {
-    daemon = await startHost({ transport: 'ws', args: ['--executor', 'inprocess', '--config', askConfig()] });
+    ({ daemon } = await askDaemon());
     token = await mintBearer('raw-elicit-user');
-  });
-  after(async () => {
-    await daemon?.stop();
   });
 
   interface Answer {
