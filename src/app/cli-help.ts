@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { closestName as closestFlag } from '../codec/closest-name.js';
+import { findSecret } from '../codec/secret-scan.js';
 
 export interface FlagSpec {
   type: 'string' | 'boolean';
@@ -135,8 +136,12 @@ function parserMessage(err: Error & { code?: string }, known: readonly string[] 
   }
 }
 
-/** What a user typed, safe to echo on one line. */
+/**
+ * What a user typed, safe to echo on one line: text carrying a token (secret-scan.ts) is `[redacted]`
+ * whole, since a cut echo of it would still show its header and payload (contract section 7).
+ */
 export function printable(text: string): string {
+  if (findSecret(text) !== null) return '[redacted]';
   // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, '?');
   return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;

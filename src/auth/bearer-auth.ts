@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { readOrCreateSecretFile } from '../config/data-dir.js';
 import { BoundedFileError, readBoundedFile } from '../cli-router/bounded-file.js';
 import { ConfigError } from '../config/config-error.js';
+import { findSecret } from '../codec/secret-scan.js';
 
 /** Verified identity of a user bearer token. */
 export interface BearerIdentity {
@@ -97,10 +98,12 @@ export interface BearerPolicy {
 /**
  * A `sub` is a user id: non-empty printable text (no control, format or
  * private-use characters) without surrounding whitespace, at most 200 long —
- * so `alice`, ` alice` and `alice\u0000` cannot become three users.
+ * so `alice`, ` alice` and `alice\u0000` cannot become three users — and
+ * carrying no token (secret-scan.ts): a user id is stored in every row of
+ * the user's and sent on the wire (contract section 7).
  */
 export function isUsableSub(sub: unknown): sub is string {
-  return typeof sub === 'string' && sub.length > 0 && sub.length <= 200 && !/[\p{C}\p{Zl}\p{Zp}]/u.test(sub) && sub.trim() === sub;
+  return typeof sub === 'string' && sub.length > 0 && sub.length <= 200 && !/[\p{C}\p{Zl}\p{Zp}]/u.test(sub) && sub.trim() === sub && findSecret(sub) === null;
 }
 
 /**
@@ -202,7 +205,7 @@ export function identityOf(payload: JWTPayload, policy: BearerPolicy = {}, sourc
       throw new Unauthorized(`bearer token refused: it lives ${lifetime} s from min(iat, now), longer than auth.max_token_lifetime_s (${policy.maxLifetimeS} s)`);
     }
   }
-  if (!isUsableSub(payload.sub)) throw new Unauthorized('bearer token refused: it has no usable "sub" claim (1-200 printable characters, no surrounding space)');
+  if (!isUsableSub(payload.sub)) throw new Unauthorized('bearer token refused: it has no usable "sub" claim (1-200 printable characters, no surrounding space, no token in it)');
   let userId = payload.sub;
   if (source === 'issuer') {
     userId = `${ISSUER_USER_PREFIX}${payload.sub}`;
@@ -211,7 +214,8 @@ export function identityOf(payload: JWTPayload, policy: BearerPolicy = {}, sourc
   } else if (payload.sub.startsWith(ISSUER_USER_PREFIX)) {
     throw new Unauthorized(`bearer token refused: its sub starts with "${ISSUER_USER_PREFIX}", reserved for users of auth.issuer`);
   }
-  const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 ? v : undefined);
+  // Profile claims are stored (users) and shown to others (contacts.read): one carrying a token is not kept.
+  const str = (v: unknown) => (typeof v === 'string' && v.length > 0 && v.length <= 200 && findSecret(v) === null ? v : undefined);
   const identity: BearerIdentity = { userId, expiresAt: payload.exp! * 1000 };
   const name = str(payload.name), phone = str(payload.phone), role = str(payload.role);
   if (name) identity.name = name;

@@ -9,6 +9,7 @@ import { resolveDbPath } from '../config/data-dir.js';
 import { discoverSkills } from './skills.js';
 import { isUsableSub } from '../auth/bearer-auth.js';
 import { MAX_APPROVAL_TTL_S } from '../protocol/config.js';
+import { findSecretIn } from '../codec/secret-scan.js';
 
 export interface AddJobOptions {
   owner: string;
@@ -30,6 +31,15 @@ export interface AddJobOptions {
  * is provisioned if the daemon has not seen them yet.
  */
 export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: string }> {
+  // Contract sections 5 and 7: a token or configured secret in a flag is refused before any check could echo
+  // it (an unknown action or skill is named in the error) and before the owner is stored as a user id.
+  const secrets = [opts.env.TOOLGATE_BEARER_SECRET, opts.env.TOOLGATE_SERVICE_KEY].filter((s): s is string => !!s);
+  const flags: Array<[string, unknown]> = [['--owner', opts.owner], ['--skills', opts.skills], ['--allow', opts.allow], ['--ask', opts.ask], ['--quota', opts.quota]];
+  for (const [flag, value] of flags) {
+    if (value !== undefined && findSecretIn(value, secrets) !== null) {
+      throw new ConfigError(`${flag} carries a bearer token or credential; such text is refused and nothing was stored`);
+    }
+  }
   // The owner is a user id as a bearer token's `sub` names one (section 13): a job for any other id acts for nobody.
   if (!isUsableSub(opts.owner)) throw new ConfigError('--owner: a user id is printable text without surrounding spaces, at most 200 characters');
   const known = discoverSkills();

@@ -12,6 +12,9 @@ import type { ResponseError } from 'vscode-jsonrpc/node';
 import { connectWs } from '../helpers/host.js';
 import { startInProcess } from '../helpers/in-process.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { readFileSync, readdirSync } from 'node:fs';
+import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
+import { splitVariants } from '../helpers/split-tokens.js';
 
 const SERVICE_KEY = 'service-key-for-tests-0123456789';
 
@@ -31,6 +34,34 @@ test('automation add validates its flags and prints a job id', () => {
   const badSkill = addJob(dbPath, '--owner', 'olga', '--skills', 'astrology', '--allow', 'calendar.read');
   assert.equal(badSkill.status, 2);
   assert.equal(addJob(dbPath, '--skills', 'calendar', '--allow', 'calendar.read').status, 2);
+});
+
+test('automation add refuses a token or configured secret in any flag, stores nothing and echoes none of it', async () => {
+  const dataDir = tempDir();
+  const dbPath = join(dataDir, 'toolgate.db');
+  assert.equal(addJob(dbPath, '--owner', 'olga', '--allow', 'calendar.read').status, 0);
+  const token = await mintBearer('alice');
+  const marks = [token.split('.')[1]!, token.split('.')[2]!, TEST_BEARER_SECRET];
+  const offers = [`x${token}`, splitVariants(token)['a zero-width space after each dot']!];
+  const cases = offers.flatMap((t) => [
+    ['--owner', t, '--allow', 'calendar.read'],
+    ['--owner', 'olga', '--allow', `calendar.read,${t}`],
+    ['--owner', 'olga', '--skills', `calendar,${t}`, '--allow', 'calendar.read'],
+    ['--owner', 'olga', '--allow', 'calendar.read', '--ask', t],
+    ['--owner', 'olga', '--allow', 'calendar.read', '--quota', JSON.stringify({ [t]: { per_minute: 1 } })],
+  ]);
+  cases.push(['--owner', `olga-${TEST_BEARER_SECRET}`, '--allow', 'calendar.read']);
+  for (const args of cases) {
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, ...args], { encoding: 'utf8', env: { ...process.env, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } });
+    assert.equal(r.status, 2, `${args[0]} ${args[2]}: ${r.stdout}`);
+    assert.match(r.stderr, /bearer token or credential/);
+    for (const m of marks) assert.ok(!(r.stdout + r.stderr).includes(m), `${args.join(' ').slice(0, 40)}: echoed`);
+  }
+  assert.equal((await dbRows(dbPath, 'SELECT id FROM automation_jobs')).length, 1);
+  for (const f of readdirSync(dataDir).filter((n) => n.startsWith('toolgate.db'))) {
+    const bytes = readFileSync(join(dataDir, f)).toString('latin1');
+    for (const m of marks) assert.ok(!bytes.includes(m), `not in ${f}`);
+  }
 });
 
 test('over stdio and over ws with the service key, a job acts as its owner within its own whitelist', async () => {

@@ -15,6 +15,7 @@ import { openSession } from '../helpers/host.js';
 import { startInProcess } from '../helpers/in-process.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { storedText } from '../helpers/db.js';
 
 const key = new TextEncoder().encode(TEST_BEARER_SECRET);
 const code = (p: Promise<unknown>) => p.then(() => 0, (e: ResponseError<unknown>) => e.code);
@@ -34,6 +35,31 @@ test('a token without exp, or with a sub that is blank, padded or holds control 
   } finally {
     await host.stop();
   }
+});
+
+test('a token whose sub carries a token is -32001 and names nobody; name, phone and role carrying one are not kept', async () => {
+  // Contract section 7: a token never reaches the wire, the logs or the database — not even in another token's claims.
+  const host = await startInProcess({ executor: 'subprocess' });
+  const inner = await mintBearer('alice');
+  const mark = inner.split('.')[2]!;
+  try {
+    await host.request('initialize', { protocol_version: '1' });
+    const err = (await host.request('session/open', { auth: { type: 'bearer', token: await mintBearer(`x${inner}`) } }).catch((e: unknown) => e)) as ResponseError<unknown>;
+    assert.equal(err.code, -32001);
+    assert.ok(!JSON.stringify({ message: err.message, data: err.data }).includes(mark), 'not echoed');
+    const claims = { name: `x${inner}`, phone: `+1 ${inner}`, role: `r${inner}` };
+    const s = await openSession(host, await mintBearer('bob', claims));
+    assert.equal(s.user_id, 'bob');
+    const r = await host.request<{ content: Array<{ text: string }> }>('tool/invoke', {
+      session_id: s.session_id, thread_id: 't', tool_call_id: 'c', args: { module: 'contacts', method: 'read', input: {} },
+    });
+    assert.ok(!r.content[0]!.text.includes(mark), 'contacts.read does not show it');
+  } finally {
+    await host.stop();
+  }
+  assert.ok(!JSON.stringify(host.wire).includes(mark), 'not on the wire');
+  assert.ok(!host.stderr().includes(mark), 'not in stderr');
+  for (const bytes of await storedText(host.dbPath, host.dataDir)) assert.ok(!bytes.includes(mark), 'not stored');
 });
 
 test('auth.max_token_lifetime_s bounds exp - iat (or exp - now without iat)', async () => {

@@ -16,7 +16,7 @@ import { main } from '../../../src/app/cli.js';
 import { ALL_SPECS, COMMANDS } from '../../../src/app/cli-commands.js';
 import { ENVIRONMENT } from '../../../src/app/cli-help.js';
 import { TOOLGATE_BIN, tempDir } from '../../helpers/repo.js';
-import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
+import { TEST_BEARER_SECRET, mintBearer } from '../../helpers/tokens.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
 
@@ -161,6 +161,20 @@ test('a user id no token could carry is refused by dev-token and automation add,
   }
   const ok = await toolgate(['dev-token', '--user', 'a b']);
   assert.equal(ok.code, 0, ok.stderr);
+});
+
+test('a token typed as a command, subcommand, flag or argument is never echoed, not even its first characters', async () => {
+  // Contract section 7: a token a client names is never repeated in an error; a cut echo still showed its payload.
+  const token = `x${await mintBearer('alice')}`;
+  const payload = token.split('.')[1]!.slice(0, 20);
+  for (const argv of [[token], ['automation', token], ['dev-token', `--${token}`, '1'], ['dev-token', '--user', 'a', token], ['help', token]]) {
+    const r = await toolgate(argv);
+    assertCleanUsageError(r, argv[0]!.slice(0, 12));
+    assert.ok(!r.stderr.includes(payload), `${argv[0]!.slice(0, 12)}: echoed ${r.stderr}`);
+    assert.match(r.stderr, /\[redacted\]/);
+  }
+  const plain = await toolgate(['no-such-command']);
+  assert.match(plain.stderr, /unknown command "no-such-command"/);
 });
 
 test('conformance: a --stdio program that does not exist or a --ws host that does not resolve is one line, exit 2', async () => {
