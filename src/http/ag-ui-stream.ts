@@ -27,7 +27,7 @@ import type { SessionSlot } from '../sessions/sessions.js';
 import type { Services } from '../rpc/services.js';
 import { threadSeqOf } from '../threads/thread-events.js';
 import { outputOf, uiSchemaOf } from '../threads/message-views.js';
-import { requestTarget } from './request-target.js';
+import { requestTarget } from '../rpc/request-target.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 
 export interface AgUiStreamOptions {

@@ -28,7 +28,7 @@ import { getCall, type CallServiceDeps } from '../calls/call-service.js';
 import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
-import { requestTarget } from './request-target.js';
+import { requestTarget } from '../rpc/request-target.js';
 import { readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;

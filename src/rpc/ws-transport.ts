@@ -11,6 +11,7 @@ import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
 import { Backpressure } from './backpressure.js';
 import { TrackedWriter } from './tracked-writer.js';
+import { requestTarget } from './request-target.js';
 import type { ServeContext } from './serve-context.js';
 import type { DispatchDeps } from './dispatcher.js';
 
@@ -70,8 +71,8 @@ export function attachWebSocketRpc(ctx: ServeContext<DispatchDeps>, http: Server
       serveAsPlainRequest(http, req, socket, head);
       return;
     }
-    // Raw request line: never parse it as a URL (a malformed one must not throw here).
-    const path = (req.url ?? '/').split('?')[0];
+    // Read as every route reads it (request-target.ts: never throws; absolute-form is its path).
+    const path = requestTarget(req.url)?.pathname;
     // DNS rebinding / cross-site WebSocket: refused before the handshake completes (http-guard.ts).
     const refused = guard(req);
     if (refused) {
