@@ -28,7 +28,7 @@ import { getCall, type CallServiceDeps } from '../calls/call-service.js';
 import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
-import { requestTarget } from '../rpc/request-target.js';
+import { rawPath, requestTarget } from '../rpc/request-target.js';
 import { readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
@@ -56,7 +56,8 @@ export function callRoutes(ctx: ServeContext<CallRouteDeps>): (req: IncomingMess
       });
       return true;
     }
-    const match = url && PATH.exec(url.pathname);
+    // The ids as sent: `.` and `..` are ids too, which the URL's path has removed.
+    const match = url && PATH.exec(rawPath(req.url) ?? '');
     if (!match) return false;
     const approval = match[3] !== undefined;
     const allowed = approval ? 'POST' : 'GET';
