@@ -93,7 +93,8 @@ async function list(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, res:
   if (userId === undefined) return;
   const state = query.get('state');
   const limitText = query.get('limit');
-  const limit = limitText === null ? undefined : Number(limitText);
+  // Decimal digits only, as call/list's integer: Number() would read `0x10`, `1e1`, ` 5` or `5.0` as a limit.
+  const limit = limitText === null ? undefined : /^[1-9][0-9]{0,2}$/.test(limitText) ? Number(limitText) : Number.NaN;
   const cursor = query.get('cursor') ?? undefined;
   const usage = 'query: state=awaiting_approval (optional), limit=1..100, cursor=<a next_cursor>';
   if ((state !== null && state !== 'awaiting_approval') || (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))) {
