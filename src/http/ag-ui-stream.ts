@@ -27,7 +27,7 @@ import type { SessionSlot } from '../sessions/sessions.js';
 import type { Services } from '../rpc/services.js';
 import { threadSeqOf } from '../threads/thread-events.js';
 import { outputOf, uiSchemaOf } from '../threads/message-views.js';
-import { requestTarget } from './request-target.js';
+import { rawPath, requestTarget } from '../rpc/request-target.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 
 export interface AgUiStreamOptions {
@@ -52,7 +52,8 @@ export function agUiStreamRoute(ctx: ServeContext<AgUiDeps>, opts: AgUiStreamOpt
   const maxBufferedBytes = ctx.limits.maxBufferedBytes;
   return (req, res) => {
     const url = requestTarget(req.url);
-    const match = url && PATH.exec(url.pathname);
+    // The id as sent: `.` and `..` are thread ids too, which the URL's path has removed.
+    const match = url && PATH.exec(rawPath(req.url) ?? '');
     if (!match) return false;
     if (req.method !== 'GET') {
       sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET' });

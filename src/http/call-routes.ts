@@ -28,7 +28,7 @@ import { getCall, type CallServiceDeps } from '../calls/call-service.js';
 import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
-import { requestTarget } from './request-target.js';
+import { rawPath, requestTarget } from '../rpc/request-target.js';
 import { readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
@@ -56,7 +56,8 @@ export function callRoutes(ctx: ServeContext<CallRouteDeps>): (req: IncomingMess
       });
       return true;
     }
-    const match = url && PATH.exec(url.pathname);
+    // The ids as sent: `.` and `..` are ids too, which the URL's path has removed.
+    const match = url && PATH.exec(rawPath(req.url) ?? '');
     if (!match) return false;
     const approval = match[3] !== undefined;
     const allowed = approval ? 'POST' : 'GET';
@@ -92,7 +93,8 @@ async function list(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, res:
   if (userId === undefined) return;
   const state = query.get('state');
   const limitText = query.get('limit');
-  const limit = limitText === null ? undefined : Number(limitText);
+  // Decimal digits only, as call/list's integer: Number() would read `0x10`, `1e1`, ` 5` or `5.0` as a limit.
+  const limit = limitText === null ? undefined : /^[1-9][0-9]{0,2}$/.test(limitText) ? Number(limitText) : Number.NaN;
   const cursor = query.get('cursor') ?? undefined;
   const usage = 'query: state=awaiting_approval (optional), limit=1..100, cursor=<a next_cursor>';
   if ((state !== null && state !== 'awaiting_approval') || (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 100))) {

@@ -9,6 +9,7 @@
  * a browser sends it without the `Authorization` header it asks about.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestTarget } from '../rpc/request-target.js';
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID';
@@ -20,7 +21,8 @@ const MAX_AGE_S = '600';
 export function corsRoute(paths: readonly string[]): (req: IncomingMessage, res: ServerResponse) => boolean {
   const covered = new Set(paths);
   return (req, res) => {
-    if (!covered.has((req.url ?? '/').split('?')[0]!)) return false;
+    const path = requestTarget(req.url)?.pathname;
+    if (path === undefined || !covered.has(path)) return false;
     const origin = req.headers.origin;
     res.setHeader('vary', 'Origin');
     if (origin) {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { ServeContext } from '../rpc/serve-context.js';
 import type { Logger } from '../runtime/logger.js';
 import { serveInspectorFile } from './inspector-files.js';
-import { requestTarget } from './request-target.js';
+import { requestTarget } from '../rpc/request-target.js';
 
 /**
  * The HTTP side of `serve --ws`: the inspector's static files at `/`, the
@@ -39,7 +39,7 @@ export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Arr
 
 /** 403: a JSON-RPC error body on `/mcp` (as MCP clients read one), `{error}` elsewhere. */
 function forbidden(req: IncomingMessage, res: ServerResponse, reason: string): void {
-  const mcp = (req.url ?? '').split('?')[0] === '/mcp';
+  const mcp = requestTarget(req.url)?.pathname === '/mcp';
   const body = mcp ? { jsonrpc: '2.0', error: { code: -32000, message: reason }, id: null } : { error: reason };
   req.resume();
   res.writeHead(403, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(body));

@@ -9,12 +9,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Services } from '../rpc/services.js';
 import { RESOURCE_METADATA_PATH, RESOURCE_METADATA_ROOT_PATH } from '../auth/protected-resource.js';
+import { requestTarget } from '../rpc/request-target.js';
 
 export function resourceMetadataRoute(deps: Pick<Services, 'oauth'>): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     const oauth = deps.oauth;
     if (!oauth) return false;
-    const path = (req.url ?? '/').split('?')[0];
+    const path = requestTarget(req.url)?.pathname;
     if (path !== RESOURCE_METADATA_PATH && path !== RESOURCE_METADATA_ROOT_PATH) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       req.resume();

@@ -5,7 +5,7 @@
  * metrics are enabled. They carry no user data, so they take no token.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestTarget } from './request-target.js';
+import { requestTarget } from '../rpc/request-target.js';
 
 export interface OpsRouteDeps {
   /** Not draining and the store answers (telemetry/health.ts). */

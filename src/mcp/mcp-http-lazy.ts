@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { McpHttpDeps, McpHttpOptions, McpHttpServer } from './mcp-http.js';
 import type { ServeContext } from '../rpc/serve-context.js';
+import { requestTarget } from '../rpc/request-target.js';
 
 /** The same path as mcp-http.ts's MCP_PATH (a test keeps them equal): importing it would load the SDK. */
 export const LAZY_MCP_PATH = '/mcp';
@@ -20,7 +21,7 @@ export function lazyMcpHttp(ctx: ServeContext<McpHttpDeps>, opts: McpHttpOptions
   return {
     route(req: IncomingMessage, res: ServerResponse): boolean {
       if (server) return server.route(req, res);
-      if ((req.url ?? '/').split('?')[0] !== LAZY_MCP_PATH) return false;
+      if (requestTarget(req.url)?.pathname !== LAZY_MCP_PATH) return false;
       // The body waits, unread, in the request stream until the endpoint reads it.
       load().then(
         (s) => {

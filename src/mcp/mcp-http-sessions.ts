@@ -31,6 +31,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { Session } from '../sessions/sessions.js';
 import type { McpSessionRow } from '../store/store.js';
 import { MAX_MCP_SESSIONS_PER_USER, registerMcpSession, type McpSessionDeps } from './mcp-session.js';
+import { RpcErrorCode } from '../rpc/errors.js';
 
 /** How often a daemon checks its cached sessions against the database (a DELETE elsewhere ends streams here within it). */
 const SESSION_SWEEP_MS = 1000;
@@ -48,6 +49,8 @@ interface CachedSession {
   handle: NodeMcpRequestHandler;
   /** Requests in progress here (an open GET stream is one). */
   requests: number;
+  /** Ids of the JSON-RPC requests POSTed here whose HTTP exchange has not ended: the SDK keys each answer's stream by it. */
+  ids: Set<string | number>;
 }
 
 export interface McpHttpSessionsDeps {
@@ -148,14 +151,29 @@ export class McpHttpSessions {
     });
   }
 
-  /** Serves one HTTP request of the session through its SDK transport; resolves when the response (a stream too) has ended. */
+  /**
+   * Serves one HTTP request of the session through its SDK transport; resolves when the response (a stream too) has ended.
+   * A request whose id is already in flight on the session (or repeated in the body) is refused first, 409: the SDK's
+   * transport finds a response's stream by its id, so the second took the first one's stream over and the first
+   * POST was never answered.
+   */
   async serve(cached: CachedSession, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const ids = requestIdsOf(body);
+    const clash = ids.find((id, i) => cached.ids.has(id) || ids.indexOf(id) !== i);
+    if (clash !== undefined) {
+      res.writeHead(409, { 'content-type': 'application/json' });
+      const message = 'a request with this id is already in flight on this MCP session; use an id not in use';
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: Array.isArray(body) ? null : clash, error: { code: RpcErrorCode.InvalidRequest, message } }));
+      return;
+    }
+    for (const id of ids) cached.ids.add(id);
     cached.requests += 1;
     const release = this.deps.services.sessions.hold(cached.id);
     try {
       sendEventStreamHeadersAtOnce(res);
       await cached.handle(req, res, body);
     } finally {
+      for (const id of ids) cached.ids.delete(id);
       cached.requests -= 1;
       release();
     }
@@ -189,6 +207,7 @@ export class McpHttpSessions {
       transport,
       handle: toNodeHandler({ fetch: (request, opts) => transport.handleRequest(request, opts) }, { maxRequestBodySize: maxMessageBytes }),
       requests: 0,
+      ids: new Set(),
     };
     services.sessions.onEnd(row.id, () => {
       if (this.cached.get(row.id) === cached) this.cached.delete(row.id);
@@ -258,6 +277,18 @@ export class McpHttpSessions {
       this.deps.log.log('debug', 'mcp session sweep failed', { err: (err as Error).message });
     }
   }
+}
+
+/** The ids of the JSON-RPC requests in a POST body (one message or an array of them); none for anything else. */
+function requestIdsOf(body: unknown): Array<string | number> {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  const ids: Array<string | number> = [];
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || typeof (m as { method?: unknown }).method !== 'string') continue;
+    const id = (m as { id?: unknown }).id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
+  }
+  return ids;
 }
 
 /**

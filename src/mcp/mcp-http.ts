@@ -38,6 +38,7 @@ import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { readBody } from '../rpc/read-body.js';
+import { requestTarget } from '../rpc/request-target.js';
 
 export { hostnameOf } from '../rpc/http-guard.js';
 
@@ -215,8 +216,7 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
 
   return {
     route(req, res) {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path !== MCP_PATH) return false;
+      if (requestTarget(req.url)?.pathname !== MCP_PATH) return false;
       handle(req, res).catch((err: unknown) => {
         log.log('error', 'mcp http handler failed', { err: (err as Error).message });
         jsonRpcError(res, 500, RpcErrorCode.InternalError, 'internal error');

@@ -15,6 +15,7 @@
  * (mcp-http-lazy.ts). Refusals never echo what the client sent.
  */
 import type { IncomingMessage } from 'node:http';
+import { maskSecrets } from '../codec/secret-scan.js';
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -79,14 +80,15 @@ const MAX_LOGGED_REFUSALS = 32;
  * setting to change (a daemon started with `--host 0.0.0.0` and reached by
  * its LAN address otherwise answered 403 with nothing logged). Later
  * refusals of the same kind are not logged again; the Host is shown
- * cut to 100 printable characters, the Origin never.
+ * cut to 100 printable characters (a token in it masked first), the Origin never.
  */
 export function loggedGuard(guard: HttpGuard, warn: (msg: string, fields: Record<string, unknown>) => void): HttpGuard {
   const seen = new Set<string>();
   return (req) => {
     const refused = guard(req);
     if (refused && seen.size < MAX_LOGGED_REFUSALS) {
-      const host = String(req.headers.host ?? '').replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
+      // Tokens masked before the cut: a token cut short is no longer one the log's redaction recognizes.
+      const host = maskSecrets(String(req.headers.host ?? '')).replace(/[^\x20-\x7e]/g, '?').slice(0, 100);
       const key = `${refused}\u0000${host}`;
       if (!seen.has(key)) {
         seen.add(key);

@@ -11,6 +11,7 @@ import { bindConnection } from './bind-connection.js';
 import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-stream.js';
 import { Backpressure } from './backpressure.js';
 import { TrackedWriter } from './tracked-writer.js';
+import { requestTarget } from './request-target.js';
 import type { ServeContext } from './serve-context.js';
 import type { DispatchDeps } from './dispatcher.js';
 
@@ -25,6 +26,37 @@ const RPC_PATH = '/rpc';
 /** Paths an upgrade is served at: `/rpc`, and `/` for clients that connect to the bare address (pygls' start_ws). */
 const RPC_PATHS = new Set([RPC_PATH, '/']);
 
+/** Whether an upgrade request asks for a WebSocket (the only protocol this port upgrades to). */
+function offersWebSocket(req: IncomingMessage): boolean {
+  return String(req.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'websocket');
+}
+
+/**
+ * A request offering only upgrades this port does not speak (`h2c`…) is the plain HTTP/1.1 request it also is
+ * (RFC 9110 §7.8: a server may ignore `Upgrade`). Node has already taken the socket from the HTTP server, so
+ * the request's head is written back in front of its body, without the upgrade offer, and the socket is handed
+ * to the server again as a connection (its documented way to inject one): the same routes, guard and body
+ * reading as any request.
+ */
+function serveAsPlainRequest(http: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const hopByHop = new Set(['upgrade', 'http2-settings']);
+  const lines = [`${req.method ?? 'GET'} ${req.url ?? '/'} HTTP/${req.httpVersion}`];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (hopByHop.has(lower)) continue;
+    if (lower === 'connection') {
+      const kept = req.rawHeaders[i + 1]!.split(',').map((t) => t.trim()).filter((t) => t !== '' && !hopByHop.has(t.toLowerCase()));
+      if (kept.length > 0) lines.push(`${name}: ${kept.join(', ')}`);
+      continue;
+    }
+    lines.push(`${name}: ${req.rawHeaders[i + 1]!}`);
+  }
+  // Header text is read as latin1 by Node: written back the same way, every byte is the client's.
+  socket.unshift(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), head]));
+  http.emit('connection', socket);
+}
+
 export function attachWebSocketRpc(ctx: ServeContext<DispatchDeps>, http: Server): WsRpcServer {
   const { services, limits, guard } = ctx;
   const opts = { track: ctx.track, accepting: ctx.accepting, writes: ctx.writes };
@@ -34,8 +66,13 @@ export function attachWebSocketRpc(ctx: ServeContext<DispatchDeps>, http: Server
   const sockets = new Set<WebSocket>();
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    // Raw request line: never parse it as a URL (a malformed one must not throw here).
-    const path = (req.url ?? '/').split('?')[0];
+    // Node hands every request with an `Upgrade` header here (`h2c`: `curl --http2` sends it on every request).
+    if (!offersWebSocket(req)) {
+      serveAsPlainRequest(http, req, socket, head);
+      return;
+    }
+    // Read as every route reads it (request-target.ts: never throws; absolute-form is its path).
+    const path = requestTarget(req.url)?.pathname;
     // DNS rebinding / cross-site WebSocket: refused before the handshake completes (http-guard.ts).
     const refused = guard(req);
     if (refused) {

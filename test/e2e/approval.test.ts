@@ -388,6 +388,10 @@ test('HTTP for front ends: GET the call, POST its approval, GET /calls (404 not 
     assert.deepEqual(await (await calls('', await mintBearer('bob'))).json(), { calls: [], next_cursor: null }, "not another user's");
     assert.equal((await calls('', undefined)).status, 401);
     assert.equal((await calls('?limit=0', aliceToken)).status, 400);
+    // A limit is a decimal integer, as call/list's schema has it: no hex, exponent, sign, fraction or padding.
+    for (const limit of ['0x10', '1e1', '5.0', '+5', '%205', '5%20', '0005']) {
+      assert.equal((await calls(`?limit=${limit}`, aliceToken)).status, 400, `limit=${limit}`);
+    }
     assert.equal((await calls('?cursor=bm90LWEtY3Vyc29y', aliceToken)).status, 400);
     assert.equal((await calls('', aliceToken, 'POST')).status, 405);
     assert.equal(await credentialsFor(host, 'http-f'), 0);

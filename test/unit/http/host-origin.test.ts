@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -15,6 +15,7 @@ import { openSession } from '../../helpers/host.js';
 import { startInProcess } from '../../helpers/in-process.js';
 import { tempDir } from '../../helpers/repo.js';
 import { mintBearer } from '../../helpers/tokens.js';
+import { httpGuard, loggedGuard } from '../../../src/rpc/http-guard.js';
 
 const EVIL_HOST = 'evil.example';
 const EVIL_ORIGIN = 'http://evil.example';
@@ -109,4 +110,19 @@ test('http.allowed_hosts / allowed_origins name what is accepted, on every route
   } finally {
     await host.stop();
   }
+});
+
+test('a refused Host that carries a bearer token logs no part of it', async () => {
+  const token = await mintBearer('host-leak', { phone: '+15550100', name: 'A Person With A Long Name' });
+  const lines: Array<Record<string, unknown>> = [];
+  const guard = loggedGuard(httpGuard(), (msg, fields) => lines.push({ msg, ...fields }));
+  const refused = guard({ headers: { host: token } } as unknown as IncomingMessage);
+  assert.equal(refused, 'this Host is not allowed (http.allowed_hosts)');
+  assert.equal(lines.length, 1, 'the refusal is logged');
+  const logged = JSON.stringify(lines);
+  const [header, payload, signature] = token.split('.') as [string, string, string];
+  for (const part of [payload, signature, payload.slice(0, 24)]) {
+    assert.ok(!logged.includes(part) && !logged.toLowerCase().includes(part.toLowerCase()), `the log line holds no part of the token: ${logged}`);
+  }
+  assert.ok(!logged.includes(`${header}.`), logged);
 });

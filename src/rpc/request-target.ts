@@ -16,3 +16,15 @@ export function requestTarget(raw: string | undefined): URL | null {
   }
   return null;
 }
+
+/**
+ * The path of a request target as sent, or null when requestTarget reads none. Dot segments
+ * and percent-escapes are kept: a route whose segments are ids (`/threads/{id}/…`) matches
+ * this, since an id may be `.` or `..`, which URL parsing removes (`%2E%2E` too).
+ */
+export function rawPath(raw: string | undefined): string | null {
+  const target = raw ?? '/';
+  if (!requestTarget(target)) return null;
+  const path = target.startsWith('/') ? target : target.replace(/^https?:\/\/[^/?#]*/i, '');
+  return path.split(/[?#]/, 1)[0] || '/';
+}
