@@ -302,9 +302,18 @@ export class ToolgateClient {
     return this.connection.onNotification((method: string, params: unknown) => handler(method, params));
   }
 
-  /** The connection ended: the daemon exited, the socket closed, or `close()` was called. */
+  /** The connection ended: the daemon exited, the socket closed, or `close()` was called. Called once. */
   onClose(handler: () => void): Disposable {
-    return this.connection.onClose(handler);
+    // vscode-jsonrpc reports no close once the connection is disposed — as `close()` does, and the client does
+    // once the daemon's last message is dispatched — so its dispose counts as the close too.
+    let called = false;
+    const once = () => {
+      if (called) return;
+      called = true;
+      handler();
+    };
+    const subs = [this.connection.onClose(once), this.connection.onDispose(once)];
+    return { dispose: () => subs.forEach((d) => d.dispose()) };
   }
 
   // ───────────────────────────── ending ─────────────────────────────
