@@ -137,16 +137,23 @@ function cancelledRequest(value: unknown): unknown {
   return o.method === 'notifications/cancelled' && o.params?.requestId !== undefined ? o.params.requestId : undefined;
 }
 
-/** The requests read from stdin that have not been answered (nor cancelled) yet, by id. */
+/**
+ * The requests read from stdin that have not been answered (nor cancelled) yet, counted by id: a host that
+ * sends a second request with the id of one still in flight is waited for twice.
+ */
 class PendingAnswers {
-  private readonly ids = new Set<string>();
+  private readonly ids = new Map<string, number>();
   private waiters: Array<() => void> = [];
   expect(id: unknown): void {
-    this.ids.add(JSON.stringify(id));
+    const key = JSON.stringify(id);
+    this.ids.set(key, (this.ids.get(key) ?? 0) + 1);
   }
-  /** The response to `id` was written, or the host cancelled it (no response will come). */
+  /** A response to `id` was written, or the host cancelled it (no response will come). */
   answered(id: unknown): void {
-    this.ids.delete(JSON.stringify(id));
+    const key = JSON.stringify(id);
+    const left = (this.ids.get(key) ?? 0) - 1;
+    if (left > 0) this.ids.set(key, left);
+    else this.ids.delete(key);
     if (this.ids.size === 0) for (const w of this.waiters.splice(0)) w();
   }
   /** Resolves when every request has been answered, or after `capMs` (the timer holds the process meanwhile). */
