@@ -115,12 +115,33 @@ export function groupMembers(n) {
     .filter((_, i) => i % GROUPS === n - 1);
 }
 
-/** Runs suites in this process, each inside a `describe` of its own, named by its file. */
+/**
+ * Runs suites in this process, each inside a `describe` of its own, named by its file. `describe` runs its
+ * callback at once, so each waits for the suite before it to have loaded: a module's top-level code (and a
+ * top-level await of a helper it shares with another suite) then runs within its own suite's `describe`, and
+ * its top-level `test()`, `before()` and `after()` land there. In the PostgreSQL pass each suite's fresh
+ * databases are dropped as it ends (test/helpers/pg.ts drops them once per process otherwise).
+ */
 export async function runGroup(files) {
-  const { describe } = await import('node:test');
+  const { after, describe } = await import('node:test');
+  let previous = Promise.resolve();
   for (const file of files) {
+    const before = previous;
+    let loaded;
+    previous = new Promise((resolve) => (loaded = resolve));
     describe(relative(join(root, 'dist', 'test'), file), async () => {
-      await import(pathToFileURL(file).href);
+      // Awaited through a promise made here: node:test finds the suite a test() call belongs to through the
+      // async resources made within its callback, and `before` was made outside it (awaited directly, the
+      // suite's tests would land at the top level).
+      await new Promise((resolve) => void before.then(resolve));
+      try {
+        await import(pathToFileURL(file).href);
+      } finally {
+        loaded();
+      }
+      if (process.env.TOOLGATE_TEST_PG_URL) {
+        after(async () => (await import(pathToFileURL(join(root, 'dist', 'test', 'helpers', 'pg.js')).href)).dropAllFreshDatabases());
+      }
     });
   }
 }

@@ -103,7 +103,9 @@ export async function pgDatabaseFor(dataDir: string): Promise<string> {
   return (await db).url;
 }
 
-// Every test file runs in its own process: drop what it created when it ends.
+// Drop what the test file created when it ends: a file run in a process of its own. In a group of suites
+// sharing one process (scripts/test-files.mjs), this drops what the first suite made, and the group drops
+// each suite's after it.
 if (TEST_PG_URL) after(dropAllFreshDatabases);
 
 // ---------------------------------------------------------------- a cluster of the test's own
