@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { ServeContext } from '../rpc/serve-context.js';
 import type { Logger } from '../runtime/logger.js';
 import { serveInspectorFile } from './inspector-files.js';
 import { requestTarget } from '../rpc/request-target.js';
+import { offersWebSocket } from '../rpc/websocket-offer.js';
 
 /**
  * The HTTP side of `serve --ws`: the inspector's static files at `/`, the
@@ -12,7 +13,11 @@ import { requestTarget } from '../rpc/request-target.js';
  */
 export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Array<(req: IncomingMessage, res: ServerResponse) => boolean> = []): Server {
   const { services, guard } = ctx;
-  return createServer((req, res) => {
+  // Only a WebSocket offer is an upgrade here: any other (`h2c`, which `curl --http2` offers on every request)
+  // is served as the plain request it also is (RFC 9110 §7.8). Node 24.9+ reads this option; before it, the
+  // WebSocket transport hands such a request back (ws-transport.ts, serveAsPlainRequest).
+  const options = { shouldUpgradeCallback: offersWebSocket } as ServerOptions;
+  return createServer(options, (req, res) => {
     try {
       const refused = guard(req);
       if (refused) {

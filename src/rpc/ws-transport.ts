@@ -12,6 +12,7 @@ import { WebSocketMessageReader, WebSocketMessageWriter } from './ws-message-str
 import { Backpressure } from './backpressure.js';
 import { TrackedWriter } from './tracked-writer.js';
 import { requestTarget } from './request-target.js';
+import { offersWebSocket } from './websocket-offer.js';
 import type { ServeContext } from './serve-context.js';
 import type { DispatchDeps } from './dispatcher.js';
 
@@ -26,14 +27,11 @@ const RPC_PATH = '/rpc';
 /** Paths an upgrade is served at: `/rpc`, and `/` for clients that connect to the bare address (pygls' start_ws). */
 const RPC_PATHS = new Set([RPC_PATH, '/']);
 
-/** Whether an upgrade request asks for a WebSocket (the only protocol this port upgrades to). */
-function offersWebSocket(req: IncomingMessage): boolean {
-  return String(req.headers.upgrade ?? '').split(',').some((p) => p.trim().toLowerCase() === 'websocket');
-}
-
 /**
  * A request offering only upgrades this port does not speak (`h2c`…) is the plain HTTP/1.1 request it also is
- * (RFC 9110 §7.8: a server may ignore `Upgrade`). Node has already taken the socket from the HTTP server, so
+ * (RFC 9110 §7.8: a server may ignore `Upgrade`). From Node 24.9 on the server is told so at its creation
+ * (`shouldUpgradeCallback`, http-server.ts) and such a request never comes here. Before, Node has already
+ * taken the socket from the HTTP server, so
  * the request's head is written back in front of its body, without the upgrade offer, and the socket is handed
  * to the server again as a connection (its documented way to inject one): the same routes, guard and body
  * reading as any request.
