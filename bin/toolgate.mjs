@@ -1,20 +1,25 @@
 #!/usr/bin/env node
-// Thin launcher: the daemon lives in src/ (built to dist/src; src/app is its entry) and ships as a
-// bundle in dist/daemon (scripts/bundle-daemon.mjs: a host waits for start-up, and one bundle starts
-// in half the time of ~300 module files). dist/src runs instead when the bundle is missing or older
-// than what it was built from, or with TOOLGATE_UNBUNDLED=1 (tools that hook or count modules by
-// their file: the bench's probes). The young generation is held small
-// while the daemon's modules load (src/app/start-up-heap.ts), so the daemon itself is imported only
-// after that.
+// Thin launcher: the daemon lives in src/ (built to dist/src; src/app is its entry) and ships as one
+// CommonJS script, dist/daemon/toolgate.cjs, compiled here from its V8 code cache
+// (scripts/bundle-daemon.mjs: a host waits for start-up, and the cache skips parsing and compiling what
+// start-up runs). dist/src runs instead when the bundle is missing or older than what it was built from,
+// or with TOOLGATE_UNBUNDLED=1 (tools that hook or count modules by their file: the bench's probes). A
+// missing or stale cache (another Node, other V8 flags) is rejected by V8, and the script is then simply
+// compiled. The young generation is held small while the daemon's modules load
+// (src/app/start-up-heap.ts), so the daemon itself is loaded only after that.
 
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bundle = `${root}dist/daemon/toolgate.cjs`;
 
 /** A checkout without dist/ (or without node_modules) is a mistake to fix, not a crash: one line, exit 2. */
 function notReady(err) {
-  if (err?.code !== 'ERR_MODULE_NOT_FOUND') throw err;
-  const root = new URL('..', import.meta.url).pathname;
-  const missing = /Cannot find package/.test(String(err.message)) ? ['its dependencies are not installed', 'npm ci'] : ['it is not built (no dist/)', 'npm ci && npm run build'];
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'MODULE_NOT_FOUND') throw err;
+  const missing = /Cannot find (package|module) '(?![./])/.test(String(err.message)) ? ['its dependencies are not installed', 'npm ci'] : ['it is not built (no dist/)', 'npm ci && npm run build'];
   process.stderr.write(`toolgate: this checkout cannot run yet, ${missing[0]}: run ${missing[1]} in ${root}\n`);
   process.exit(2);
 }
@@ -26,28 +31,67 @@ function notReady(err) {
 function bundleIsCurrent() {
   try {
     // Paths, not URLs: ~200 files are stat'ed on every start, and a URL per file doubled the check's cost.
-    const root = fileURLToPath(new URL('..', import.meta.url));
-    const built = statSync(`${root}dist/daemon/cli.js`).mtimeMs;
+    const built = statSync(bundle).mtimeMs;
     const inputs = JSON.parse(readFileSync(`${root}dist/daemon/inputs.json`, 'utf8'));
     return inputs.every((file) => statSync(root + file).mtimeMs <= built);
   } catch {
     return false; // no bundle, or a file it was built from is gone
   }
 }
-const bundled = process.env.TOOLGATE_UNBUNDLED !== '1' && bundleIsCurrent();
-const from = (bundle, module) => (bundled ? `../dist/daemon/${bundle}.js` : `../dist/src/${module}.js`);
 
-const { holdYoungGeneration } = await import(from('start-up-heap', 'app/start-up-heap')).catch(notReady);
-holdYoungGeneration();
-const { main } = await import(from('cli', 'app/cli')).catch(notReady);
-const { redact } = await import(from('redact', 'codec/redact'));
+/**
+ * The bundle compiled (from its code cache when V8 accepts it). Compiled before the young generation is held:
+ * V8 accepts a cache only under the flags it was made with, and the build makes it under V8's own.
+ */
+function compileBundle() {
+  let cachedData;
+  try {
+    cachedData = readFileSync(`${bundle}.cache`);
+  } catch {
+    /* no cache: compile normally */
+  }
+  // Pure ASCII (the build checks): as latin1 it is one external string, off the JavaScript heap.
+  return new Script(readFileSync(bundle, 'latin1'), {
+    filename: bundle,
+    cachedData,
+  });
+}
+
+/** The compiled bundle run: its exports (`main`, `redact`). */
+function runBundle(compiled) {
+  const module = { exports: {} };
+  // The last argument imports an ES module by URL for the bundle (src/runtime/import-file.ts): on Node 20, an
+  // import() compiled from the cache of another process has lost its loader.
+  compiled.runInThisContext()(module.exports, createRequire(bundle), module, bundle, `${root}dist/daemon`, (url) => import(url));
+  return module.exports;
+}
+
+const bundled = process.env.TOOLGATE_UNBUNDLED !== '1' && bundleIsCurrent();
+let heap;
+let compiled;
+let daemon;
+try {
+  heap = await import(bundled ? '../dist/daemon/start-up-heap.js' : '../dist/src/app/start-up-heap.js');
+  if (bundled) compiled = compileBundle();
+  heap.holdYoungGeneration();
+  daemon = compiled ? runBundle(compiled) : { ...(await import('../dist/src/app/cli.js')), ...(await import('../dist/src/codec/redact.js')) };
+} catch (err) {
+  notReady(err);
+}
+const { main, redact } = daemon;
 
 const code = await main().catch((err) => {
-  // A command imports its code when it runs (src/app/cli.ts): a missing dependency shows up here.
-  if (err?.code === 'ERR_MODULE_NOT_FOUND') notReady(err);
+  // A command loads its code when it runs (src/app/cli.ts): a missing dependency shows up here.
+  if (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') notReady(err);
   // Redacted like every log line: a token or a database URL's password never reaches stderr.
   process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: redact(String(err?.stack ?? err)) })}\n`);
   return 1;
 });
+// The build's code cache (scripts/bundle-daemon.mjs), once the run has compiled what a start, a call and a stop
+// need; under V8's own flags, as every start compiles the bundle.
+if (compiled && process.env.TOOLGATE_WRITE_CODE_CACHE === '1') {
+  heap.releaseYoungGeneration();
+  writeFileSync(`${bundle}.cache`, compiled.createCachedData());
+}
 // Exit explicitly once stdout has drained: an open stdin must not keep a stopped daemon alive.
 process.stdout.write('', () => process.exit(code));

@@ -12,6 +12,7 @@ import { DatabaseOpenError } from '../store/database-open-error.js';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../runtime/package-root.js';
+import { importFile } from '../runtime/import-file.js';
 import { FolderError, ensureFolder, resolveDbPath } from '../config/data-dir.js';
 import { isPostgresUrl } from '../store/pg/url.js';
 import type { ServeOptions } from './serve.js';
@@ -64,7 +65,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
         // Found from the package root, not from this file: the daemon may run from its bundle (dist/daemon).
         const demo = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'examples', 'demo-host', 'demo.js')).href;
-        const { runDemo } = (await import(demo)) as { runDemo(args: string[]): Promise<number> };
+        const { runDemo } = (await importFile(demo)) as { runDemo(args: string[]): Promise<number> };
         return await runDemo(rest);
       }
       case '--version':

@@ -1,16 +1,21 @@
 /**
- * The daemon ships as a bundle (scripts/bundle-daemon.mjs → dist/daemon), and
- * bin/toolgate.mjs runs it: seen from outside, by the module URLs a spawned
- * daemon resolves (test/helpers/module-log.ts). The rest of the e2e suites
- * drive the bundle through every transport; this one checks that it is the
- * bundle they drive, that its lazy parts load (the WAL checkpoint thread, MCP
- * on stdio), that TOOLGATE_UNBUNDLED=1 runs the same program from dist/src, and
- * that a bundle older than a dist/src file it was built from is not run.
+ * The daemon ships as one CommonJS script with a V8 code cache
+ * (scripts/bundle-daemon.mjs → dist/daemon/toolgate.cjs), and bin/toolgate.mjs
+ * runs it: seen from outside, by the module URLs a spawned daemon resolves
+ * (test/helpers/module-log.ts) — the launcher's first import is the bundle's
+ * start-up-heap.js, or dist/src's, and the script itself is compiled from a
+ * file, not resolved as a module. The rest of the e2e suites drive the bundle
+ * through every transport; this one checks that it is the bundle they drive,
+ * that its lazy parts load (the WAL checkpoint thread, MCP on stdio), that
+ * V8 takes the build's code cache, that TOOLGATE_UNBUNDLED=1 runs the same
+ * program from dist/src, and that a bundle older than a dist/src file it was
+ * built from is not run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { Script } from 'node:vm';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openSession, startHost } from '../helpers/host.js';
@@ -30,7 +35,7 @@ function ownModules(log: string): string[] {
 }
 
 test('bin/toolgate.mjs serves from dist/daemon: a stdio session past the first WAL checkpoint loads no module of dist/src', async () => {
-  assert.ok(existsSync(join(REPO_ROOT, 'dist', 'daemon', 'cli.js')), 'npm run build wrote the bundle');
+  assert.ok(existsSync(join(REPO_ROOT, 'dist', 'daemon', 'toolgate.cjs')), 'npm run build wrote the bundle');
   const log = join(tempDir('toolgate-modules-'), 'modules.log');
   const host = await startHost({ args: ['--executor', 'inprocess'], env: { NODE_OPTIONS: PRELOAD, MODULE_LOG: log } });
   try {
@@ -51,13 +56,18 @@ test('bin/toolgate.mjs serves from dist/daemon: a stdio session past the first W
   }
   assert.doesNotMatch(host.stderr(), /WAL checkpoint failed|toolgate crashed/);
   const own = ownModules(log);
-  assert.ok(own.includes(`${DIST_DAEMON}cli.js`), `the bundle's entry ran:\n${own.join('\n')}`);
+  assert.ok(own.includes(`${DIST_DAEMON}start-up-heap.js`), `the bundle's launcher path ran:\n${own.join('\n')}`);
   assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), [], 'nothing of dist/src');
-  // PostgreSQL and MCP are chunks of their own, read only by the runs that use them.
-  assert.deepEqual(own.filter((u) => /\/(pg-store|mcp-stdio|mcp-http)-[A-Z0-9]+\.js$/.test(u)), [], 'no lazy chunk a SQLite stdio daemon does not need');
 });
 
-test('serve --mcp from the bundle loads its MCP chunk and lists the one tool', async () => {
+test("V8 takes the build's code cache for the bundle on this node", () => {
+  const bundle = join(REPO_ROOT, 'dist', 'daemon', 'toolgate.cjs');
+  // As bin/toolgate.mjs compiles it: the script read as latin1 (the build checks it is ASCII), V8's own flags.
+  const script = new Script(readFileSync(bundle, 'latin1'), { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) });
+  assert.equal(script.cachedDataRejected, false);
+});
+
+test('serve --mcp from the bundle loads its MCP part and lists the one tool', async () => {
   const log = join(tempDir('toolgate-modules-'), 'modules.log');
   const dir = tempDir();
   const messages = [
@@ -75,23 +85,22 @@ test('serve --mcp from the bundle loads its MCP chunk and lists the one tool', a
   const tools = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id?: number; result?: { tools?: Array<{ name: string }> } }).find((m) => m.id === 2);
   assert.deepEqual(tools?.result?.tools?.map((t) => t.name), ['project_cli']);
   const own = ownModules(log);
-  assert.ok(own.some((u) => u.startsWith(`${DIST_DAEMON}mcp-stdio-`)), `the MCP chunk loaded:\n${own.join('\n')}`);
+  assert.ok(own.includes(`${DIST_DAEMON}start-up-heap.js`), own.join('\n'));
   assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), []);
 });
 
-test('a command that does not serve loads none of the daemon: --version, --help and a usage mistake read only the small CLI chunks', () => {
+test('a command that does not serve runs from the bundle too: --version, --help and a usage mistake', () => {
   const dir = tempDir('toolgate-modules-');
   const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, NODE_OPTIONS: PRELOAD };
   for (const [i, args] of [['--version'], ['--help'], ['serve', '--websocket']].entries()) {
     const log = join(dir, `${i}.log`);
     const r = spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env: { ...env, MODULE_LOG: log }, encoding: 'utf8' });
     assert.equal(r.status, args[0] === 'serve' ? 2 : 0, r.stderr);
-    const own = ownModules(log).filter((u) => u.startsWith(DIST_DAEMON));
-    assert.ok(own.includes(`${DIST_DAEMON}cli.js`), own.join('\n'));
-    assert.deepEqual(own.filter((u) => /\/serve-[A-Z0-9]+\.js$/.test(u)), [], `${args.join(' ')}: not the serve chunk`);
-    // The whole daemon is ~1 MB; what a command line needs to be parsed is a few tens of KB.
-    const bytes = own.reduce((sum, u) => sum + statSync(new URL(u)).size, 0);
-    assert.ok(bytes < 100_000, `${args.join(' ')} read ${bytes} bytes of dist/daemon:\n${own.join('\n')}`);
+    const own = ownModules(log);
+    assert.ok(own.includes(`${DIST_DAEMON}start-up-heap.js`), own.join('\n'));
+    assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), [], `${args.join(' ')}: nothing of dist/src`);
+    // The daemon's parts run when a command imports them (esbuild's lazy module initializers): none opened a database.
+    assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.db')), [], `${args.join(' ')} opened no database`);
   }
 });
 
@@ -117,12 +126,12 @@ test('a bundle older than one of the dist/src files it was built from is not run
     const r = spawnSync(process.execPath, [join(pkg, 'bin', 'toolgate.mjs'), '--version'], { env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: PRELOAD, MODULE_LOG: log }, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     const urls = readFileSync(log, 'utf8');
-    return { bundle: urls.includes(`${pathToFileURL(join(pkg, 'dist', 'daemon')).href}/cli.js`), src: urls.includes(`${pathToFileURL(join(pkg, 'dist', 'src')).href}/app/cli.js`) };
+    return { bundle: urls.includes(`${pathToFileURL(join(pkg, 'dist', 'daemon')).href}/start-up-heap.js`), src: urls.includes(`${pathToFileURL(join(pkg, 'dist', 'src')).href}/app/cli.js`) };
   };
   const dir = tempDir('toolgate-modules-');
   assert.deepEqual(version(join(dir, 'fresh.log')), { bundle: true, src: false }, 'a current bundle runs');
   // What `tsc` alone after a build does: a file the bundle was built from is newer than the bundle.
-  const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'cli.js')).mtimeMs + 60_000);
+  const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs')).mtimeMs + 60_000);
   utimesSync(join(pkg, 'dist', 'src', 'auth', 'user-auth.js'), later, later);
   assert.deepEqual(version(join(dir, 'stale.log')), { bundle: false, src: true }, 'a stale bundle is passed over');
 });
