@@ -12,7 +12,7 @@
  * The `tasks/*` methods themselves are registered through the SDK's
  * custom-method form (mcp-tasks.ts).
  */
-import { McpServer, Server, isInputRequiredResult, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode, Server, isInputRequiredResult, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
 import type { AskedCall, AskedCalls } from './mcp-host-ask.js';
 import { THREAD_META_KEY, TOOL_CALL_META_KEY } from './mcp-tool.js';
 
@@ -56,6 +56,7 @@ export class TaskServer extends Server {
   }
 
   protected override _wrapHandler(method: string, handler: RequestHandler): RequestHandler {
+    if (method === 'logging/setLevel') return super._wrapHandler(method, (request, ctx) => (checkLogLevel(request), handler(request, ctx)));
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     // The SDK's 2025-11-25 shim calls the handler once per round with the request's signal: each round is told.
     const told: RequestHandler = async (request, ctx) => {
@@ -119,6 +120,21 @@ export class TaskServer extends Server {
       this.rounds.delete(own.signal);
     }
   }
+}
+
+/** The levels `logging/setLevel` may name (MCP's LoggingLevel, RFC 5424's severities). */
+const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/**
+ * A `logging/setLevel` naming no level of MCP's is the client's mistake:
+ * -32602. The SDK's own check throws a plain Error there, which goes out as
+ * -32603 (internal error); this runs before it.
+ */
+function checkLogLevel(request: JSONRPCRequest): void {
+  const level = (request.params as { level?: unknown } | undefined)?.level;
+  if (typeof level === 'string' && LOG_LEVELS.includes(level)) return;
+  const given = level === undefined ? 'no level' : `level ${JSON.stringify(level)?.slice(0, 40) ?? typeof level}`;
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for logging/setLevel: ${given}; the level is one of ${LOG_LEVELS.join(', ')}`);
 }
 
 /** The same `tools/call` naming the call it asked about: answered as a re-invocation, with the call's outcome. */
