@@ -23,7 +23,10 @@ const MODERN_REVISION = '2026-07-28';
 
 /** What decides and starts task-augmented calls (mcp-tasks.ts). */
 export interface TaskCalls {
-  /** Whether this `tools/call` asks for a task (2025-11-25: `params.task`; 2026-07-28: the client declared the extension). */
+  /**
+   * Whether this `tools/call` asks for a task (2025-11-25: `params.task`; 2026-07-28: the client declared the
+   * extension). Throws -32602 for a `params.task` that is malformed (2025-11-25).
+   */
   requested(request: JSONRPCRequest, ctx: ServerContext, modern: boolean): boolean;
   /**
    * Runs the call through `run` behind a task: resolves with the
@@ -67,7 +70,8 @@ export class TaskServer extends Server {
       return result;
     };
     const wrapped = super._wrapHandler(method, told);
-    return (request, ctx) => {
+    // Async: a `tools/call` whose task param `requested` refuses is answered with that error.
+    return async (request, ctx) => {
       const calls = this.taskCalls;
       const modern = this.servesModernEra();
       if (calls?.requested(request, ctx, modern)) return calls.start(request, ctx, modern, wrapped);
