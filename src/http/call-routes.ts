@@ -29,7 +29,7 @@ import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { rawPath, requestTarget } from '../rpc/request-target.js';
-import { readBody } from '../rpc/read-body.js';
+import { BodyAbortedError, readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
 const LIST_PATH = '/calls';
@@ -66,6 +66,8 @@ export function callRoutes(ctx: ServeContext<CallRouteDeps>): (req: IncomingMess
       return true;
     }
     answer(ctx, req, res, match[1]!, match[2]!, approval).catch((err: unknown) => {
+      // The client's doing, with nobody left to answer: said as what it is, no stack.
+      if (err instanceof BodyAbortedError) return services.log.log('info', err.message, { route: 'call approval' });
       services.log.log('error', 'call route failed', { err });
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.end();
