@@ -13,7 +13,7 @@
  *   a limit or cursor that is not one).
  *
  * 404 for a call that is not the user's (or none), 409 for a digest that is
- * not the call's, 400 for a body that is not a decision (or whose reason
+ * not the call's, 413 for a body over 16 KiB, 400 for a body that is not a decision (or whose reason
  * carries a token, U+0000 or an unpaired surrogate: refused as `call/deny`
  * refuses it), 401 without a valid token. The same services as the JSON-RPC methods
  * decide; the surface audited is `http`.
@@ -122,9 +122,11 @@ async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, re
   try {
     if (!approval) return sendJson(res, 200, await getCall(services, key));
     const raw = await readBody(req, MAX_BODY_BYTES);
+    // Over the cap, as /mcp answers a body over its own: 413 (the rest of it is discarded as it streams).
+    if (raw === null) return sendJson(res, 413, { error: `body larger than ${MAX_BODY_BYTES} bytes; a decision is far shorter` });
     let body: unknown;
     try {
-      body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(raw.toString('utf8'));
     } catch {
       body = undefined;
     }
