@@ -13,7 +13,7 @@
  *   a limit or cursor that is not one).
  *
  * 404 for a call that is not the user's (or none), 409 for a digest that is
- * not the call's, 400 for a body that is not a decision (or whose reason
+ * not the call's, 413 for a body over 16 KiB, 400 for a body that is not a decision (or whose reason
  * carries a token, U+0000 or an unpaired surrogate: refused as `call/deny`
  * refuses it), 401 without a valid token. The same services as the JSON-RPC methods
  * decide; the surface audited is `http`.
@@ -29,7 +29,7 @@ import { decideCall, type DecideDeps } from '../calls/approvals.js';
 import { listCalls } from '../calls/call-list.js';
 import type { ServeContext } from '../rpc/serve-context.js';
 import { rawPath, requestTarget } from '../rpc/request-target.js';
-import { readBody } from '../rpc/read-body.js';
+import { BodyAbortedError, readBody } from '../rpc/read-body.js';
 
 const PATH = /^\/threads\/([^/]+)\/calls\/([^/]+)(\/approval)?$/;
 const LIST_PATH = '/calls';
@@ -66,6 +66,8 @@ export function callRoutes(ctx: ServeContext<CallRouteDeps>): (req: IncomingMess
       return true;
     }
     answer(ctx, req, res, match[1]!, match[2]!, approval).catch((err: unknown) => {
+      // The client's doing, with nobody left to answer: said as what it is, no stack.
+      if (err instanceof BodyAbortedError) return services.log.log('info', err.message, { route: 'call approval' });
       services.log.log('error', 'call route failed', { err });
       if (!res.headersSent) sendJson(res, 500, { error: 'internal error' });
       else res.end();
@@ -120,9 +122,11 @@ async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, re
   try {
     if (!approval) return sendJson(res, 200, await getCall(services, key));
     const raw = await readBody(req, MAX_BODY_BYTES);
+    // Over the cap, as /mcp answers a body over its own: 413 (the rest of it is discarded as it streams).
+    if (raw === null) return sendJson(res, 413, { error: `body larger than ${MAX_BODY_BYTES} bytes; a decision is far shorter` });
     let body: unknown;
     try {
-      body = raw === null ? undefined : JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(raw.toString('utf8'));
     } catch {
       body = undefined;
     }

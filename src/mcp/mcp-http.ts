@@ -37,7 +37,7 @@ import { buildMcpServer, type McpServerDeps } from './mcp-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
 import type { ServeContext } from '../rpc/serve-context.js';
-import { readBody } from '../rpc/read-body.js';
+import { BodyAbortedError, readBody } from '../rpc/read-body.js';
 import { requestTarget } from '../rpc/request-target.js';
 
 export { hostnameOf } from '../rpc/http-guard.js';
@@ -218,6 +218,8 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
     route(req, res) {
       if (requestTarget(req.url)?.pathname !== MCP_PATH) return false;
       handle(req, res).catch((err: unknown) => {
+        // The client's doing, with nobody left to answer: said as what it is.
+        if (err instanceof BodyAbortedError) return log.log('info', err.message, { route: MCP_PATH });
         log.log('error', 'mcp http handler failed', { err: (err as Error).message });
         jsonRpcError(res, 500, RpcErrorCode.InternalError, 'internal error');
       });

@@ -12,7 +12,7 @@
  * The `tasks/*` methods themselves are registered through the SDK's
  * custom-method form (mcp-tasks.ts).
  */
-import { McpServer, Server, isInputRequiredResult, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode, Server, isInputRequiredResult, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
 import type { AskedCall, AskedCalls } from './mcp-host-ask.js';
 import { THREAD_META_KEY, TOOL_CALL_META_KEY } from './mcp-tool.js';
 
@@ -23,7 +23,10 @@ const MODERN_REVISION = '2026-07-28';
 
 /** What decides and starts task-augmented calls (mcp-tasks.ts). */
 export interface TaskCalls {
-  /** Whether this `tools/call` asks for a task (2025-11-25: `params.task`; 2026-07-28: the client declared the extension). */
+  /**
+   * Whether this `tools/call` asks for a task (2025-11-25: `params.task`; 2026-07-28: the client declared the
+   * extension). Throws -32602 for a `params.task` that is malformed (2025-11-25).
+   */
   requested(request: JSONRPCRequest, ctx: ServerContext, modern: boolean): boolean;
   /**
    * Runs the call through `run` behind a task: resolves with the
@@ -56,6 +59,7 @@ export class TaskServer extends Server {
   }
 
   protected override _wrapHandler(method: string, handler: RequestHandler): RequestHandler {
+    if (method === 'logging/setLevel') return super._wrapHandler(method, (request, ctx) => (checkLogLevel(request), handler(request, ctx)));
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     // The SDK's 2025-11-25 shim calls the handler once per round with the request's signal: each round is told.
     const told: RequestHandler = async (request, ctx) => {
@@ -66,7 +70,8 @@ export class TaskServer extends Server {
       return result;
     };
     const wrapped = super._wrapHandler(method, told);
-    return (request, ctx) => {
+    // Async: a `tools/call` whose task param `requested` refuses is answered with that error.
+    return async (request, ctx) => {
       const calls = this.taskCalls;
       const modern = this.servesModernEra();
       if (calls?.requested(request, ctx, modern)) return calls.start(request, ctx, modern, wrapped);
@@ -119,6 +124,21 @@ export class TaskServer extends Server {
       this.rounds.delete(own.signal);
     }
   }
+}
+
+/** The levels `logging/setLevel` may name (MCP's LoggingLevel, RFC 5424's severities). */
+const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/**
+ * A `logging/setLevel` naming no level of MCP's is the client's mistake:
+ * -32602. The SDK's own check throws a plain Error there, which goes out as
+ * -32603 (internal error); this runs before it.
+ */
+function checkLogLevel(request: JSONRPCRequest): void {
+  const level = (request.params as { level?: unknown } | undefined)?.level;
+  if (typeof level === 'string' && LOG_LEVELS.includes(level)) return;
+  const given = level === undefined ? 'no level' : `level ${JSON.stringify(level)?.slice(0, 40) ?? typeof level}`;
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for logging/setLevel: ${given}; the level is one of ${LOG_LEVELS.join(', ')}`);
 }
 
 /** The same `tools/call` naming the call it asked about: answered as a re-invocation, with the call's outcome. */

@@ -23,6 +23,14 @@ export const MODEL_IMMEDIATE_RESPONSE_META_KEY = 'io.modelcontextprotocol/model-
 /** Params `_meta` as MCP allows it on every request. */
 const Meta = z.record(z.string(), z.unknown()).optional();
 
+/**
+ * The `task` param of a 2025-11-25 `tools/call` (TaskMetadata): `ttl`, if
+ * given, a duration in milliseconds — a non-negative integer — or null.
+ * The SDK never sees it (the task is taken off before the call runs), so it
+ * is checked here.
+ */
+export const TaskMetadata2025 = z.looseObject({ ttl: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional() });
+
 export const TaskIdParams = z.looseObject({ taskId: z.string().min(1).max(2000), _meta: Meta });
 export type TaskIdParams = z.infer<typeof TaskIdParams>;
 

@@ -41,6 +41,7 @@ import {
   TASKS_EXTENSION_ID,
   TaskAck,
   TaskIdParams,
+  TaskMetadata2025,
   Task2025,
   Task2026,
   ListTasksParams,
@@ -223,7 +224,14 @@ export class McpTasks implements TaskCalls {
   }
 
   requested(request: JSONRPCRequest, ctx: ServerContext, modern: boolean): boolean {
-    return modern ? declaredTasks(ctx) : isObject(request.params) && isObject(request.params.task);
+    if (modern) return declaredTasks(ctx);
+    const task = isObject(request.params) ? request.params.task : undefined;
+    if (task === undefined) return false;
+    // 2025-11-25: a malformed `task` (a `ttl` that is no duration) is the client's mistake, and runs no call.
+    if (!TaskMetadata2025.safeParse(task).success) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid task param: an object whose ttl, if given, is a non-negative integer of milliseconds or null');
+    }
+    return true;
   }
 
   async start(request: JSONRPCRequest, ctx: ServerContext, modern: boolean, run: RequestHandler): Promise<Result> {
