@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { main } from '../../../src/app/cli.js';
 import { ALL_SPECS, COMMANDS } from '../../../src/app/cli-commands.js';
 import { ENVIRONMENT } from '../../../src/app/cli-help.js';
@@ -33,10 +34,10 @@ function spawned(args: string[]): Run {
 }
 
 /** The same command line through `main(argv, io)`, in process. */
-async function toolgate(args: string[]): Promise<Run> {
+async function toolgate(args: string[], withEnv: NodeJS.ProcessEnv = env): Promise<Run> {
   let stdout = '';
   let stderr = '';
-  const code = await main(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env });
+  const code = await main(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env: withEnv });
   return { code, stdout, stderr };
 }
 
@@ -174,6 +175,30 @@ test('a token typed as a command, subcommand, flag or argument is never echoed, 
     assert.match(r.stderr, /\[redacted\]/);
   }
   const plain = await toolgate(['no-such-command']);
+  assert.match(plain.stderr, /unknown command "no-such-command"/);
+});
+
+test('a configured secret typed as a command, subcommand, flag or argument is never echoed, from the environment or the data folder', async () => {
+  // Contract section 5: the bearer secret is masked like a token, whether TOOLGATE_BEARER_SECRET or TOOLGATE_HOME holds it.
+  const home = tempDir('toolgate-data-');
+  const devSecret = 'dev-secret-kept-in-the-data-folder-0123456789';
+  writeFileSync(join(home, 'dev-bearer-secret'), `${devSecret}\n`, { mode: 0o600 });
+  const sources: Array<[string, NodeJS.ProcessEnv, string]> = [
+    ['env', env, TEST_BEARER_SECRET],
+    ['data folder', { PATH: env.PATH, HOME: env.HOME, TOOLGATE_HOME: home }, devSecret],
+  ];
+  for (const [source, withEnv, secret] of sources) {
+    for (const typed of [`x${secret}`, `${'y'.repeat(70)}${secret}`]) {
+      for (const argv of [[typed], ['automation', typed], ['dev-token', `--${typed}`, '1'], ['dev-token', '--user', 'a', typed], ['help', typed]]) {
+        const r = await toolgate(argv, withEnv);
+        const label = `${source}: ${argv.map((a) => a.slice(0, 12)).join(' ')}`;
+        assertCleanUsageError(r, label);
+        assert.ok(!r.stderr.includes(secret.slice(0, 7)), `${label}: echoed ${r.stderr}`);
+        assert.match(r.stderr, /\[redacted\]/, label);
+      }
+    }
+  }
+  const plain = await toolgate(['no-such-command'], sources[1]![1]);
   assert.match(plain.stderr, /unknown command "no-such-command"/);
 });
 
