@@ -19,6 +19,7 @@ import { VERSION } from './version.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
 import { localSecrets } from '../auth/local-secrets.js';
+import { maskSecrets } from '../codec/secret-scan.js';
 import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_CREDENTIAL, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
@@ -55,10 +56,13 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         const values = parseCommand(CONFORMANCE, rest, io.stdout, secrets);
         if (values === null) return 0;
         const { ConformanceUsageError, conformanceCommand } = await import('../conformance/conformance-command.js');
+        // The runner speaks only the protocol: tokens and configured secrets (--secret among them) in what it
+        // repeats — the command, its arguments, the program's last stderr line — are masked here (contract section 5).
+        const hidden = [...secrets(), ...(values.secret ? [values.secret] : [])];
         try {
-          return await conformanceCommand(values, (t) => io.stdout.write(t));
+          return await conformanceCommand(values, (t) => io.stdout.write(maskSecrets(t, hidden)));
         } catch (err) {
-          throw err instanceof ConformanceUsageError ? new UsageError(err.message, 'conformance') : err;
+          throw err instanceof ConformanceUsageError ? new UsageError(maskSecrets(err.message, hidden), 'conformance') : err;
         }
       }
       case 'demo': {

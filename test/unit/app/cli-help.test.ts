@@ -216,6 +216,37 @@ test('conformance: a --stdio program that does not exist or a --ws host that doe
   }
 });
 
+test('conformance: a token or configured secret in the --stdio program or its arguments is never echoed', async () => {
+  // Contract section 5: neither the usage error nor the report (its header, the program's last stderr line) shows one.
+  const token = await mintBearer('alice');
+  const hsSecret = 'implementation-hs256-secret-0123456789';
+  const marks = [token.split('.')[1]!.slice(0, 20), token.split('.')[2]!.slice(0, 20), TEST_BEARER_SECRET.slice(0, 12), hsSecret.slice(0, 12)];
+  const echoes = (r: Run) => marks.filter((m) => (r.stdout + r.stderr).includes(m));
+  for (const hidden of [`x${token}`, TEST_BEARER_SECRET]) {
+    for (const program of [`/nonexistent/${hidden}`, hidden]) {
+      const r = await toolgate(['conformance', '--stdio', `${program} serve --stdio`, '--token', 'T']);
+      assertCleanUsageError(r, program.slice(0, 20));
+      assert.match(r.stderr, /--stdio: cannot find the program "[^"]*\[redacted\]"/);
+      assert.deepEqual(echoes(r), [], r.stderr);
+    }
+  }
+  // A program that starts and dies repeating what it was given on its last stderr line.
+  for (const hidden of [`x${token}`, TEST_BEARER_SECRET, hsSecret]) {
+    const program = `${process.execPath} -e 'console.error("bad argument:", process.argv[1]); process.exit(1)' ${hidden}`;
+    const r = await toolgate(['conformance', '--stdio', program, '--token', 'T', '--secret', hsSecret, '--timeout-ms', '5000']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^toolgate conformance: stdio: .*\[redacted\]/m);
+    assert.match(r.stdout, /daemon exited 1: .*\[redacted\]/);
+    assert.deepEqual(echoes(r), [], r.stdout);
+  }
+  // A last line longer than what the runner keeps, cut inside a token: its tail is not reported either.
+  const tail = token.split('.')[2]!.slice(-20);
+  const long = `${process.execPath} -e 'console.error("a".repeat(100) + process.argv[1] + "b".repeat(3950)); process.exit(1)' x${token}`;
+  const r = await toolgate(['conformance', '--stdio', long, '--token', 'T', '--timeout-ms', '5000']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.ok(!r.stdout.includes(tail), r.stdout.slice(0, 400));
+});
+
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
   const holder: Server = createServer();
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
