@@ -96,7 +96,9 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
   } catch (err) {
     const line = usageLine(err, command, secrets);
     if (line === null) throw err;
-    io.stderr.write(`${line}\n`);
+    // A configuration error names the value or key it refuses (a pattern, a skill, a profile): a token or a
+    // configured secret there is masked like everywhere else (contract section 5), and so in any usage line.
+    io.stderr.write(`${maskSecrets(line, secrets())}\n`);
     return 2;
   }
 }
