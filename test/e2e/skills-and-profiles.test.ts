@@ -159,6 +159,27 @@ test('a config error naming a value or key that is a token or configured secret 
   assert.match(r.stderr, /"calendar\.fly" matches no action/);
 });
 
+test('the log lines serve writes before its database opens mask the configured secrets too', () => {
+  // Contract section 5: the warning about a password in --db (and the failure after it) came before the
+  // logger knew the secrets; the environment's and the data folder's are masked from the first line.
+  const home = tempDir();
+  const devSecret = 'dev-secret-in-the-data-folder-0123456789';
+  writeFileSync(join(home, 'dev-bearer-secret'), `${devSecret}\n`, { mode: 0o600 });
+  const cases: Array<[string, NodeJS.ProcessEnv, string[]]> = [
+    [TEST_BEARER_SECRET, { TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, []],
+    [devSecret, { TOOLGATE_HOME: home }, ['--dev']],
+  ];
+  for (const [secret, env, flags] of cases) {
+    // Nothing listens on port 1: the start fails after the warning.
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', ...flags, '--db', `postgres://u:p@127.0.0.1:1/${secret}`], {
+      env: { PATH: process.env.PATH ?? '', ...env }, input: '', encoding: 'utf8', timeout: 60_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /the database password is on the command line/);
+    assert.ok(!(r.stdout + r.stderr).includes(secret.slice(0, 10)), r.stderr);
+  }
+});
+
 test('serve --dev creates a local secret that dev-token signs with', async () => {
   const dir = tempDir();
   const db = join(dir, 'toolgate.db');
