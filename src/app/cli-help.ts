@@ -77,6 +77,8 @@ export function parseCommand<F extends Record<string, FlagSpec>>(
   spec: CommandSpec<F>,
   args: readonly string[],
   out: { write(text: string): unknown } = process.stdout,
+  /** The configured secrets an echo must not show (asked only when a mistake is reported). */
+  secrets: () => readonly string[] = () => [],
 ): FlagValues<F> | null {
   if (args.includes('--help') || args.includes('-h')) {
     out.write(renderHelp(spec));
@@ -88,7 +90,7 @@ export function parseCommand<F extends Record<string, FlagSpec>>(
   try {
     parsed = parseArgs({ args: joinNegativeValues(args, spec), options, strict: true, allowPositionals: false, tokens: true });
   } catch (err) {
-    throw new UsageError(parserMessage(err as Error, Object.keys(spec.flags)), spec.name);
+    throw new UsageError(parserMessage(err as Error, Object.keys(spec.flags), secrets()), spec.name);
   }
   // parseArgs keeps the last of a repeated single-value flag: `--user a --user b` would act for b unsaid.
   const seen = new Set<string>();
@@ -118,30 +120,31 @@ function joinNegativeValues(args: readonly string[], spec: CommandSpec<Record<st
 /** The known flag a mistyped one most likely meant (closest-name.ts). */
 export { closestFlag };
 
-function parserMessage(err: Error & { code?: string }, known: readonly string[] = []): string {
+function parserMessage(err: Error & { code?: string }, known: readonly string[] = [], secrets: readonly string[] = []): string {
   const quoted = /'([^']*)'/.exec(err.message)?.[1] ?? '';
   const flag = quoted.split(' ')[0]!;
   switch (err.code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
     {
       const meant = flag.startsWith('--') ? closestFlag(flag.slice(2), known) : undefined;
-      return `unknown flag ${printable(flag)}${meant ? ` — did you mean --${meant}?` : ''}`;
+      return `unknown flag ${printable(flag, secrets)}${meant ? ` — did you mean --${meant}?` : ''}`;
     }
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      return `unexpected argument ${JSON.stringify(printable(quoted))}`;
+      return `unexpected argument ${JSON.stringify(printable(quoted, secrets))}`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(err.message) ? `${flag} takes no value` : `${flag} needs a value`;
     default:
-      return printable(err.message.split('\n')[0]!);
+      return printable(err.message.split('\n')[0]!, secrets);
   }
 }
 
 /**
- * What a user typed, safe to echo on one line: text carrying a token (secret-scan.ts) is `[redacted]`
- * whole, since a cut echo of it would still show its header and payload (contract section 7).
+ * What a user typed, safe to echo on one line: text carrying a token (secret-scan.ts) or one of the
+ * configured `secrets` (auth/local-secrets.ts) is `[redacted]` whole, since a cut echo of it would still
+ * show its start (contract sections 5 and 7).
  */
-export function printable(text: string): string {
-  if (findSecret(text) !== null) return '[redacted]';
+export function printable(text: string, secrets: readonly string[] = []): string {
+  if (findSecret(text, secrets) !== null) return '[redacted]';
   // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f]/g, '?');
   return clean.length > 80 ? `${clean.slice(0, 77)}...` : clean;

@@ -19,6 +19,8 @@ import type { ServeOptions } from './serve.js';
 import { VERSION } from './version.js';
 import { MAX_TIMER_MS } from '../protocol/limits.js';
 import { UsageError, parseCommand, printable, renderHelp, renderIndex } from './cli-help.js';
+import { localSecrets } from '../auth/local-secrets.js';
+import { maskSecrets } from '../codec/secret-scan.js';
 import { ALL_SPECS, AUTOMATION, AUTOMATION_ADD, COMMANDS, CONFORMANCE, DEMO, DEV_CREDENTIAL, DEV_TOKEN, SERVE } from './cli-commands.js';
 
 const INDEX = renderIndex(`toolgate ${VERSION} — one restricted tool, project_cli, for an LLM agent host`, COMMANDS);
@@ -40,6 +42,7 @@ const PROCESS_IO: CliIo = { stdout: process.stdout, stderr: process.stderr, env:
  */
 export async function main(argv: string[] = process.argv.slice(2), io: CliIo = PROCESS_IO): Promise<number> {
   const [command, ...rest] = argv;
+  const secrets = secretsOf(io.env);
   try {
     switch (command) {
       case 'serve':
@@ -51,17 +54,20 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'automation':
         return await automationCommand(rest, io);
       case 'conformance': {
-        const values = parseCommand(CONFORMANCE, rest, io.stdout);
+        const values = parseCommand(CONFORMANCE, rest, io.stdout, secrets);
         if (values === null) return 0;
         const { ConformanceUsageError, conformanceCommand } = await import('../conformance/conformance-command.js');
+        // The runner speaks only the protocol: tokens and configured secrets (--secret among them) in what it
+        // repeats — the command, its arguments, the program's last stderr line — are masked here (contract section 5).
+        const hidden = [...secrets(), ...(values.secret ? [values.secret] : [])];
         try {
-          return await conformanceCommand(values, (t) => io.stdout.write(t));
+          return await conformanceCommand(values, (t) => io.stdout.write(maskSecrets(t, hidden)));
         } catch (err) {
-          throw err instanceof ConformanceUsageError ? new UsageError(err.message, 'conformance') : err;
+          throw err instanceof ConformanceUsageError ? new UsageError(maskSecrets(err.message, hidden), 'conformance') : err;
         }
       }
       case 'demo': {
-        if (parseCommand(DEMO, rest, io.stdout) === null) return 0;
+        if (parseCommand(DEMO, rest, io.stdout, secrets) === null) return 0;
         // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
         // Found from the package root, not from this file: the daemon may run from its bundle (dist/daemon).
         const demo = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'examples', 'demo-host', 'demo.js')).href;
@@ -74,7 +80,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'help': {
         // `toolgate help automation add` = `toolgate automation add --help`.
         const spec = ALL_SPECS.find((c) => c.name === rest.join(' '));
-        if (rest.length > 0 && !spec) throw new UsageError(`no help for ${JSON.stringify(printable(rest.join(' ')))}`);
+        if (rest.length > 0 && !spec) throw new UsageError(`no help for ${JSON.stringify(printable(rest.join(' '), secrets()))}`);
         io.stdout.write(spec ? renderHelp(spec) : INDEX);
         return 0;
       }
@@ -86,12 +92,14 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         io.stderr.write(INDEX);
         return 2;
       default:
-        throw new UsageError(`unknown command ${JSON.stringify(printable(command))}`);
+        throw new UsageError(`unknown command ${JSON.stringify(printable(command, secrets()))}`);
     }
   } catch (err) {
-    const line = usageLine(err, command);
+    const line = usageLine(err, command, secrets);
     if (line === null) throw err;
-    io.stderr.write(`${line}\n`);
+    // A configuration error names the value or key it refuses (a pattern, a skill, a profile): a token or a
+    // configured secret there is masked like everywhere else (contract section 5), and so in any usage line.
+    io.stderr.write(`${maskSecrets(line, secrets())}\n`);
     return 2;
   }
 }
@@ -100,7 +108,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
  * The one line a usage or configuration mistake prints (exit 2), or null for
  * a real failure. Never a stack: the person can act on the sentence.
  */
-function usageLine(err: unknown, command: string | undefined): string | null {
+function usageLine(err: unknown, command: string | undefined, secrets: () => readonly string[]): string | null {
   if (err instanceof UsageError) {
     const where = err.command ? `toolgate ${err.command}` : 'toolgate';
     return `${where}: ${err.message} (see ${where} --help)`;
@@ -108,7 +116,7 @@ function usageLine(err: unknown, command: string | undefined): string | null {
   if (err instanceof ConfigError || err instanceof DatabaseOpenError || err instanceof FolderError) return `toolgate: ${oneLine((err as Error).message)}`;
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number; hostname?: string };
   if (command === 'serve' && (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN' || e?.code === 'EAI_FAIL')) {
-    return `toolgate serve: cannot listen on --host ${JSON.stringify(printable(e.hostname ?? '?'))}: no such host name (${e.code}); use an address of this machine such as 127.0.0.1`;
+    return `toolgate serve: cannot listen on --host ${JSON.stringify(printable(e.hostname ?? '?', secrets()))}: no such host name (${e.code}); use an address of this machine such as 127.0.0.1`;
   }
   if (command === 'serve' && (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL')) {
     const what = { EADDRINUSE: 'is already in use', EACCES: 'is not permitted', EADDRNOTAVAIL: 'is not an address of this machine' }[e.code];
@@ -118,6 +126,15 @@ function usageLine(err: unknown, command: string | undefined): string | null {
 }
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
+
+/**
+ * The configured secrets an echo of what the user typed must not show: the environment's and the data
+ * folder's (auth/local-secrets.ts), read once and only when a mistake is reported.
+ */
+function secretsOf(env: NodeJS.ProcessEnv): () => readonly string[] {
+  let known: readonly string[] | undefined;
+  return () => (known ??= localSecrets(env));
+}
 
 async function serveCommand(args: string[], io: CliIo): Promise<number> {
   const opts = serveOptionsOf(args, io.env, io.stdout);
@@ -132,7 +149,7 @@ async function serveCommand(args: string[], io: CliIo): Promise<number> {
  * (test/helpers/in-process.ts) pass their flags through here too.
  */
 export function serveOptionsOf(args: string[], env: NodeJS.ProcessEnv, out: CliIo['stdout'] = process.stdout): ServeOptions | null {
-  const values = parseCommand(SERVE, args, out);
+  const values = parseCommand(SERVE, args, out, secretsOf(env));
   if (values === null) return null;
   const transports = [values.stdio, values.ws, values.mcp].filter(Boolean).length;
   if (transports !== 1) throw new UsageError('needs exactly one transport: --stdio, --ws or --mcp', 'serve');
@@ -176,7 +193,7 @@ function optionalMillis(flag: string, raw: string | undefined): number | undefin
 }
 
 async function devTokenCommand(args: string[], io: CliIo): Promise<number> {
-  const values = parseCommand(DEV_TOKEN, args, io.stdout);
+  const values = parseCommand(DEV_TOKEN, args, io.stdout, secretsOf(io.env));
   if (values === null) return 0;
   if (!values.user) throw new UsageError('needs --user ID', 'dev-token');
   const ttl = values.ttl === undefined ? 24 * 3600 : Number(values.ttl);
@@ -188,7 +205,7 @@ async function devTokenCommand(args: string[], io: CliIo): Promise<number> {
 }
 
 async function devCredentialCommand(args: string[], io: CliIo): Promise<number> {
-  const values = parseCommand(DEV_CREDENTIAL, args, io.stdout);
+  const values = parseCommand(DEV_CREDENTIAL, args, io.stdout, secretsOf(io.env));
   if (values === null) return 0;
   if (!values.user) throw new UsageError('needs --user ID', 'dev-credential');
   if (!values.action) throw new UsageError('needs --action MODULE.METHOD', 'dev-credential');
@@ -205,8 +222,8 @@ async function automationCommand(args: string[], io: CliIo): Promise<number> {
     io.stdout.write(renderHelp(AUTOMATION));
     return 0;
   }
-  if (sub !== 'add') throw new UsageError(sub === undefined ? 'needs a subcommand: add' : `unknown subcommand ${JSON.stringify(printable(sub))}`, 'automation');
-  const values = parseCommand(AUTOMATION_ADD, rest, io.stdout);
+  if (sub !== 'add') throw new UsageError(sub === undefined ? 'needs a subcommand: add' : `unknown subcommand ${JSON.stringify(printable(sub, localSecrets(io.env)))}`, 'automation');
+  const values = parseCommand(AUTOMATION_ADD, rest, io.stdout, secretsOf(io.env));
   if (values === null) return 0;
   if (!values.owner) throw new UsageError('needs --owner USER_ID', 'automation add');
   if (values.allow === undefined) throw new UsageError('needs --allow m.x,m.y', 'automation add');

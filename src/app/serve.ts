@@ -11,6 +11,7 @@ import type { PgStore } from '../store/pg/pg-store.js';
 import type { Store } from '../store/store.js';
 import { serveStdio } from '../rpc/stdio-transport.js';
 import { DEV_SECRET_FILE, resolveBearerKeys } from '../auth/bearer-auth.js';
+import { localSecrets } from '../auth/local-secrets.js';
 import { ConfigError } from '../config/config-error.js';
 import { loadConfig } from '../config/config.js';
 import { ProtectedResource } from '../auth/protected-resource.js';
@@ -291,12 +292,16 @@ interface EarlyHangUp {
 
 async function serveFrom(opts: ServeOptions, early: EarlyHangUp): Promise<number> {
   const log = createLogger();
+  // The secrets known before the daemon is built (the environment's, the data folder's): masked from the first
+  // line on, since the start logs before createDaemon knows them (a password in --db, the database's failure).
+  const knownEarly = localSecrets(opts.env);
+  log.maskSecrets(knownEarly);
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
   const services = await createDaemon(opts, log);
   // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
-  log.maskSecrets(services.secrets ?? []);
+  log.maskSecrets([...new Set([...knownEarly, ...(services.secrets ?? [])])]);
   // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's):
   // swept once before any transport listens, then every SWEEP_MS.
   const sweeper = new ExpirySweeper(services, log);

@@ -20,7 +20,8 @@ export type BearerKeySource =
   | { kind: 'secret'; secret: Uint8Array; origin: 'env' | 'dev' }
   | { kind: 'jwks'; jwks: JWTVerifyGetKey; path: string };
 
-export const DEV_SECRET_FILE = 'dev-bearer-secret';
+export { DEV_SECRET_FILE } from './local-secrets.js';
+import { DEV_SECRET_FILE } from './local-secrets.js';
 
 /** A key file an environment variable names: a regular file of at most 1 MiB, else a one-line ConfigError. */
 export function readKeyFile(variable: string, path: string): string {

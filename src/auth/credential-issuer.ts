@@ -8,7 +8,8 @@ import { readOrCreateSecretFile } from '../config/data-dir.js';
 import { readKeyFile } from './bearer-auth.js';
 import { ConfigError } from '../config/config-error.js';
 
-export const SIGNING_KEY_FILE = 'credential-signing-key.jwk';
+export { SIGNING_KEY_FILE } from './local-secrets.js';
+import { SIGNING_KEY_FILE } from './local-secrets.js';
 /** Five minutes: inside the contract's 5–10 minute window, and long enough for the per-call timeout. */
 export const CREDENTIAL_LIFETIME_S = 300;
 

@@ -87,7 +87,14 @@ export function protoKeyPath(value: unknown, path: readonly string[] = []): stri
  * place is a character offset on Node 20 ("… in JSON at position 42").
  */
 function jsonErrorAt(text: string, message: string): string {
-  const reason = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/\s+in JSON at position \d+/, '').replace(/^JSON\.parse: /, '');
+  // V8 quotes the text around the mistake (`Unexpected token 'e', ..."ons": [secr"... is not valid JSON`): a
+  // cut piece of whatever stood there — a token, a secret — that no scan could know for one. The line and
+  // column say where; the excerpt is dropped.
+  const reason = message
+    .replace(/\s*\(line \d+ column \d+\)/, '')
+    .replace(/\s+in JSON at position \d+/, '')
+    .replace(/^JSON\.parse: /, '')
+    .replace(/,\s*(\.\.\.)?"[\s\S]*"(\.\.\.)? is not valid JSON$/, '');
   const position = /at position (\d+)/.exec(message);
   if (!position) return ` (${reason})`;
   const before = text.slice(0, Number(position[1]));

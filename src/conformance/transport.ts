@@ -35,9 +35,23 @@ export function stdioTransport(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (!program) throw new Error('empty command');
   const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], env, shell: false });
   let stderr = '';
+  // The kept text starts inside a line whose start was dropped: such a line is never reported, since a
+  // token cut there (its header gone) would be shown without anything to tell a scan it is one.
+  let midLine = false;
   child.stderr.on('data', (c: Buffer) => {
     // Kept only for the report when the process dies; logs are the implementation's business.
-    stderr = (stderr + c.toString('utf8')).slice(-4000);
+    stderr += c.toString('utf8');
+    if (midLine) {
+      const nl = stderr.indexOf('\n');
+      midLine = nl < 0;
+      stderr = midLine ? '' : stderr.slice(nl + 1);
+    }
+    if (stderr.length > 4000) {
+      stderr = stderr.slice(-4000);
+      const nl = stderr.indexOf('\n');
+      midLine = nl < 0;
+      stderr = midLine ? '' : stderr.slice(nl + 1);
+    }
   });
   const reader = new DisposingStreamMessageReader(child.stdout);
   const writer = new StreamMessageWriter(child.stdin);

@@ -10,6 +10,7 @@ import { discoverSkills } from './skills.js';
 import { isUsableSub } from '../auth/bearer-auth.js';
 import { MAX_APPROVAL_TTL_S } from '../protocol/config.js';
 import { findSecretIn } from '../codec/secret-scan.js';
+import { localSecrets } from '../auth/local-secrets.js';
 
 export interface AddJobOptions {
   owner: string;
@@ -32,8 +33,9 @@ export interface AddJobOptions {
  */
 export async function addAutomationJob(opts: AddJobOptions): Promise<{ job_id: string }> {
   // Contract sections 5 and 7: a token or configured secret in a flag is refused before any check could echo
-  // it (an unknown action or skill is named in the error) and before the owner is stored as a user id.
-  const secrets = [opts.env.TOOLGATE_BEARER_SECRET, opts.env.TOOLGATE_SERVICE_KEY].filter((s): s is string => !!s);
+  // it (an unknown action or skill is named in the error) and before the owner is stored as a user id. The
+  // secrets are the environment's and the data folder's (the dev bearer secret, the signing key's private part).
+  const secrets = localSecrets(opts.env);
   const flags: Array<[string, unknown]> = [['--owner', opts.owner], ['--skills', opts.skills], ['--allow', opts.allow], ['--ask', opts.ask], ['--quota', opts.quota]];
   for (const [flag, value] of flags) {
     if (value !== undefined && findSecretIn(value, secrets) !== null) {

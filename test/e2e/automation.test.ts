@@ -64,6 +64,41 @@ test('automation add refuses a token or configured secret in any flag, stores no
   }
 });
 
+test('automation add refuses the data folder\'s dev secret and signing key as it does the environment\'s secret', async () => {
+  // Contract section 5: the bearer secret counts wherever it lives; TOOLGATE_HOME's dev secret passed unseen.
+  const dataDir = tempDir();
+  const dbPath = join(dataDir, 'toolgate.db');
+  const env: NodeJS.ProcessEnv = { ...process.env, TOOLGATE_HOME: dataDir };
+  delete env.TOOLGATE_BEARER_SECRET;
+  delete env.TOOLGATE_BEARER_JWKS;
+  delete env.TOOLGATE_SERVICE_KEY;
+  const run = (args: string[]) => spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { encoding: 'utf8', env });
+  // dev-token makes the dev secret, dev-credential the signing key: both in the data folder, as a newcomer's are.
+  assert.equal(run(['dev-token', '--user', 'olga']).status, 0);
+  assert.equal(run(['dev-credential', '--user', 'olga', '--action', 'calendar.read', '--db', dbPath]).status, 0);
+  const devSecret = readFileSync(join(dataDir, 'dev-bearer-secret'), 'utf8').trim();
+  const privateD = (JSON.parse(readFileSync(join(dataDir, 'credential-signing-key.jwk'), 'utf8')) as { d: string }).d;
+  for (const secret of [devSecret, privateD]) {
+    const cases = [
+      ['--owner', `olga-${secret}`, '--allow', 'calendar.read'],
+      ['--owner', 'olga', '--allow', `calendar.read,${secret}`],
+      ['--owner', 'olga', '--skills', `calendar,${secret}`, '--allow', 'calendar.read'],
+      ['--owner', 'olga', '--allow', 'calendar.read', '--ask', secret],
+    ];
+    for (const args of cases) {
+      const r = run(['automation', 'add', '--db', dbPath, ...args]);
+      assert.equal(r.status, 2, `${args[0]} ${args[2]}: ${r.stdout}`);
+      assert.match(r.stderr, /bearer token or credential/);
+      assert.ok(!(r.stdout + r.stderr).includes(secret), `${args.join(' ').slice(0, 24)}: echoed`);
+    }
+  }
+  assert.equal((await dbRows(dbPath, 'SELECT id FROM automation_jobs')).length, 0);
+  for (const f of readdirSync(dataDir).filter((n) => n.startsWith('toolgate.db'))) {
+    const bytes = readFileSync(join(dataDir, f)).toString('latin1');
+    for (const secret of [devSecret, privateD]) assert.ok(!bytes.includes(secret), `not in ${f}`);
+  }
+});
+
 test('over stdio and over ws with the service key, a job acts as its owner within its own whitelist', async () => {
   const dataDir = tempDir();
   // The PostgreSQL pass: the daemons below use this data folder's database.

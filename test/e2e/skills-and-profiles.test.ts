@@ -111,6 +111,75 @@ test('a bad config file or a missing bearer secret stops serve with a clear mess
   assert.match(noSecret.stderr, /--dev/);
 });
 
+test('a config error naming a value or key that is a token or configured secret masks it, JSON and YAML alike', async () => {
+  // Contract section 5: the one line a bad --config prints never carries a token or the bearer secret.
+  const dir = tempDir();
+  const token = `x${await mintBearer('alice')}`;
+  const home = tempDir();
+  const devSecret = 'dev-secret-in-the-data-folder-0123456789';
+  writeFileSync(join(home, 'dev-bearer-secret'), `${devSecret}\n`, { mode: 0o600 });
+  const profile = (p: Record<string, unknown>) => ({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], ...p } } });
+  const withSecret = (secret: string): Array<[string, string]> => [
+    ['actions.json', JSON.stringify(profile({ allowed_actions: [secret] }))],
+    ['skills.json', JSON.stringify(profile({ enabled_skills: [secret] }))],
+    ['ask.json', JSON.stringify(profile({ approval: { ask: [secret] } }))],
+    ['quota.json', JSON.stringify(profile({ quotas: { [secret]: { per_minute: 1 } } }))],
+    ['timeout.json', JSON.stringify({ ...profile({}), limits: { action_timeout_ms: { [secret]: 5 } } })],
+    ['root-key.json', JSON.stringify({ ...profile({}), [secret]: 1 })],
+    ['profile-key.json', JSON.stringify({ agents: { [secret]: { enabled_skills: [], allowed_actions: ['nope.x'] } } })],
+    ['mcp-agent.json', JSON.stringify({ ...profile({}), mcp: { agent: secret } })],
+    ['syntax.json', `{"agents": {"default": {"enabled_skills": [], "allowed_actions": [${secret}]}}}`],
+    ['actions.yaml', `agents:\n  default:\n    enabled_skills: [calendar]\n    allowed_actions: ["${secret}"]\n`],
+    ['root-key.yaml', `agents:\n  default:\n    enabled_skills: [calendar]\n    allowed_actions: [calendar.*]\n${secret}: 1\n`],
+  ];
+  const sources: Array<[string, string, NodeJS.ProcessEnv, string[]]> = [
+    ['token', token, { TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, []],
+    ['env secret', TEST_BEARER_SECRET, { TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, []],
+    ['dev secret', devSecret, { TOOLGATE_HOME: home }, ['--dev']],
+  ];
+  for (const [i, [source, secret, env, flags]] of sources.entries()) {
+    const marks = source === 'token' ? [token.split('.')[1]!.slice(0, 16), token.split('.')[2]!.slice(0, 16)] : [secret.slice(0, 10)];
+    for (const [name, text] of withSecret(secret)) {
+      const path = join(dir, `${i}-${name}`);
+      writeFileSync(path, text);
+      const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', ...flags, '--db', join(dir, 'x.db'), '--config', path], {
+        env: { PATH: process.env.PATH ?? '', ...env }, input: '', encoding: 'utf8',
+      });
+      assert.equal(r.status, 2, `${source} ${name}: ${r.stderr}`);
+      assert.match(r.stderr, /^toolgate: config /, `${source} ${name}`);
+      for (const m of marks) assert.ok(!(r.stdout + r.stderr).includes(m), `${source} ${name}: echoed in ${r.stderr}`);
+    }
+  }
+  // An ordinary value is still named.
+  const plain = join(dir, 'plain.json');
+  writeFileSync(plain, JSON.stringify(profile({ allowed_actions: ['calendar.fly'] })));
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dir, 'x.db'), '--config', plain], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, input: '', encoding: 'utf8',
+  });
+  assert.match(r.stderr, /"calendar\.fly" matches no action/);
+});
+
+test('the log lines serve writes before its database opens mask the configured secrets too', () => {
+  // Contract section 5: the warning about a password in --db (and the failure after it) came before the
+  // logger knew the secrets; the environment's and the data folder's are masked from the first line.
+  const home = tempDir();
+  const devSecret = 'dev-secret-in-the-data-folder-0123456789';
+  writeFileSync(join(home, 'dev-bearer-secret'), `${devSecret}\n`, { mode: 0o600 });
+  const cases: Array<[string, NodeJS.ProcessEnv, string[]]> = [
+    [TEST_BEARER_SECRET, { TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, []],
+    [devSecret, { TOOLGATE_HOME: home }, ['--dev']],
+  ];
+  for (const [secret, env, flags] of cases) {
+    // Nothing listens on port 1: the start fails after the warning.
+    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', ...flags, '--db', `postgres://u:p@127.0.0.1:1/${secret}`], {
+      env: { PATH: process.env.PATH ?? '', ...env }, input: '', encoding: 'utf8', timeout: 60_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /the database password is on the command line/);
+    assert.ok(!(r.stdout + r.stderr).includes(secret.slice(0, 10)), r.stderr);
+  }
+});
+
 test('serve --dev creates a local secret that dev-token signs with', async () => {
   const dir = tempDir();
   const db = join(dir, 'toolgate.db');

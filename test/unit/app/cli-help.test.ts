@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { main } from '../../../src/app/cli.js';
 import { ALL_SPECS, COMMANDS } from '../../../src/app/cli-commands.js';
 import { ENVIRONMENT } from '../../../src/app/cli-help.js';
@@ -33,10 +34,10 @@ function spawned(args: string[]): Run {
 }
 
 /** The same command line through `main(argv, io)`, in process. */
-async function toolgate(args: string[]): Promise<Run> {
+async function toolgate(args: string[], withEnv: NodeJS.ProcessEnv = env): Promise<Run> {
   let stdout = '';
   let stderr = '';
-  const code = await main(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env });
+  const code = await main(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env: withEnv });
   return { code, stdout, stderr };
 }
 
@@ -177,6 +178,30 @@ test('a token typed as a command, subcommand, flag or argument is never echoed, 
   assert.match(plain.stderr, /unknown command "no-such-command"/);
 });
 
+test('a configured secret typed as a command, subcommand, flag or argument is never echoed, from the environment or the data folder', async () => {
+  // Contract section 5: the bearer secret is masked like a token, whether TOOLGATE_BEARER_SECRET or TOOLGATE_HOME holds it.
+  const home = tempDir('toolgate-data-');
+  const devSecret = 'dev-secret-kept-in-the-data-folder-0123456789';
+  writeFileSync(join(home, 'dev-bearer-secret'), `${devSecret}\n`, { mode: 0o600 });
+  const sources: Array<[string, NodeJS.ProcessEnv, string]> = [
+    ['env', env, TEST_BEARER_SECRET],
+    ['data folder', { PATH: env.PATH, HOME: env.HOME, TOOLGATE_HOME: home }, devSecret],
+  ];
+  for (const [source, withEnv, secret] of sources) {
+    for (const typed of [`x${secret}`, `${'y'.repeat(70)}${secret}`]) {
+      for (const argv of [[typed], ['automation', typed], ['dev-token', `--${typed}`, '1'], ['dev-token', '--user', 'a', typed], ['help', typed]]) {
+        const r = await toolgate(argv, withEnv);
+        const label = `${source}: ${argv.map((a) => a.slice(0, 12)).join(' ')}`;
+        assertCleanUsageError(r, label);
+        assert.ok(!r.stderr.includes(secret.slice(0, 7)), `${label}: echoed ${r.stderr}`);
+        assert.match(r.stderr, /\[redacted\]/, label);
+      }
+    }
+  }
+  const plain = await toolgate(['no-such-command'], sources[1]![1]);
+  assert.match(plain.stderr, /unknown command "no-such-command"/);
+});
+
 test('conformance: a --stdio program that does not exist or a --ws host that does not resolve is one line, exit 2', async () => {
   // Contract section 1: a bad path or an unresolvable host is a mistake, not a report of 45 failed checks.
   const cases: Array<[string[], RegExp]> = [
@@ -189,6 +214,37 @@ test('conformance: a --stdio program that does not exist or a --ws host that doe
     assertCleanUsageError(r, argv.join(' '));
     assert.match(r.stderr, message, argv.join(' '));
   }
+});
+
+test('conformance: a token or configured secret in the --stdio program or its arguments is never echoed', async () => {
+  // Contract section 5: neither the usage error nor the report (its header, the program's last stderr line) shows one.
+  const token = await mintBearer('alice');
+  const hsSecret = 'implementation-hs256-secret-0123456789';
+  const marks = [token.split('.')[1]!.slice(0, 20), token.split('.')[2]!.slice(0, 20), TEST_BEARER_SECRET.slice(0, 12), hsSecret.slice(0, 12)];
+  const echoes = (r: Run) => marks.filter((m) => (r.stdout + r.stderr).includes(m));
+  for (const hidden of [`x${token}`, TEST_BEARER_SECRET]) {
+    for (const program of [`/nonexistent/${hidden}`, hidden]) {
+      const r = await toolgate(['conformance', '--stdio', `${program} serve --stdio`, '--token', 'T']);
+      assertCleanUsageError(r, program.slice(0, 20));
+      assert.match(r.stderr, /--stdio: cannot find the program "[^"]*\[redacted\]"/);
+      assert.deepEqual(echoes(r), [], r.stderr);
+    }
+  }
+  // A program that starts and dies repeating what it was given on its last stderr line.
+  for (const hidden of [`x${token}`, TEST_BEARER_SECRET, hsSecret]) {
+    const program = `${process.execPath} -e 'console.error("bad argument:", process.argv[1]); process.exit(1)' ${hidden}`;
+    const r = await toolgate(['conformance', '--stdio', program, '--token', 'T', '--secret', hsSecret, '--timeout-ms', '5000']);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stdout, /^toolgate conformance: stdio: .*\[redacted\]/m);
+    assert.match(r.stdout, /daemon exited 1: .*\[redacted\]/);
+    assert.deepEqual(echoes(r), [], r.stdout);
+  }
+  // A last line longer than what the runner keeps, cut inside a token: its tail is not reported either.
+  const tail = token.split('.')[2]!.slice(-20);
+  const long = `${process.execPath} -e 'console.error("a".repeat(100) + process.argv[1] + "b".repeat(3950)); process.exit(1)' x${token}`;
+  const r = await toolgate(['conformance', '--stdio', long, '--token', 'T', '--timeout-ms', '5000']);
+  assert.equal(r.code, 1, r.stderr);
+  assert.ok(!r.stdout.includes(tail), r.stdout.slice(0, 400));
 });
 
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
