@@ -14,12 +14,20 @@ import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { MCP_INIT } from '../helpers/mcp-raw.js';
 
-/** Writes `text` on a fresh connection (kept open, as curl keeps it) and reads until the server closes it. */
+/**
+ * Writes `text` on a fresh connection (kept open, as curl keeps it) and reads until the server
+ * closes it or a chunked body's last chunk arrived: the MCP SDK answers an SSE POST with
+ * `connection: keep-alive` whatever the request said, so that socket would only close at the
+ * server's 5 s keep-alive timeout.
+ */
 function exchange(port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let got = '';
-    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (got.endsWith('\r\n0\r\n\r\n')) socket.destroy();
+    });
     socket.on('close', () => resolve(got));
     socket.on('error', reject);
     socket.write(text);

@@ -32,16 +32,17 @@ test('call/list pages the user’s calls awaiting approval as tool/approval carr
       pending.push(p);
       return approvalOf(id);
     };
+    // Expired: asked with a one-second ttl, listed no more once past its expires_at. Asked first, so that
+    // its second runs out while the others are asked (listed, it would be the last entry of page 2).
+    const expiring = await ask(quick.session_id, 't1', 'quick-1');
     const first = await ask(alice.session_id, 't1', 'f1');
     const second = await ask(alice.session_id, 't2', 'f2');
     const third = await ask(alice.session_id, 't1', 'f3');
     await ask(bob.session_id, 't1', 'bob-1');
-    // Expired: asked with a one-second ttl, listed no more once past its expires_at.
-    const expiring = await ask(quick.session_id, 't1', 'quick-1');
-    await waitFor(() => Date.now() > Date.parse(expiring.expires_at) || undefined, 'quick-1 to pass its expires_at');
     // Decided: not pending any more.
     const decided = await ask(alice.session_id, 't3', 'f4');
     await host.request('call/deny', { session_id: alice.session_id, thread_id: 't3', tool_call_id: 'f4', args_sha256: decided.args_sha256 });
+    await waitFor(() => Date.now() > Date.parse(expiring.expires_at) || undefined, 'quick-1 to pass its expires_at');
 
     const page1 = await host.request<CallListResult>('call/list', { session_id: alice.session_id, limit: 2 });
     assert.deepEqual(page1.calls, [third, second], 'most recently asked first, each as its tool/approval');

@@ -81,7 +81,12 @@ test('absolute-form targets reach /mcp, its CORS preflight and the /rpc upgrade 
   }
 });
 
-/** Writes `text` on a fresh connection; reads until the server closes it (or, `firstAnswer`, until a whole head arrived). */
+/**
+ * Writes `text` on a fresh connection; reads until the server closes it, a chunked body's last
+ * chunk arrived (the MCP SDK answers an SSE POST with `connection: keep-alive` whatever the
+ * request said, so the socket would only close at the 5 s keep-alive timeout), or, `firstAnswer`,
+ * a whole head arrived.
+ */
 function rawExchange(port: number, text: string, firstAnswer = false): Promise<string> {
   return new Promise((resolve) => {
     let data = '';
@@ -89,7 +94,7 @@ function rawExchange(port: number, text: string, firstAnswer = false): Promise<s
     sock.setEncoding('latin1');
     sock.on('data', (c: string) => {
       data += c;
-      if (firstAnswer && data.includes('\r\n\r\n')) sock.destroy();
+      if ((firstAnswer && data.includes('\r\n\r\n')) || data.endsWith('\r\n0\r\n\r\n')) sock.destroy();
     });
     sock.on('close', () => resolve(data));
     sock.on('error', () => resolve(data));
