@@ -27,6 +27,7 @@ import {
 import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { AuthError, authenticateUser, type Principal } from '../auth/user-auth.js';
 import { withoutHeaderEchoes } from './header-echo.js';
+import { honourConnectionClose } from './connection-close.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { mcpAgentName, mcpRequestSession } from './mcp-session.js';
 import { McpHttpSessions, SESSIONS_FULL, type McpHttpSessionsDeps } from './mcp-http-sessions.js';
@@ -148,6 +149,7 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Host and Origin are checked for every route by the HTTP server (http-guard.ts).
     withoutHeaderEchoes(req, res);
+    honourConnectionClose(req, res);
     if (!opts.accepting()) {
       jsonRpcError(res, 503, RpcErrorCode.ShuttingDown, 'the daemon is shutting down');
       return;
