@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { ServeContext } from '../rpc/serve-context.js';
 import type { Logger } from '../runtime/logger.js';
 import { serveInspectorFile } from './inspector-files.js';
@@ -18,13 +17,7 @@ export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Arr
   // is served as the plain request it also is (RFC 9110 §7.8). Node 24.9+ reads this option; before it, the
   // WebSocket transport hands such a request back (ws-transport.ts, serveAsPlainRequest).
   const options = { shouldUpgradeCallback: offersWebSocket } as ServerOptions;
-  /** The request each connection is answering now (see the half-open comment below). */
-  const answering = new WeakMap<Socket, IncomingMessage>();
-  const server = createServer(options, (req, res) => {
-    answering.set(req.socket, req);
-    res.once('close', () => {
-      if (answering.get(req.socket) === req) answering.delete(req.socket);
-    });
+  return createServer(options, (req, res) => {
     try {
       const refused = guard(req);
       if (refused) {
@@ -47,24 +40,6 @@ export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Arr
       res.end(JSON.stringify({ error: 'internal error' }));
     }
   });
-  // A client may half-close once its request is sent (FIN after the body) and still read the answer. By default
-  // (`httpAllowHalfOpen` false) Node's HTTP server answers that FIN by ending its own side of the socket
-  // (`socketOnEnd` in lib/_http_server.js); the socket then closes and the request still being served is
-  // destroyed ("aborted"), so an answer not yet written — `/mcp` authenticates before it reads the body — was
-  // never sent. Allowed half-open, Node marks the response in flight as the connection's last instead: it is
-  // answered, then the socket ends. The property is Node's own (set by http.Server, not in its typings).
-  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  // But a FIN is also how a client that went away closes: a GET or HEAD in flight may be an endless event stream
-  // (AG-UI, /mcp's standalone SSE) holding a per-user slot, so for those the FIN still ends the connection at
-  // once, as before. Only a request with a body (a POST to /mcp or the approval route), received whole, is
-  // answered after its client's FIN.
-  server.on('connection', (socket: Socket) => {
-    socket.on('end', () => {
-      const req = answering.get(socket);
-      if (req && (req.method === 'GET' || req.method === 'HEAD')) socket.destroy();
-    });
-  });
-  return server;
 }
 
 /** 403: a JSON-RPC error body on `/mcp` (as MCP clients read one), `{error}` elsewhere. */
