@@ -12,7 +12,8 @@ import type { ResponseError } from 'vscode-jsonrpc/node';
 import { connectWs } from '../helpers/host.js';
 import { startInProcess } from '../helpers/in-process.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 import { splitVariants } from '../helpers/split-tokens.js';
 
@@ -97,6 +98,23 @@ test('automation add refuses the data folder\'s dev secret and signing key as it
     const bytes = readFileSync(join(dataDir, f)).toString('latin1');
     for (const secret of [devSecret, privateD]) assert.ok(!bytes.includes(secret), `not in ${f}`);
   }
+});
+
+test('automation add refuses the private part of the key TOOLGATE_CREDENTIAL_KEY_FILE names, and never echoes it', () => {
+  // The daemon signs with that file's key when it is set: its `d` is a configured secret like the data folder's.
+  const dataDir = tempDir();
+  const keyFile = join(dataDir, 'signing.jwk');
+  writeFileSync(keyFile, JSON.stringify(generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' })), { mode: 0o600 });
+  const { d } = JSON.parse(readFileSync(keyFile, 'utf8')) as { d: string };
+  const env: NodeJS.ProcessEnv = { ...process.env, TOOLGATE_HOME: dataDir, TOOLGATE_CREDENTIAL_KEY_FILE: keyFile };
+  const dbPath = join(dataDir, 'toolgate.db');
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, '--owner', d, '--allow', 'calendar.read'], { encoding: 'utf8', env });
+  assert.equal(r.status, 2, r.stdout);
+  assert.match(r.stderr, /bearer token or credential/);
+  assert.ok(!(r.stdout + r.stderr).includes(d), 'echoed');
+  const help = spawnSync(process.execPath, [TOOLGATE_BIN, 'help', d], { encoding: 'utf8', env });
+  assert.equal(help.status, 2);
+  assert.ok(!(help.stdout + help.stderr).includes(d), `help echoed it: ${help.stderr}`);
 });
 
 test('over stdio and over ws with the service key, a job acts as its owner within its own whitelist', async () => {
