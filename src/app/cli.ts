@@ -54,12 +54,16 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'automation':
         return await automationCommand(rest, io);
       case 'conformance': {
-        const values = parseCommand(CONFORMANCE, rest, io.stdout, secrets);
+        // Its --secret is a secret from the first error on, parse errors included (read off argv before parsing).
+        const given = secretFlagValues(rest);
+        const withGiven = () => [...secrets(), ...given];
+        const values = parseCommand(CONFORMANCE, rest, io.stdout, withGiven);
         if (values === null) return 0;
         const { ConformanceUsageError, conformanceCommand } = await import('../conformance/conformance-command.js');
         // The runner speaks only the protocol: tokens and configured secrets (--secret among them) in what it
         // repeats — the command, its arguments, the program's last stderr line — are masked here (contract section 5).
-        const hidden = [...secrets(), ...(values.secret ? [values.secret] : [])];
+        // Lowercased too: a host name comes back lowercased from URL parsing.
+        const hidden = [...new Set([...withGiven(), ...(values.secret ? [values.secret] : [])].flatMap((v) => [v, v.toLowerCase()]))];
         try {
           return await conformanceCommand(values, (t) => io.stdout.write(maskSecrets(t, hidden)));
         } catch (err) {
@@ -131,6 +135,16 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
  * The configured secrets an echo of what the user typed must not show: the environment's and the data
  * folder's (auth/local-secrets.ts), read once and only when a mistake is reported.
  */
+/** The values given to `--secret` (`--secret V` or `--secret=V`) in `args`, before any parsing. */
+function secretFlagValues(args: readonly string[]): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    if (a === '--secret' && i + 1 < args.length) out.push(args[i + 1]!);
+    else if (a.startsWith('--secret=')) out.push(a.slice('--secret='.length));
+  });
+  return out.filter((v) => v.length > 0);
+}
+
 function secretsOf(env: NodeJS.ProcessEnv): () => readonly string[] {
   let known: readonly string[] | undefined;
   return () => (known ??= localSecrets(env));

@@ -247,6 +247,19 @@ test('conformance: a token or configured secret in the --stdio program or its ar
   assert.ok(!r.stdout.includes(tail), r.stdout.slice(0, 400));
 });
 
+test('conformance: its --secret is masked in a parse error, and a configured secret in a --ws host, lowercased there', async () => {
+  const passphrase = 'Correct-Horse-Battery-Staple-0123';
+  const parse = await toolgate(['conformance', '--stdio', '/bin/true', '--token', 'T', '--secret', passphrase, `extra${passphrase}`]);
+  assertCleanUsageError(parse, 'unexpected argument');
+  assert.ok(!(parse.stdout + parse.stderr).includes(passphrase), parse.stderr);
+  // A host name comes back lowercased from URL parsing: the lowercased secret is masked too.
+  const mixed = 'Mixed-Case-Bearer-Secret-0123456789';
+  const ws = await toolgate(['conformance', '--ws', `ws://${mixed}.invalid/`, '--token', 'T', '--timeout-ms', '3000'], { ...env, TOOLGATE_BEARER_SECRET: mixed });
+  const out = ws.stdout + ws.stderr;
+  assert.match(out, /\[redacted\]/, out);
+  assert.ok(!out.toLowerCase().includes('case-bearer-secret'), out);
+});
+
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
   const holder: Server = createServer();
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
