@@ -214,7 +214,12 @@ describe('thread-event bus watches a thread while someone listens', () => {
     assert.equal(s.calls.filter((x) => x === 'watch ann/t').length, 2);
   });
 
-  test('a re-watch that resolves after its listener left and a new one joined leaves the new watch alone', async () => {
+  test('a re-watch that resolves after its listener left and a new one joined leaves the new watch alone', async (t) => {
+    // The bus retries a failed watch on an unref'd timer: while the test waits for it, a ref'd one keeps the
+    // process alive. In a process with nothing else open (the PostgreSQL pass's group, between suites) the
+    // event loop emptied there and node:test cancelled the rest of the group.
+    const alive = setInterval(() => {}, 1000);
+    t.after(() => clearInterval(alive));
     // Watch 1 fails (the database is down), the retry (watch 2) hangs; watch 3 is the new listener's.
     const calls: string[] = [];
     const watches: Array<{ resolve: (position: number) => void; reject: (err: Error) => void; done: Promise<number> }> = [];
