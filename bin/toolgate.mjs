@@ -40,21 +40,26 @@ function bundleIsCurrent() {
 }
 
 /**
+ * The name the bundle is compiled under, the same at build and at every start: on Node 20 a script compiled
+ * from a code cache keeps the name it was cached under in its stack traces, which would otherwise show the
+ * build machine's path in an installed copy's.
+ */
+const SCRIPT_NAME = 'toolgate/dist/daemon/toolgate.cjs';
+
+/**
  * The bundle compiled (from its code cache when V8 accepts it). Compiled before the young generation is held:
- * V8 accepts a cache only under the flags it was made with, and the build makes it under V8's own.
+ * V8 accepts a cache only under the flags it was made with, and the build makes it under V8's own. V8 checks
+ * the source's length only, so a cache older than the script (the script patched since the build) is not used.
  */
 function compileBundle() {
   let cachedData;
   try {
-    cachedData = readFileSync(`${bundle}.cache`);
+    if (statSync(`${bundle}.cache`).mtimeMs >= statSync(bundle).mtimeMs) cachedData = readFileSync(`${bundle}.cache`);
   } catch {
     /* no cache: compile normally */
   }
   // Pure ASCII (the build checks): as latin1 it is one external string, off the JavaScript heap.
-  return new Script(readFileSync(bundle, 'latin1'), {
-    filename: bundle,
-    cachedData,
-  });
+  return new Script(readFileSync(bundle, 'latin1'), { filename: SCRIPT_NAME, cachedData });
 }
 
 /** The compiled bundle run: its exports (`main`, `redact`). */

@@ -112,6 +112,7 @@ await writeCodeCache();
 /** One real start, session and call through the launcher, which writes the cache as it exits (TOOLGATE_WRITE_CODE_CACHE). */
 async function writeCodeCache() {
   const home = mkdtempSync(join(tmpdir(), 'toolgate-code-cache-'));
+  let child;
   try {
     const secret = 'code-cache-build-secret-0123456789abcdef';
     const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('build').setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(secret));
@@ -120,7 +121,7 @@ async function writeCodeCache() {
       { jsonrpc: '2.0', id: 2, method: 'session/open', params: { auth: { type: 'bearer', token } } },
     ];
     const { PATH, SYSTEMROOT } = process.env;
-    const child = spawn(process.execPath, [`${root}bin/toolgate.mjs`, 'serve', '--stdio', '--executor', 'inprocess', '--db', join(home, 'cache.db')], {
+    child = spawn(process.execPath, [`${root}bin/toolgate.mjs`, 'serve', '--stdio', '--executor', 'inprocess', '--db', join(home, 'cache.db')], {
       env: { PATH, SYSTEMROOT, TOOLGATE_HOME: home, TOOLGATE_BEARER_SECRET: secret, TOOLGATE_WRITE_CODE_CACHE: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -132,6 +133,9 @@ async function writeCodeCache() {
     let err = '';
     child.stderr.on('data', (c) => (err += c));
     const answered = (id) => new RegExp(`"id":${id},"(result|error)"`).exec(out);
+    // A daemon that neither answers nor exits fails the build within a minute, never hangs it.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('exit', () => clearTimeout(timer));
     const wait = (id) =>
       new Promise((resolve, reject) => {
         const check = () => {
@@ -172,6 +176,7 @@ async function writeCodeCache() {
     if (code !== 0) throw new Error(`bundle-daemon: the daemon exited with ${code}:\n${err.slice(-2000)}`);
     readFileSync(`${script}.cache`); // written, or this throws
   } catch (e) {
+    child?.kill('SIGKILL');
     rmSync(outdir, { recursive: true, force: true }); // no bundle rather than one that was never started
     throw e;
   } finally {

@@ -14,7 +14,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { Script } from 'node:vm';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -60,11 +59,26 @@ test('bin/toolgate.mjs serves from dist/daemon: a stdio session past the first W
   assert.deepEqual(own.filter((u) => u.startsWith(DIST_SRC)), [], 'nothing of dist/src');
 });
 
-test("V8 takes the build's code cache for the bundle on this node", () => {
-  const bundle = join(REPO_ROOT, 'dist', 'daemon', 'toolgate.cjs');
-  // As bin/toolgate.mjs compiles it: the script read as latin1 (the build checks it is ASCII), V8's own flags.
-  const script = new Script(readFileSync(bundle, 'latin1'), { filename: bundle, cachedData: readFileSync(`${bundle}.cache`) });
-  assert.equal(script.cachedDataRejected, false);
+/** What the launcher compiled, by test/helpers/code-cache-probe.ts: one line per vm.Script. */
+function scriptsCompiled(args: string[], env: Record<string, string>, launcher = TOOLGATE_BIN): Array<{ filename: string; cached: boolean; rejected: boolean | null }> {
+  const log = join(tempDir('toolgate-code-cache-'), 'scripts.log');
+  const probe = `--import=${pathToFileURL(join(REPO_ROOT, 'dist', 'test', 'helpers', 'code-cache-probe.js')).href}`;
+  const r = spawnSync(process.execPath, [launcher, ...args], { env: { PATH: process.env.PATH ?? '', ...env, NODE_OPTIONS: probe, CODE_CACHE_LOG: log }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { filename: string; cached: boolean; rejected: boolean | null }) : [];
+}
+
+test("the launcher compiles the bundle from the build's code cache, and V8 takes it", () => {
+  const scripts = scriptsCompiled(['--version'], { TOOLGATE_HOME: tempDir() });
+  assert.deepEqual(scripts, [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: true, rejected: false }]);
+  // V8 checks only the source's length: a script changed after its cache was written compiles without it.
+  const pkg = tempDir('toolgate-patched-');
+  for (const part of ['bin', 'dist/daemon', 'package.json']) cpSync(join(REPO_ROOT, part), join(pkg, part), { recursive: true, preserveTimestamps: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  symlinkSync(join(REPO_ROOT, 'dist', 'src'), join(pkg, 'dist', 'src'));
+  const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs.cache')).mtimeMs + 60_000);
+  utimesSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs'), later, later);
+  assert.deepEqual(scriptsCompiled(['--version'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'toolgate.mjs')), [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: false, rejected: null }]);
 });
 
 test('serve --mcp from the bundle loads its MCP part and lists the one tool', async () => {
