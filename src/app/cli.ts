@@ -38,7 +38,8 @@ const PROCESS_IO: CliIo = { stdout: process.stdout, stderr: process.stderr, env:
  * Runs one `toolgate` command line and returns its exit code. `io` is the
  * process's stdout, stderr and environment unless given: tests run help and
  * usage through here in process. (`serve` itself always serves the process's
- * own stdio or port.)
+ * own stdio or port; its log lines go to `io.stderr`, so a test sees every line
+ * a start that fails on its flags or its config writes.)
  */
 export async function main(argv: string[] = process.argv.slice(2), io: CliIo = PROCESS_IO): Promise<number> {
   const [command, ...rest] = argv;
@@ -154,7 +155,8 @@ async function serveCommand(args: string[], io: CliIo): Promise<number> {
   const opts = serveOptionsOf(args, io.env, io.stdout);
   if (opts === null) return 0;
   const { serve } = await import('./daemon-commands.js');
-  return serve(opts);
+  // The process's own stderr keeps serve's batched writer; another io (a test's) gets each line as it is logged.
+  return serve(opts, io === PROCESS_IO ? undefined : (line) => void io.stderr.write(line));
 }
 
 /**

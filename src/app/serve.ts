@@ -269,15 +269,17 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
  * Runs the daemon until the host says `exit`, stdin ends (stdio), or a
  * signal arrives; then stops taking calls, lets in-flight ones finish
  * (bounded by the grace period), closes the database and returns the exit code.
+ * Its log lines go to `logTo` when given (`main(argv, io)`'s stderr), else to
+ * the process's stderr in short batches.
  */
-export async function serve(opts: ServeOptions): Promise<number> {
+export async function serve(opts: ServeOptions, logTo?: (line: string) => void): Promise<number> {
   // SIGHUP's default action ends the process. One that arrives while the daemon starts (`systemctl reload`
   // right after `start`: the daemon may have read the file before its edit) is kept, and the file is read
   // again as soon as the daemon can reload it.
   const early: EarlyHangUp = { hungUp: false, listener: () => (early.hungUp = true) };
   process.on('SIGHUP', early.listener);
   try {
-    return await serveFrom(opts, early);
+    return await serveFrom(opts, early, logTo);
   } finally {
     // Gone once serving began; a start that threw leaves it too.
     process.removeListener('SIGHUP', early.listener);
@@ -290,8 +292,8 @@ interface EarlyHangUp {
   readonly listener: () => void;
 }
 
-async function serveFrom(opts: ServeOptions, early: EarlyHangUp): Promise<number> {
-  const log = createLogger();
+async function serveFrom(opts: ServeOptions, early: EarlyHangUp, logTo: ((line: string) => void) | undefined): Promise<number> {
+  const log = createLogger(logTo);
   // The secrets known before the daemon is built (the environment's, the data folder's): masked from the first
   // line on, since the start logs before createDaemon knows them (a password in --db, the database's failure).
   const knownEarly = localSecrets(opts.env);
