@@ -12,6 +12,7 @@ import { openSession } from '../helpers/host.js';
 import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { toolgateMain } from '../helpers/toolgate-main.js';
 
 const CONFIG = {
   agents: {
@@ -85,7 +86,7 @@ test('a profile that sees a skill but is not allowed its actions cannot run them
   }
 });
 
-test('a bad config file or a missing bearer secret stops serve with a clear message and exit 2', () => {
+test('a bad config file or a missing bearer secret stops serve with a clear message and exit 2', async () => {
   const dir = tempDir();
   const cases: Array<[string, unknown, RegExp]> = [
     ['bad.json', '{ not json', /not valid JSON/],
@@ -93,12 +94,13 @@ test('a bad config file or a missing bearer secret stops serve with a clear mess
     ['unknown-skill.json', { agents: { default: { enabled_skills: ['astrology'], allowed_actions: ['calendar.read'] } } }, /astrology/],
     ['extra-key.json', { agents: { default: { enabled_skills: [], allowed_actions: ['calendar.read'], admin: true } } }, /admin/],
   ];
-  for (const [name, body, message] of cases) {
+  for (const [i, [name, body, message]] of cases.entries()) {
     const path = join(dir, name);
     writeFileSync(path, typeof body === 'string' ? body : JSON.stringify(body));
-    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dir, 'x.db'), '--config', path], {
-      env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, input: '', encoding: 'utf8',
-    });
+    const args = ['serve', '--stdio', '--db', join(dir, 'x.db'), '--config', path];
+    const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+    // The first through the binary, the others through its entry in this process (test/helpers/toolgate-main.ts).
+    const r = i === 0 ? spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env, input: '', encoding: 'utf8' }) : await toolgateMain(args, env);
     assert.equal(r.status, 2, `${name}: ${r.stderr}`);
     assert.match(r.stderr, message);
     assert.equal(r.stdout, '', 'stdout stays protocol-only');
@@ -139,12 +141,14 @@ test('a config error naming a value or key that is a token or configured secret 
   ];
   for (const [i, [source, secret, env, flags]] of sources.entries()) {
     const marks = source === 'token' ? [token.split('.')[1]!.slice(0, 16), token.split('.')[2]!.slice(0, 16)] : [secret.slice(0, 10)];
-    for (const [name, text] of withSecret(secret)) {
+    for (const [j, [name, text]] of withSecret(secret).entries()) {
       const path = join(dir, `${i}-${name}`);
       writeFileSync(path, text);
-      const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', ...flags, '--db', join(dir, 'x.db'), '--config', path], {
-        env: { PATH: process.env.PATH ?? '', ...env }, input: '', encoding: 'utf8',
-      });
+      const args = ['serve', '--stdio', ...flags, '--db', join(dir, 'x.db'), '--config', path];
+      const runEnv = { PATH: process.env.PATH ?? '', ...env };
+      // The first case of each source through the binary, the rest through its entry in this process: the same
+      // code refuses the file and writes the line (test/helpers/toolgate-main.ts).
+      const r = j === 0 ? spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env: runEnv, input: '', encoding: 'utf8' }) : await toolgateMain(args, runEnv);
       assert.equal(r.status, 2, `${source} ${name}: ${r.stderr}`);
       assert.match(r.stderr, /^toolgate: config /, `${source} ${name}`);
       for (const m of marks) assert.ok(!(r.stdout + r.stderr).includes(m), `${source} ${name}: echoed in ${r.stderr}`);
@@ -153,13 +157,13 @@ test('a config error naming a value or key that is a token or configured secret 
   // An ordinary value is still named.
   const plain = join(dir, 'plain.json');
   writeFileSync(plain, JSON.stringify(profile({ allowed_actions: ['calendar.fly'] })));
-  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', '--db', join(dir, 'x.db'), '--config', plain], {
-    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, input: '', encoding: 'utf8',
+  const r = await toolgateMain(['serve', '--stdio', '--db', join(dir, 'x.db'), '--config', plain], {
+    PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET,
   });
   assert.match(r.stderr, /"calendar\.fly" matches no action/);
 });
 
-test('the log lines serve writes before its database opens mask the configured secrets too', () => {
+test('the log lines serve writes before its database opens mask the configured secrets too', async () => {
   // Contract section 5: the warning about a password in --db (and the failure after it) came before the
   // logger knew the secrets; the environment's and the data folder's are masked from the first line.
   const home = tempDir();
@@ -169,11 +173,12 @@ test('the log lines serve writes before its database opens mask the configured s
     [TEST_BEARER_SECRET, { TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET }, []],
     [devSecret, { TOOLGATE_HOME: home }, ['--dev']],
   ];
-  for (const [secret, env, flags] of cases) {
+  for (const [i, [secret, env, flags]] of cases.entries()) {
     // Nothing listens on port 1: the start fails after the warning.
-    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'serve', '--stdio', ...flags, '--db', `postgres://u:p@127.0.0.1:1/${secret}`], {
-      env: { PATH: process.env.PATH ?? '', ...env }, input: '', encoding: 'utf8', timeout: 60_000,
-    });
+    const args = ['serve', '--stdio', ...flags, '--db', `postgres://u:p@127.0.0.1:1/${secret}`];
+    const runEnv = { PATH: process.env.PATH ?? '', ...env };
+    // The first through the binary; the second through its entry here, whose log lines reach the test too.
+    const r = i === 0 ? spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { env: runEnv, input: '', encoding: 'utf8', timeout: 60_000 }) : await toolgateMain(args, runEnv);
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /the database password is on the command line/);
     assert.ok(!(r.stdout + r.stderr).includes(secret.slice(0, 10)), r.stderr);
