@@ -16,31 +16,36 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { generateKeyPairSync } from 'node:crypto';
 import { TEST_BEARER_SECRET, mintBearer } from '../helpers/tokens.js';
 import { splitVariants } from '../helpers/split-tokens.js';
+import { toolgateMain } from '../helpers/toolgate-main.js';
 
 const SERVICE_KEY = 'service-key-for-tests-0123456789';
 
-function addJob(dbPath: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
+/** `toolgate automation add` run by the binary (a process of its own). */
+function addJobSpawned(dbPath: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, ...args], { encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-test('automation add validates its flags and prints a job id', () => {
+/** The same command through the binary's entry in this process (test/helpers/toolgate-main.ts). */
+const addJob = (dbPath: string, ...args: string[]) => toolgateMain(['automation', 'add', '--db', dbPath, ...args], process.env);
+
+test('automation add validates its flags and prints a job id', async () => {
   const dbPath = join(tempDir(), 'toolgate.db');
-  const ok = addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create');
+  const ok = addJobSpawned(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create');
   assert.equal(ok.status, 0, ok.stderr);
   assert.match((JSON.parse(ok.stdout) as { job_id: string }).job_id, /^job_/);
-  const badAction = addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.fly');
+  const badAction = addJobSpawned(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.fly');
   assert.equal(badAction.status, 2);
   assert.match(badAction.stderr, /calendar\.fly/);
-  const badSkill = addJob(dbPath, '--owner', 'olga', '--skills', 'astrology', '--allow', 'calendar.read');
+  const badSkill = await addJob(dbPath, '--owner', 'olga', '--skills', 'astrology', '--allow', 'calendar.read');
   assert.equal(badSkill.status, 2);
-  assert.equal(addJob(dbPath, '--skills', 'calendar', '--allow', 'calendar.read').status, 2);
+  assert.equal((await addJob(dbPath, '--skills', 'calendar', '--allow', 'calendar.read')).status, 2);
 });
 
 test('automation add refuses a token or configured secret in any flag, stores nothing and echoes none of it', async () => {
   const dataDir = tempDir();
   const dbPath = join(dataDir, 'toolgate.db');
-  assert.equal(addJob(dbPath, '--owner', 'olga', '--allow', 'calendar.read').status, 0);
+  assert.equal((await addJob(dbPath, '--owner', 'olga', '--allow', 'calendar.read')).status, 0);
   const token = await mintBearer('alice');
   const marks = [token.split('.')[1]!, token.split('.')[2]!, TEST_BEARER_SECRET];
   const offers = [`x${token}`, splitVariants(token)['a zero-width space after each dot']!];
@@ -52,8 +57,10 @@ test('automation add refuses a token or configured secret in any flag, stores no
     ['--owner', 'olga', '--allow', 'calendar.read', '--quota', JSON.stringify({ [t]: { per_minute: 1 } })],
   ]);
   cases.push(['--owner', `olga-${TEST_BEARER_SECRET}`, '--allow', 'calendar.read']);
-  for (const args of cases) {
-    const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, ...args], { encoding: 'utf8', env: { ...process.env, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET } });
+  for (const [i, args] of cases.entries()) {
+    const env = { ...process.env, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+    // The first through the binary, the others through its entry in this process.
+    const r = i === 0 ? spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, ...args], { encoding: 'utf8', env }) : await toolgateMain(['automation', 'add', '--db', dbPath, ...args], env);
     assert.equal(r.status, 2, `${args[0]} ${args[2]}: ${r.stdout}`);
     assert.match(r.stderr, /bearer token or credential/);
     for (const m of marks) assert.ok(!(r.stdout + r.stderr).includes(m), `${args.join(' ').slice(0, 40)}: echoed`);
@@ -73,10 +80,11 @@ test('automation add refuses the data folder\'s dev secret and signing key as it
   delete env.TOOLGATE_BEARER_SECRET;
   delete env.TOOLGATE_BEARER_JWKS;
   delete env.TOOLGATE_SERVICE_KEY;
-  const run = (args: string[]) => spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { encoding: 'utf8', env });
+  const spawned = (args: string[]) => spawnSync(process.execPath, [TOOLGATE_BIN, ...args], { encoding: 'utf8', env });
+  const run = (args: string[]) => toolgateMain(args, env);
   // dev-token makes the dev secret, dev-credential the signing key: both in the data folder, as a newcomer's are.
-  assert.equal(run(['dev-token', '--user', 'olga']).status, 0);
-  assert.equal(run(['dev-credential', '--user', 'olga', '--action', 'calendar.read', '--db', dbPath]).status, 0);
+  assert.equal((await run(['dev-token', '--user', 'olga'])).status, 0);
+  assert.equal((await run(['dev-credential', '--user', 'olga', '--action', 'calendar.read', '--db', dbPath])).status, 0);
   const devSecret = readFileSync(join(dataDir, 'dev-bearer-secret'), 'utf8').trim();
   const privateD = (JSON.parse(readFileSync(join(dataDir, 'credential-signing-key.jwk'), 'utf8')) as { d: string }).d;
   for (const secret of [devSecret, privateD]) {
@@ -86,8 +94,9 @@ test('automation add refuses the data folder\'s dev secret and signing key as it
       ['--owner', 'olga', '--skills', `calendar,${secret}`, '--allow', 'calendar.read'],
       ['--owner', 'olga', '--allow', 'calendar.read', '--ask', secret],
     ];
-    for (const args of cases) {
-      const r = run(['automation', 'add', '--db', dbPath, ...args]);
+    for (const [i, args] of cases.entries()) {
+      // The first of each secret through the binary, the others through its entry in this process.
+      const r = i === 0 ? spawned(['automation', 'add', '--db', dbPath, ...args]) : await run(['automation', 'add', '--db', dbPath, ...args]);
       assert.equal(r.status, 2, `${args[0]} ${args[2]}: ${r.stdout}`);
       assert.match(r.stderr, /bearer token or credential/);
       assert.ok(!(r.stdout + r.stderr).includes(secret), `${args.join(' ').slice(0, 24)}: echoed`);
@@ -121,7 +130,7 @@ test('over stdio and over ws with the service key, a job acts as its owner withi
   const dataDir = tempDir();
   // The PostgreSQL pass: the daemons below use this data folder's database.
   const dbPath = TEST_PG_URL ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
-  const { job_id } = JSON.parse(addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create').stdout) as { job_id: string };
+  const { job_id } = JSON.parse((await addJob(dbPath, '--owner', 'olga', '--skills', 'calendar', '--allow', 'calendar.read,calendar.create')).stdout) as { job_id: string };
 
   for (const transport of ['stdio', 'ws'] as const) {
     const host = await startInProcess({ executor: 'subprocess', transport, dataDir, env: { TOOLGATE_SERVICE_KEY: SERVICE_KEY } });
