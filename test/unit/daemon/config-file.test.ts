@@ -12,6 +12,7 @@ import { ConfigError } from '../../../src/config/config-error.js';
 import { loadConfig } from '../../../src/config/config.js';
 import { REPO_ROOT, TOOLGATE_BIN, tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET } from '../../helpers/tokens.js';
+import { toolgateMain } from '../../helpers/toolgate-main.js';
 
 const SKILLS = ['calendar', 'contacts', 'memory'];
 const EXAMPLE_JSON = join(REPO_ROOT, 'toolgate.config.example.json');
@@ -135,7 +136,11 @@ function serveWith(args: string[]): { status: number | null; stderr: string } {
   return { status: r.status, stderr: r.stderr };
 }
 
-test('a millisecond value above 2147483647 (the longest Node timer) is refused by the config and by the flags, one line, exit 2', () => {
+/** The same through the binary's entry in this process (test/helpers/toolgate-main.ts), for a refusal's further cases. */
+const serveInProcess = (args: string[]) =>
+  toolgateMain(['serve', '--stdio', '--db', join(tempDir(), 't.db'), ...args], { PATH: process.env.PATH ?? '', TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET });
+
+test('a millisecond value above 2147483647 (the longest Node timer) is refused by the config and by the flags, one line, exit 2', async () => {
   for (const key of ['call_timeout_ms', 'ping_interval_ms', 'shutdown_grace_ms']) {
     const j = file(`${key}.json`, JSON.stringify({ agents: { default: AGENT }, limits: { [key]: 2147483648 } }));
     assert.match(configError(j), new RegExp(`^config ${j}: limits\\.${key}: must be at most 2147483647`));
@@ -147,21 +152,21 @@ test('a millisecond value above 2147483647 (the longest Node timer) is refused b
   assert.equal(byFile.status, 2, byFile.stderr);
   assert.equal(byFile.stderr.trimEnd().split('\n').length, 1, byFile.stderr);
   for (const flag of ['--call-timeout-ms', '--ping-interval-ms', '--shutdown-grace-ms']) {
-    const r = serveWith([flag, '2147483648']);
+    const r = await serveInProcess([flag, '2147483648']);
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr.trimEnd(), new RegExp(`^toolgate serve: ${flag} must be an integer from 1 to 2147483647`));
     assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
   }
 });
 
-test('a YAML alias bomb is one line, exit 2 (no crash, no stack)', () => {
+test('a YAML alias bomb is one line, exit 2 (no crash, no stack)', async () => {
   const rows = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
   for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f'], ['f', 'g'], ['g', 'h']]) {
     rows.push(`${name}: &${name} [${Array(9).fill(`*${prev!}`).join(',')}]`);
   }
   const y = file('bomb.yaml', `${rows.join('\n')}\n`);
   assert.match(configError(y), new RegExp(`^config ${y}: not valid YAML: more than 100 alias expansions`));
-  const r = serveWith(['--config', y]);
+  const r = await serveInProcess(['--config', y]);
   assert.equal(r.status, 2, r.stderr);
   assert.equal(r.stderr.trimEnd(), `toolgate: ${configError(y)}`);
 });
