@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { frameOf, startRaw } from '../helpers/raw-stdio.js';
+import { frameOf, startRaw, startRawInProcess } from '../helpers/raw-stdio.js';
 import { mintBearer } from '../helpers/tokens.js';
 
 const init = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocol_version: '1' } };
@@ -86,7 +86,9 @@ for (const [name, raw] of [
   ['stdin ending inside a body', 'Content-Length: 100\r\n\r\n{"jsonrpc"'],
 ] as const) {
   test(`${name} ends the daemon with a clear log line and a non-zero exit`, async () => {
-    const d = startRaw();
+    // The binary for the end of input; the others on a connection to the daemon in this process, whose end code
+    // is the binary's exit code: the reader and its refusal are the same code.
+    const d = name.startsWith('stdin ending') ? startRaw() : await startRawInProcess();
     try {
       d.frame(init);
       assert.ok(await d.waitFor((m) => m.id === 'init'));

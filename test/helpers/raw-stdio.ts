@@ -1,13 +1,17 @@
 /**
  * A daemon on stdio spoken to in raw bytes: tests of the LSP framing write
  * whatever they like (broken headers, huge bodies, batches) and read back
- * the answers through vscode-jsonrpc's own reader.
+ * the answers through vscode-jsonrpc's own reader. `startRaw` spawns the
+ * binary; `startRawInProcess` serves the same stdio transport in this
+ * process over an in-memory pair (test/helpers/in-process.ts), where a
+ * connection's end code is the exit code the binary would have.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { StreamMessageReader, type Message } from 'vscode-jsonrpc/node';
 import { TOOLGATE_BIN, tempDir } from './repo.js';
 import { TEST_BEARER_SECRET } from './tokens.js';
+import { startInProcess } from './in-process.js';
 
 export interface RawDaemon {
   proc: ChildProcessWithoutNullStreams;
@@ -36,6 +40,32 @@ export function startRaw(args: string[] = [], env: Record<string, string> = {}):
   let stderr = '';
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   proc.stdin.on('error', () => {});
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  return rawOver(proc, dataDir, () => stderr, exited, () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+}
+
+/**
+ * The daemon in this process, one stdio connection to it (`openStdio`): `proc` is that connection's pair of
+ * streams, with the exit code the binary would have once it ends. Not for what only a process has (its pid,
+ * its memory, signals).
+ */
+export async function startRawInProcess(args: string[] = [], env: Record<string, string> = {}): Promise<RawDaemon> {
+  const dataDir = tempDir('toolgate-raw-');
+  const host = await startInProcess({ transport: 'stdio', executor: 'subprocess', dataDir, args, env });
+  const { toDaemon, fromDaemon, finished } = host.openStdio();
+  const proc = { stdin: toDaemon, stdout: fromDaemon, exitCode: null as number | null, signalCode: null, pid: undefined };
+  const exited = finished.then(async (code) => {
+    proc.exitCode = code;
+    await host.stop();
+    return code;
+  });
+  // Stopping the daemon ends the connection too (as SIGKILL would the process); stop() runs once.
+  return rawOver(proc as unknown as ChildProcessWithoutNullStreams, dataDir, () => host.stderr(), exited, () => void host.stop());
+}
+
+function rawOver(proc: ChildProcessWithoutNullStreams, dataDir: string, stderr: () => string, exited: Promise<number | null>, kill: () => void): RawDaemon {
   const messages: RawDaemon['messages'] = [];
   const waiters = new Set<() => void>();
   const reader = new StreamMessageReader(proc.stdout);
@@ -43,19 +73,16 @@ export function startRaw(args: string[] = [], env: Record<string, string> = {}):
     messages.push(m as RawDaemon['messages'][number]);
     for (const w of waiters) w();
   });
-  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   void exited.then(() => setTimeout(() => { for (const w of waiters) w(); }, 50));
   const d: RawDaemon = {
     proc,
     dataDir,
     messages,
-    stderr: () => stderr,
+    stderr,
     send: (raw) => void proc.stdin.write(raw),
     frame: (body) => void proc.stdin.write(frameOf(body)),
     exited,
-    kill: () => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-    },
+    kill,
     waitFor(pred, ms = 15_000) {
       return new Promise((resolve) => {
         const check = () => {
