@@ -75,8 +75,10 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
         // Found from the package root, not from this file: the daemon may run from its bundle (dist/daemon).
         const demo = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'examples', 'demo-host', 'demo.js')).href;
-        const { runDemo } = (await importFile(demo)) as { runDemo(args: string[]): Promise<number> };
-        return await runDemo(rest);
+        const { runDemo } = (await importFile(demo)) as { runDemo(args: string[], opts: { maskPath(text: string): string }): Promise<number> };
+        // The paths it prints are masked like every echo (contract section 5); the secrets are read when it prints
+        // them, after its dev-token has made the data folder's dev secret.
+        return await runDemo(rest, { maskPath: (text) => maskSecrets(text, localSecrets(io.env)) });
       }
       case '--version':
         io.stdout.write(`${VERSION}\n`);
