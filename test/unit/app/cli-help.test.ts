@@ -260,6 +260,31 @@ test('conformance: its --secret is masked in a parse error, and a configured sec
   assert.ok(!out.toLowerCase().includes('case-bearer-secret'), out);
 });
 
+test('the crash line masks the configured secrets, the environment\'s and the data folder\'s dev secret', async () => {
+  // Contract section 5. A listen that fails with EINVAL (an IPv6 scope naming no interface) is no mistake the
+  // command line recognises: the launcher reports it as a crash, with the error's text, which repeats the host.
+  const envSecret = 'crash-env-bearer-secret-0123456789abcdef';
+  const devSecret = 'crash-dev-bearer-secret-0123456789abcdef';
+  const home = tempDir();
+  writeFileSync(join(home, 'dev-bearer-secret'), devSecret, { mode: 0o600 });
+  const runs = [
+    { secret: envSecret, env: { PATH: env.PATH, TOOLGATE_HOME: home, TOOLGATE_BEARER_SECRET: envSecret }, dev: [] },
+    { secret: devSecret, env: { PATH: env.PATH, TOOLGATE_HOME: home }, dev: ['--dev'] },
+  ];
+  for (const run of runs) {
+    const args = ['serve', '--ws', '--port', '0', '--host', `fe80::1%${run.secret}`, ...run.dev, '--db', join(tempDir(), 'toolgate.db')];
+    const proc = spawn(process.execPath, [TOOLGATE_BIN, ...args], { env: run.env });
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    assert.equal(code, 1, stderr);
+    const crash = stderr.split('\n').find((l) => l.includes('"toolgate crashed"'));
+    assert.ok(crash, stderr);
+    assert.match(JSON.parse(crash).err, /EINVAL: invalid argument fe80::1%\[redacted\]/);
+    assert.ok(!stderr.includes(run.secret.slice(6)), stderr);
+  }
+});
+
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
   const holder: Server = createServer();
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
