@@ -62,7 +62,7 @@ function compileBundle() {
   return new Script(readFileSync(bundle, 'latin1'), { filename: SCRIPT_NAME, cachedData });
 }
 
-/** The compiled bundle run: its exports (`main`, `redact`). */
+/** The compiled bundle run: its exports (`main`, `crashLine`). */
 function runBundle(compiled) {
   const module = { exports: {} };
   // The last argument imports an ES module by URL for the bundle (src/runtime/import-file.ts): on Node 20, an
@@ -79,17 +79,17 @@ try {
   heap = await import(bundled ? '../dist/daemon/start-up-heap.js' : '../dist/src/app/start-up-heap.js');
   if (bundled) compiled = compileBundle();
   heap.holdYoungGeneration();
-  daemon = compiled ? runBundle(compiled) : { ...(await import('../dist/src/app/cli.js')), ...(await import('../dist/src/codec/redact.js')) };
+  daemon = compiled ? runBundle(compiled) : { ...(await import('../dist/src/app/cli.js')), ...(await import('../dist/src/app/crash-line.js')) };
 } catch (err) {
   notReady(err);
 }
-const { main, redact } = daemon;
+const { main, crashLine } = daemon;
 
 const code = await main().catch((err) => {
   // A command loads its code when it runs (src/app/cli.ts): a missing dependency shows up here.
   if (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') notReady(err);
-  // Redacted like every log line: a token or a database URL's password never reaches stderr.
-  process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: redact(String(err?.stack ?? err)) })}\n`);
+  // Redacted like every log line: a token, a configured secret or a database URL's password never reaches stderr.
+  process.stderr.write(`${crashLine(err)}\n`);
   return 1;
 });
 // The build's code cache (scripts/bundle-daemon.mjs), once the run has compiled what a start, a call and a stop

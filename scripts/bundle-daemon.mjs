@@ -64,7 +64,7 @@ const { metafile } = await build({
   stdin: {
     contents: [
       "export { main } from './dist/src/app/cli.js';",
-      "export { redact } from './dist/src/codec/redact.js';",
+      "export { crashLine } from './dist/src/app/crash-line.js';",
     ].join('\n'),
     resolveDir: root,
     sourcefile: 'toolgate-entry.js',

@@ -65,10 +65,20 @@ function mintDevToken(command: readonly string[], args: string[], env: NodeJS.Pr
 
 // ───────────────────────────── the demo ─────────────────────────────
 
-export async function runDemo(args: string[]): Promise<number> {
+export interface DemoOptions {
+  /**
+   * Masks the secrets a path the demo prints may carry (a token or a configured secret typed into `--db`, say):
+   * `toolgate demo` passes the command line's own masking. Paths only: the inspector link's token is printed on
+   * purpose. Unmasked when not given.
+   */
+  maskPath?(text: string): string;
+}
+
+export async function runDemo(args: string[], opts: DemoOptions = {}): Promise<number> {
   const { values } = parseArgs({ args, options: { db: { type: 'string' } }, strict: true, allowPositionals: false });
   const p = new Printer();
   const s = p.style;
+  const shown = (path: string) => (opts.maskPath ? opts.maskPath(shortPath(path)) : shortPath(path));
   // One environment for the token and the daemon, so both resolve the same secret (in the data folder).
   const env: NodeJS.ProcessEnv = { ...process.env };
   // --db, else TOOLGATE_DB, else toolgate.db in the data folder — as every toolgate command does.
@@ -112,15 +122,15 @@ export async function runDemo(args: string[]): Promise<number> {
     spawnFailed.catch(() => {});
     diedEarly.catch(() => {});
 
-    const shownDb = dbPath === null ? 'TOOLGATE_DB (PostgreSQL)' : shortPath(dbPath);
-    const shownBin = shortPath(bin);
-    const shownDbArgs = values.db === undefined ? '' : ` --db ${shortPath(resolve(values.db))}`;
+    const shownDb = dbPath === null ? 'TOOLGATE_DB (PostgreSQL)' : shown(dbPath);
+    const shownBin = shown(bin);
+    const shownDbArgs = values.db === undefined ? '' : ` --db ${shown(resolve(values.db))}`;
     p.line(s.bold('toolgate demo — a scripted host session against the real daemon'));
     p.line(`  database  ${shownDb}`);
     p.line(`  daemon    node ${shownBin} serve --stdio --dev${shownDbArgs}   (pid ${proc.pid})`);
     p.line(
       `  bearer    a dev token for "${DEMO_USER}", signed with ${
-        userSecret ? 'TOOLGATE_BEARER_SECRET from your environment' : `the dev secret ${shortPath(join(dataFolder(env), DEV_SECRET_FILE))}`
+        userSecret ? 'TOOLGATE_BEARER_SECRET from your environment' : `the dev secret ${shown(join(dataFolder(env), DEV_SECRET_FILE))}`
       } (by \`toolgate dev-token\`)`,
     );
     for (const n of notes) p.line(`  note      ${n}`);
@@ -317,7 +327,7 @@ export async function runDemo(args: string[]): Promise<number> {
 
     p.line();
     p.line(s.bold('Done.') + ` Rerun it any time: a new thread starts each run (the database ${shownDb} is kept).`);
-    p.line(s.dim(`Next: ${shortPath(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER}\` for a token of your own.`));
+    p.line(s.dim(`Next: ${shown(join(PACKAGE_ROOT, 'docs', 'protocols'))}/ for the full protocol; \`node ${shownBin} dev-token --user ${DEMO_USER}\` for a token of your own.`));
     // A dev token handed out on purpose (stdout only): the inspector needs one to open a session.
     const inspectorToken = await mintDevToken(command, ['--user', DEMO_USER, '--name', 'Alice', '--ttl', String(24 * 3600)], env);
     p.line();

@@ -55,16 +55,17 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
       case 'automation':
         return await automationCommand(rest, io);
       case 'conformance': {
-        // Its --secret is a secret from the first error on, parse errors included (read off argv before parsing).
-        const given = secretFlagValues(rest);
+        // Its --secret, --token and --token-b are secrets whatever their shape, from the first error on, parse
+        // errors included (read off argv before parsing).
+        const given = secretFlagValues(rest, ['--secret', '--token', '--token-b']);
         const withGiven = () => [...secrets(), ...given];
         const values = parseCommand(CONFORMANCE, rest, io.stdout, withGiven);
         if (values === null) return 0;
         const { ConformanceUsageError, conformanceCommand } = await import('../conformance/conformance-command.js');
-        // The runner speaks only the protocol: tokens and configured secrets (--secret among them) in what it
+        // The runner speaks only the protocol: tokens and configured secrets (the flags' among them) in what it
         // repeats — the command, its arguments, the program's last stderr line — are masked here (contract section 5).
         // Lowercased too: a host name comes back lowercased from URL parsing.
-        const hidden = [...new Set([...withGiven(), ...(values.secret ? [values.secret] : [])].flatMap((v) => [v, v.toLowerCase()]))];
+        const hidden = [...new Set(withGiven().flatMap((v) => [v, v.toLowerCase()]))];
         try {
           return await conformanceCommand(values, (t) => io.stdout.write(maskSecrets(t, hidden)));
         } catch (err) {
@@ -76,8 +77,10 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         // The demo host is an example built on toolgate/client (examples/demo-host), not part of the runtime.
         // Found from the package root, not from this file: the daemon may run from its bundle (dist/daemon).
         const demo = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'examples', 'demo-host', 'demo.js')).href;
-        const { runDemo } = (await importFile(demo)) as { runDemo(args: string[]): Promise<number> };
-        return await runDemo(rest);
+        const { runDemo } = (await importFile(demo)) as { runDemo(args: string[], opts: { maskPath(text: string): string }): Promise<number> };
+        // The paths it prints are masked like every echo (contract section 5); the secrets are read when it prints
+        // them, after its dev-token has made the data folder's dev secret.
+        return await runDemo(rest, { maskPath: (text) => maskSecrets(text, localSecrets(io.env)) });
       }
       case '--version':
         io.stdout.write(`${VERSION}\n`);
@@ -136,12 +139,14 @@ const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
  * The configured secrets an echo of what the user typed must not show: the environment's and the data
  * folder's (auth/local-secrets.ts), read once and only when a mistake is reported.
  */
-/** The values given to `--secret` (`--secret V` or `--secret=V`) in `args`, before any parsing. */
-function secretFlagValues(args: readonly string[]): string[] {
+/** The values given to any of `flags` (`--flag V` or `--flag=V`) in `args`, before any parsing. */
+function secretFlagValues(args: readonly string[], flags: readonly string[]): string[] {
   const out: string[] = [];
   args.forEach((a, i) => {
-    if (a === '--secret' && i + 1 < args.length) out.push(args[i + 1]!);
-    else if (a.startsWith('--secret=')) out.push(a.slice('--secret='.length));
+    const eq = a.indexOf('=');
+    // A next argument that is a flag is no value (the parser says the flag needs one).
+    if (flags.includes(a) && i + 1 < args.length && !args[i + 1]!.startsWith('-')) out.push(args[i + 1]!);
+    else if (eq > 0 && flags.includes(a.slice(0, eq))) out.push(a.slice(eq + 1));
   });
   return out.filter((v) => v.length > 0);
 }

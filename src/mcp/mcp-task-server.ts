@@ -12,7 +12,20 @@
  * The `tasks/*` methods themselves are registered through the SDK's
  * custom-method form (mcp-tasks.ts).
  */
-import { McpServer, ProtocolError, ProtocolErrorCode, Server, isInputRequiredResult, type Implementation, type JSONRPCRequest, type Result, type ServerContext, type ServerOptions } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  isInputRequiredResult,
+  specTypeSchemas,
+  type Implementation,
+  type JSONRPCRequest,
+  type Result,
+  type ServerContext,
+  type ServerOptions,
+  type SpecTypeName,
+} from '@modelcontextprotocol/server';
 import type { AskedCall, AskedCalls } from './mcp-host-ask.js';
 import { THREAD_META_KEY, TOOL_CALL_META_KEY } from './mcp-tool.js';
 
@@ -60,6 +73,8 @@ export class TaskServer extends Server {
 
   protected override _wrapHandler(method: string, handler: RequestHandler): RequestHandler {
     if (method === 'logging/setLevel') return super._wrapHandler(method, (request, ctx) => (checkLogLevel(request), handler(request, ctx)));
+    const type = REQUEST_TYPES[method];
+    if (type) return super._wrapHandler(method, (request, ctx) => (checkParams(method, type, request), handler(request, ctx)));
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     // The SDK's 2025-11-25 shim calls the handler once per round with the request's signal: each round is told.
     const told: RequestHandler = async (request, ctx) => {
@@ -139,6 +154,38 @@ function checkLogLevel(request: JSONRPCRequest): void {
   if (typeof level === 'string' && LOG_LEVELS.includes(level)) return;
   const given = level === undefined ? 'no level' : `level ${JSON.stringify(level)?.slice(0, 40) ?? typeof level}`;
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for logging/setLevel: ${given}; the level is one of ${LOG_LEVELS.join(', ')}`);
+}
+
+/**
+ * The spec type of each request the SDK validates in its own handler
+ * wrapper, where a mismatch is thrown as a plain Error and so goes out as
+ * -32603 (`tools/call` it checks as -32602 itself; `logging/setLevel` is
+ * checked above).
+ */
+const REQUEST_TYPES: Readonly<Record<string, SpecTypeName>> = {
+  initialize: 'InitializeRequest',
+  'tools/list': 'ListToolsRequest',
+  'resources/list': 'ListResourcesRequest',
+  'resources/templates/list': 'ListResourceTemplatesRequest',
+  'resources/read': 'ReadResourceRequest',
+  'prompts/list': 'ListPromptsRequest',
+  'prompts/get': 'GetPromptRequest',
+};
+
+/**
+ * Params that do not fit the method's spec schema (a `uri` that is no
+ * string, a `prompts/get` without `name`) are the client's mistake: -32602
+ * naming the fields, checked before the SDK's own check. Extra fields pass,
+ * as they do there.
+ */
+function checkParams(method: string, type: SpecTypeName, request: JSONRPCRequest): void {
+  const { issues } = specTypeSchemas[type]['~standard'].validate({ method, params: request.params });
+  if (!issues) return;
+  const problems = issues.map((issue) => {
+    const path = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).filter((p, i) => i > 0 || p !== 'params');
+    return `${path.length > 0 ? path.join('.') : 'params'}: ${issue.message}`;
+  });
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}: ${problems.join('; ')}`);
 }
 
 /** The same `tools/call` naming the call it asked about: answered as a re-invocation, with the call's outcome. */

@@ -93,7 +93,7 @@ describe('toolgate conformance', { concurrency: true }, () => {
   }
 
   test('--help says what it does, its flags and an example; bad usage exits 2', async () => {
-    const [help, bad] = await Promise.all([conformance(['--help']), conformance(['--token', 'x'])]);
+    const [help, bad] = await Promise.all([conformance(['--help']), conformance(['--token', 'stand-in-bearer-token-0123456789'])]);
     assert.equal(help.code, 0);
     const text = help.lines.join('\n');
     for (const word of ['--stdio', '--ws', '--token', '--token-b', '--secret', '--agent', '--ask-agent', 'example', 'your own implementation']) assert.ok(text.includes(word), word);

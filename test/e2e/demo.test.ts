@@ -6,8 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
+import { mintBearer } from '../helpers/tokens.js';
 
 test('toolgate demo plays the scripted session, checks the history byte for byte, and can run again', () => {
   const db = join(tempDir(), 'data', 'toolgate.db');
@@ -25,4 +27,25 @@ test('toolgate demo plays the scripted session, checks the history byte for byte
     assert.equal(tokens.length, 1);
     assert.ok(r.stdout.trimEnd().endsWith(tokens[0]!));
   }
+});
+
+test('toolgate demo masks a token or configured secret in the database path it prints', async () => {
+  // Contract section 5: the environment's bearer secret, the data folder's dev secret and any token stay out of
+  // every line, a path the user typed included.
+  const home = tempDir();
+  const envSecret = 'demo-env-bearer-secret-0123456789abcdef';
+  const devSecret = 'demo-dev-bearer-secret-0123456789abcdef';
+  writeFileSync(join(home, 'dev-bearer-secret'), devSecret, { mode: 0o600 });
+  const token = await mintBearer('someone');
+  const db = join(tempDir(), `t-${token}`, `${envSecret}-${devSecret}.db`);
+  mkdirSync(dirname(db));
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'demo', '--db', db], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: home, TOOLGATE_BEARER_SECRET: envSecret },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /^ {2}database {2}\S*\[redacted\]/m);
+  const out = r.stdout + r.stderr;
+  for (const mark of [token.split('.')[1]!.slice(0, 20), token.split('.')[2]!, envSecret, devSecret]) assert.ok(!out.includes(mark), `prints ${mark.slice(0, 12)}…`);
 });

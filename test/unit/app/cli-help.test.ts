@@ -20,6 +20,8 @@ import { TOOLGATE_BIN, tempDir } from '../../helpers/repo.js';
 import { TEST_BEARER_SECRET, mintBearer } from '../../helpers/tokens.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: tempDir('toolgate-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
+/** The --token of conformance runs that never open a session. Masked in their output like any token, so not a letter. */
+const STAND_IN_TOKEN = 'stand-in-bearer-token-0123456789';
 
 interface Run {
   code: number | null;
@@ -205,9 +207,9 @@ test('a configured secret typed as a command, subcommand, flag or argument is ne
 test('conformance: a --stdio program that does not exist or a --ws host that does not resolve is one line, exit 2', async () => {
   // Contract section 1: a bad path or an unresolvable host is a mistake, not a report of 45 failed checks.
   const cases: Array<[string[], RegExp]> = [
-    [['conformance', '--stdio', '/nonexistent/toolgate serve --stdio', '--token', 'T'], /--stdio: cannot find the program "\/nonexistent\/toolgate"/],
-    [['conformance', '--stdio', 'no-such-toolgate-binary serve', '--token', 'T'], /--stdio: cannot find the program "no-such-toolgate-binary"/],
-    [['conformance', '--ws', 'ws://no-such-host.invalid:8787/rpc', '--token', 'T'], /--ws: cannot resolve the host "no-such-host.invalid"/],
+    [['conformance', '--stdio', '/nonexistent/toolgate serve --stdio', '--token', STAND_IN_TOKEN], /--stdio: cannot find the program "\/nonexistent\/toolgate"/],
+    [['conformance', '--stdio', 'no-such-toolgate-binary serve', '--token', STAND_IN_TOKEN], /--stdio: cannot find the program "no-such-toolgate-binary"/],
+    [['conformance', '--ws', 'ws://no-such-host.invalid:8787/rpc', '--token', STAND_IN_TOKEN], /--ws: cannot resolve the host "no-such-host.invalid"/],
   ];
   for (const [argv, message] of cases) {
     const r = await toolgate(argv);
@@ -224,7 +226,7 @@ test('conformance: a token or configured secret in the --stdio program or its ar
   const echoes = (r: Run) => marks.filter((m) => (r.stdout + r.stderr).includes(m));
   for (const hidden of [`x${token}`, TEST_BEARER_SECRET]) {
     for (const program of [`/nonexistent/${hidden}`, hidden]) {
-      const r = await toolgate(['conformance', '--stdio', `${program} serve --stdio`, '--token', 'T']);
+      const r = await toolgate(['conformance', '--stdio', `${program} serve --stdio`, '--token', STAND_IN_TOKEN]);
       assertCleanUsageError(r, program.slice(0, 20));
       assert.match(r.stderr, /--stdio: cannot find the program "[^"]*\[redacted\]"/);
       assert.deepEqual(echoes(r), [], r.stderr);
@@ -233,7 +235,7 @@ test('conformance: a token or configured secret in the --stdio program or its ar
   // A program that starts and dies repeating what it was given on its last stderr line.
   for (const hidden of [`x${token}`, TEST_BEARER_SECRET, hsSecret]) {
     const program = `${process.execPath} -e 'console.error("bad argument:", process.argv[1]); process.exit(1)' ${hidden}`;
-    const r = await toolgate(['conformance', '--stdio', program, '--token', 'T', '--secret', hsSecret, '--timeout-ms', '5000']);
+    const r = await toolgate(['conformance', '--stdio', program, '--token', STAND_IN_TOKEN, '--secret', hsSecret, '--timeout-ms', '5000']);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stdout, /^toolgate conformance: stdio: .*\[redacted\]/m);
     assert.match(r.stdout, /daemon exited 1: .*\[redacted\]/);
@@ -242,22 +244,65 @@ test('conformance: a token or configured secret in the --stdio program or its ar
   // A last line longer than what the runner keeps, cut inside a token: its tail is not reported either.
   const tail = token.split('.')[2]!.slice(-20);
   const long = `${process.execPath} -e 'console.error("a".repeat(100) + process.argv[1] + "b".repeat(3950)); process.exit(1)' x${token}`;
-  const r = await toolgate(['conformance', '--stdio', long, '--token', 'T', '--timeout-ms', '5000']);
+  const r = await toolgate(['conformance', '--stdio', long, '--token', STAND_IN_TOKEN, '--timeout-ms', '5000']);
   assert.equal(r.code, 1, r.stderr);
   assert.ok(!r.stdout.includes(tail), r.stdout.slice(0, 400));
 });
 
 test('conformance: its --secret is masked in a parse error, and a configured secret in a --ws host, lowercased there', async () => {
   const passphrase = 'Correct-Horse-Battery-Staple-0123';
-  const parse = await toolgate(['conformance', '--stdio', '/bin/true', '--token', 'T', '--secret', passphrase, `extra${passphrase}`]);
+  const parse = await toolgate(['conformance', '--stdio', '/bin/true', '--token', STAND_IN_TOKEN, '--secret', passphrase, `extra${passphrase}`]);
   assertCleanUsageError(parse, 'unexpected argument');
   assert.ok(!(parse.stdout + parse.stderr).includes(passphrase), parse.stderr);
   // A host name comes back lowercased from URL parsing: the lowercased secret is masked too.
   const mixed = 'Mixed-Case-Bearer-Secret-0123456789';
-  const ws = await toolgate(['conformance', '--ws', `ws://${mixed}.invalid/`, '--token', 'T', '--timeout-ms', '3000'], { ...env, TOOLGATE_BEARER_SECRET: mixed });
+  const ws = await toolgate(['conformance', '--ws', `ws://${mixed}.invalid/`, '--token', STAND_IN_TOKEN, '--timeout-ms', '3000'], { ...env, TOOLGATE_BEARER_SECRET: mixed });
   const out = ws.stdout + ws.stderr;
   assert.match(out, /\[redacted\]/, out);
   assert.ok(!out.toLowerCase().includes('case-bearer-secret'), out);
+});
+
+test('conformance: its --token and --token-b are masked whatever their shape, in usage errors and in the report', async () => {
+  // A bearer token need not be a JWT (an opaque one, an implementation's own): it is a secret all the same.
+  const tokenA = 'opaque-bearer-token-a-0123456789abcdef';
+  const tokenB = 'Opaque-Bearer-Token-B-0123456789ABCDEF';
+  const echoes = (r: Run) => [tokenA, tokenB, tokenB.toLowerCase()].filter((t) => (r.stdout + r.stderr).includes(t));
+  const parse = await toolgate(['conformance', '--stdio', '/bin/true', '--token', tokenA, `--token-b=${tokenB}`, `extra${tokenB}`]);
+  assertCleanUsageError(parse, 'unexpected argument');
+  assert.deepEqual(echoes(parse), [], parse.stderr);
+  const missing = await toolgate(['conformance', '--stdio', `/nonexistent/${tokenA}`, '--token', tokenA]);
+  assertCleanUsageError(missing, 'no such program');
+  assert.match(missing.stderr, /cannot find the program "\/nonexistent\/\[redacted\]"/);
+  const program = `${process.execPath} -e 'console.error("bad arguments:", process.argv.slice(1).join(" ")); process.exit(1)' ${tokenA} ${tokenB}`;
+  const report = await toolgate(['conformance', '--stdio', program, '--token', tokenA, '--token-b', tokenB, '--timeout-ms', '5000']);
+  assert.equal(report.code, 1, report.stderr);
+  assert.match(report.stdout, /daemon exited 1: bad arguments: \[redacted\] \[redacted\]/);
+  assert.deepEqual(echoes(report), [], report.stdout);
+});
+
+test('the crash line masks the configured secrets, the environment\'s and the data folder\'s dev secret', async () => {
+  // Contract section 5. A listen that fails with EINVAL (an IPv6 scope naming no interface) is no mistake the
+  // command line recognises: the launcher reports it as a crash, with the error's text, which repeats the host.
+  const envSecret = 'crash-env-bearer-secret-0123456789abcdef';
+  const devSecret = 'crash-dev-bearer-secret-0123456789abcdef';
+  const home = tempDir();
+  writeFileSync(join(home, 'dev-bearer-secret'), devSecret, { mode: 0o600 });
+  const runs = [
+    { secret: envSecret, env: { PATH: env.PATH, TOOLGATE_HOME: home, TOOLGATE_BEARER_SECRET: envSecret }, dev: [] },
+    { secret: devSecret, env: { PATH: env.PATH, TOOLGATE_HOME: home }, dev: ['--dev'] },
+  ];
+  for (const run of runs) {
+    const args = ['serve', '--ws', '--port', '0', '--host', `fe80::1%${run.secret}`, ...run.dev, '--db', join(tempDir(), 'toolgate.db')];
+    const proc = spawn(process.execPath, [TOOLGATE_BIN, ...args], { env: run.env });
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+    assert.equal(code, 1, stderr);
+    const crash = stderr.split('\n').find((l) => l.includes('"toolgate crashed"'));
+    assert.ok(crash, stderr);
+    assert.match(JSON.parse(crash).err, /EINVAL: invalid argument fe80::1%\[redacted\]/);
+    assert.ok(!stderr.includes(run.secret.slice(6)), stderr);
+  }
 });
 
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
