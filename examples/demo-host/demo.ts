@@ -122,9 +122,11 @@ export async function runDemo(args: string[], opts: DemoOptions = {}): Promise<n
     spawnFailed.catch(() => {});
     diedEarly.catch(() => {});
 
-    const shownDb = dbPath === null ? 'TOOLGATE_DB (PostgreSQL)' : shown(dbPath);
+    // A PostgreSQL URL may carry a password: it is named by where it came from, never printed.
+    const pgFrom = values.db === undefined ? 'TOOLGATE_DB' : '--db';
+    const shownDb = dbPath === null ? `PostgreSQL (the URL in ${pgFrom})` : shown(dbPath);
     const shownBin = shown(bin);
-    const shownDbArgs = values.db === undefined ? '' : ` --db ${shown(resolve(values.db))}`;
+    const shownDbArgs = values.db === undefined ? '' : dbPath === null ? ' --db <your PostgreSQL URL>' : ` --db ${shown(resolve(values.db))}`;
     p.line(s.bold('toolgate demo — a scripted host session against the real daemon'));
     p.line(`  database  ${shownDb}`);
     p.line(`  daemon    node ${shownBin} serve --stdio --dev${shownDbArgs}   (pid ${proc.pid})`);

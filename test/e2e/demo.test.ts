@@ -49,3 +49,16 @@ test('toolgate demo masks a token or configured secret in the database path it p
   const out = r.stdout + r.stderr;
   for (const mark of [token.split('.')[1]!.slice(0, 20), token.split('.')[2]!, envSecret, devSecret]) assert.ok(!out.includes(mark), `prints ${mark.slice(0, 12)}…`);
 });
+
+test('toolgate demo never prints the password of a PostgreSQL --db URL', () => {
+  // Nothing listens on port 1: the daemon cannot start, after the demo has printed its header.
+  const password = 'demo-pg-password-0123456789';
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'demo', '--db', `postgres://u:${password}@127.0.0.1:1/demo`], {
+    env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir(), TOOLGATE_BEARER_SECRET: 'demo-env-bearer-secret-0123456789abcdef' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.notEqual(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /^ {2}database {2}PostgreSQL \(the URL in --db\)$/m);
+  assert.ok(!(r.stdout + r.stderr).includes(password), r.stdout + r.stderr);
+});
