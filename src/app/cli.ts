@@ -65,11 +65,18 @@ export async function main(argv: string[] = process.argv.slice(2), io: CliIo = P
         // The runner speaks only the protocol: tokens and configured secrets (the flags' among them) in what it
         // repeats — the command, its arguments, the program's last stderr line — are masked here (contract section 5).
         // Lowercased too: a host name comes back lowercased from URL parsing.
-        const hidden = [...new Set(withGiven().flatMap((v) => [v, v.toLowerCase()]))];
+        // The parsed values too: a value the parser took in another form than argv's (`--token -5…`).
+        const parsed = [values.secret, values.token, values['token-b']].filter((v): v is string => Boolean(v));
+        const hidden = [...new Set([...withGiven(), ...parsed].flatMap((v) => [v, v.toLowerCase()]))];
         try {
           return await conformanceCommand(values, (t) => io.stdout.write(maskSecrets(t, hidden)));
         } catch (err) {
-          throw err instanceof ConformanceUsageError ? new UsageError(maskSecrets(err.message, hidden), 'conformance') : err;
+          if (err instanceof ConformanceUsageError) throw new UsageError(maskSecrets(err.message, hidden), 'conformance');
+          // Any other failure reaches the launcher's crash line, which knows only the configured secrets: the
+          // flags' values are masked out of its text and stack here.
+          const masked = new Error(maskSecrets(String((err as Error | undefined)?.message ?? err), hidden));
+          masked.stack = maskSecrets(String((err as Error | undefined)?.stack ?? masked.message), hidden);
+          throw masked;
         }
       }
       case 'demo': {
@@ -144,21 +151,24 @@ function usageLine(err: unknown, command: string | undefined, secrets: () => rea
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, ' ');
 
 /**
- * The configured secrets an echo of what the user typed must not show: the environment's and the data
- * folder's (auth/local-secrets.ts), read once and only when a mistake is reported.
+ * The values given to any of `flags` (`--flag V` or `--flag=V`) in `args`, before any parsing. The argument
+ * after such a flag is taken whatever it looks like: a secret may begin with `-`, and masking a flag name
+ * that was no value costs a message its clarity, never a secret.
  */
-/** The values given to any of `flags` (`--flag V` or `--flag=V`) in `args`, before any parsing. */
 function secretFlagValues(args: readonly string[], flags: readonly string[]): string[] {
   const out: string[] = [];
   args.forEach((a, i) => {
     const eq = a.indexOf('=');
-    // A next argument that is a flag is no value (the parser says the flag needs one).
-    if (flags.includes(a) && i + 1 < args.length && !args[i + 1]!.startsWith('-')) out.push(args[i + 1]!);
+    if (flags.includes(a) && i + 1 < args.length) out.push(args[i + 1]!);
     else if (eq > 0 && flags.includes(a.slice(0, eq))) out.push(a.slice(eq + 1));
   });
   return out.filter((v) => v.length > 0);
 }
 
+/**
+ * The configured secrets an echo of what the user typed must not show: the environment's and the data
+ * folder's (auth/local-secrets.ts), read once and only when a mistake is reported.
+ */
 function secretsOf(env: NodeJS.ProcessEnv): () => readonly string[] {
   let known: readonly string[] | undefined;
   return () => (known ??= localSecrets(env));

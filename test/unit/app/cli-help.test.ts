@@ -279,6 +279,13 @@ test('conformance: its --token and --token-b are masked whatever their shape, in
   assert.equal(report.code, 1, report.stderr);
   assert.match(report.stdout, /daemon exited 1: bad arguments: \[redacted\] \[redacted\]/);
   assert.deepEqual(echoes(report), [], report.stdout);
+  // A token that begins with a dash and a digit is still the flag's value (the parser takes it), and masked.
+  const dashed = '-9opaque-bearer-token-0123456789abcdef';
+  const dashedProgram = `${process.execPath} -e 'console.error("bad arguments:", process.argv.slice(1).join(" ")); process.exit(1)' x${dashed}`;
+  const dashedReport = await toolgate(['conformance', '--stdio', dashedProgram, '--token', dashed, '--timeout-ms', '5000']);
+  assert.equal(dashedReport.code, 1, dashedReport.stderr);
+  assert.match(dashedReport.stdout, /daemon exited 1: bad arguments: x\[redacted\]/);
+  assert.ok(!(dashedReport.stdout + dashedReport.stderr).includes(dashed), dashedReport.stdout);
 });
 
 test('an address the system will not listen on (an IPv6 scope naming no interface) is one line, exit 2, the host masked', async () => {
