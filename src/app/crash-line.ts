@@ -10,6 +10,15 @@ import { redact } from '../codec/redact.js';
 
 /** The crash line for `err` (without its newline); `env` names the configured secrets. */
 export function crashLine(err: unknown, env: NodeJS.ProcessEnv = process.env): string {
-  const text = err instanceof Error && err.stack ? err.stack : String(err);
-  return JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: redact(text, 0, localSecrets(env)) });
+  return JSON.stringify({ level: 'error', msg: 'toolgate crashed', err: redact(crashText(err), 0, localSecrets(env)) });
+}
+
+/** The error's stack, else its text; a thrown value that cannot be made a string (no prototype) is named by its type. */
+function crashText(err: unknown): string {
+  if (err instanceof Error && err.stack) return err.stack;
+  try {
+    return typeof err === 'object' && err !== null && !(err instanceof Error) ? JSON.stringify(err) ?? String(err) : String(err);
+  } catch {
+    return `a thrown ${typeof err} that has no text`;
+  }
 }

@@ -330,6 +330,10 @@ test('the crash line masks the configured secrets, the environment\'s and the da
   assert.match(parsed.err, /^Error: listen EINVAL: invalid argument \[redacted\] \[redacted\] /);
   assert.match(parsed.err, /\n\s+at /, 'the stack is kept: a crash is a bug to report');
   for (const s of [envSecret, devSecret, token.split('.')[1]!, token.split('.')[2]!]) assert.ok(!line.includes(s.slice(6)), line);
+  // Whatever was thrown, one line: an object is shown as JSON, one without a prototype too, a string as it is.
+  assert.match((JSON.parse(crashLine({ code: 'X', secret: envSecret }, { TOOLGATE_BEARER_SECRET: envSecret })) as { err: string }).err, /^\{"code":"X","secret":"\[redacted\]"\}$/);
+  assert.equal((JSON.parse(crashLine(Object.assign(Object.create(null) as object, { a: 1 }), {})) as { err: string }).err, '{"a":1}');
+  assert.equal((JSON.parse(crashLine('plain', {})) as { err: string }).err, 'plain');
 });
 
 test('serve --ws on a port that is taken: one clean line naming the address, exit 2', async () => {
