@@ -133,15 +133,19 @@ function usageLine(err: unknown, command: string | undefined, secrets: () => rea
   if (command === 'serve' && (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN' || e?.code === 'EAI_FAIL')) {
     return `toolgate serve: cannot listen on --host ${JSON.stringify(printable(e.hostname ?? '?', secrets()))}: no such host name (${e.code}); use an address of this machine such as 127.0.0.1`;
   }
-  // EINVAL: an address the system will not listen on at all, such as an IPv6 scope (`fe80::1%x`) naming no interface.
-  if (command === 'serve' && (e?.code === 'EADDRINUSE' || e?.code === 'EACCES' || e?.code === 'EADDRNOTAVAIL' || e?.code === 'EINVAL')) {
+  // The listen's own failures only (another EACCES or EINVAL is not the address's). EINVAL: an address the system
+  // will not listen on at all, such as an IPv6 scope (`fe80::1%x`) naming no interface; EAFNOSUPPORT: an IPv6
+  // address on a machine without IPv6.
+  const listenCodes = ['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'EINVAL', 'EAFNOSUPPORT'] as const;
+  if (command === 'serve' && e?.syscall === 'listen' && listenCodes.includes(e.code as (typeof listenCodes)[number])) {
     const what = {
       EADDRINUSE: 'is already in use',
       EACCES: 'is not permitted',
       EADDRNOTAVAIL: 'is not an address of this machine',
       EINVAL: 'is not one this machine can listen on (an IPv6 scope after % must name one of its interfaces)',
-    }[e.code];
-    // A failure before a port was bound (EINVAL) has none to name.
+      EAFNOSUPPORT: 'is of an address family this machine does not support',
+    }[e.code as (typeof listenCodes)[number]];
+    // Node leaves the port out of the error when --port 0 was asked for: there is none to name.
     const where = e.port === undefined ? (e.address ?? '?') : `${e.address ?? '?'}:${e.port}`;
     return `toolgate serve: cannot listen on ${where}: the address ${what} (${e.code}); choose another --port (0 picks a free one) or --host`;
   }
