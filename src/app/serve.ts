@@ -22,7 +22,7 @@ import type { Services } from '../rpc/services.js';
 import { subprocessExecutor } from '../calls/subprocess-executor.js';
 import { InProcessExecutor } from '../calls/inprocess-executor.js';
 import { ToolCalls } from '../calls/tool-calls.js';
-import { createLogger, type Logger } from '../runtime/logger.js';
+import { createLogger, type Logger, type LogLevel } from '../runtime/logger.js';
 import { recoverApprovedCalls, recoverToolCalls } from '../calls/recovery.js';
 import { relayAsked } from '../calls/approval-relay.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_USER, DEFAULT_MAX_SESSIONS_PER_CONNECTION, SessionRegistry } from '../sessions/sessions.js';
@@ -293,7 +293,8 @@ interface EarlyHangUp {
 }
 
 async function serveFrom(opts: ServeOptions, early: EarlyHangUp, logTo: ((line: string) => void) | undefined): Promise<number> {
-  const log = createLogger(logTo);
+  // The level of the environment serve was given (the process's own when the binary runs).
+  const log = createLogger(logTo, (opts.env.TOOLGATE_LOG_LEVEL as LogLevel | undefined) ?? 'info');
   // The secrets known before the daemon is built (the environment's, the data folder's): masked from the first
   // line on, since the start logs before createDaemon knows them (a password in --db, the database's failure).
   const knownEarly = localSecrets(opts.env);
