@@ -28,6 +28,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { AskedCall, AskedCalls } from './mcp-host-ask.js';
 import { THREAD_META_KEY, TOOL_CALL_META_KEY } from './mcp-tool.js';
+import { echoName } from '../codec/redact.js';
 
 export type RequestHandler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
@@ -181,12 +182,18 @@ const REQUEST_TYPES: Readonly<Record<string, SpecTypeName>> = {
 function checkParams(method: string, type: SpecTypeName, request: JSONRPCRequest): void {
   const { issues } = specTypeSchemas[type]['~standard'].validate({ method, params: request.params });
   if (!issues) return;
-  const problems = issues.map((issue) => {
-    const path = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).filter((p, i) => i > 0 || p !== 'params');
+  // The first few, each key cut and checked for a token as every echoed name is (a client's keys are its own
+  // text): a request with thousands of bad values gets a short answer, not one as large as itself.
+  const problems = issues.slice(0, MAX_PARAM_ISSUES).map((issue) => {
+    const path = (issue.path ?? []).map((p) => echoName(String(typeof p === 'object' ? p.key : p))).filter((p, i) => i > 0 || p !== 'params');
     return `${path.length > 0 ? path.join('.') : 'params'}: ${issue.message}`;
   });
-  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}: ${problems.join('; ')}`);
+  const more = issues.length > MAX_PARAM_ISSUES ? ` (and ${issues.length - MAX_PARAM_ISSUES} more)` : '';
+  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}: ${problems.join('; ')}${more}`);
 }
+
+/** Issues named in one -32602 answer. */
+const MAX_PARAM_ISSUES = 3;
 
 /** The same `tools/call` naming the call it asked about: answered as a re-invocation, with the call's outcome. */
 function reinvocation(request: JSONRPCRequest, ctx: ServerContext, call: AskedCall): [JSONRPCRequest, ServerContext] {

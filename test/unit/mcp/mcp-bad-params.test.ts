@@ -40,6 +40,12 @@ async function assertBadParamsRefused(send: Send, where: string, bad = BAD): Pro
     assert.match(answer.error.message, new RegExp(method.replace(/\//g, '\\/')), `${label}: names the method`);
     assert.match(answer.error.message, new RegExp(field), `${label}: names the field`);
   }
+  // Many bad values: the first three are named, each key cut, the answer short whatever the request's size.
+  const many = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`${'k'.repeat(300)}${i}`, i]));
+  const flood = await send('prompts/get', { name: 'calendar', arguments: many });
+  assert.equal(flood.error?.code, -32602, `${where}: ${JSON.stringify(flood).slice(0, 300)}`);
+  assert.match(flood.error.message, /\(and 197 more\)$/, `${where}: ${flood.error.message.slice(0, 300)}`);
+  assert.ok(flood.error.message.length < 1000, `${where}: ${flood.error.message.length} characters`);
   // Good params still answer.
   assert.ok(Array.isArray((await send('resources/list', {})).result?.resources), `${where}: resources/list`);
   assert.ok(Array.isArray((await send('prompts/list', {})).result?.prompts), `${where}: prompts/list`);
