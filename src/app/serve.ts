@@ -330,8 +330,9 @@ async function serveFrom(opts: ServeOptions, early: EarlyHangUp, logTo: ((line: 
     guard: loggedGuard(httpGuard(services.config.http), (msg, fields) => log.log('warn', msg, fields)),
   };
 
+  let onSignal: (signal: NodeJS.Signals) => void = () => {};
   const signalled = new Promise<number>((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
+    onSignal = (signal: NodeJS.Signals) => {
       log.log('info', 'signal received', { signal });
       resolve(0);
     };
@@ -400,8 +401,11 @@ async function serveFrom(opts: ServeOptions, early: EarlyHangUp, logTo: ((line: 
   await stop();
   await sweeper.stop();
   await services.store.close();
-  // Until here a SIGHUP reloads (harmless while stopping) rather than ending the process mid-close.
+  // Until here a SIGHUP reloads (harmless while stopping) rather than ending the process mid-close. The signal
+  // listeners go too: a serve run inside another program (main(argv, io)) leaves none behind.
   process.removeListener('SIGHUP', onHangUp);
+  process.removeListener('SIGTERM', onSignal);
+  process.removeListener('SIGINT', onSignal);
   await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
   log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
   return code;
