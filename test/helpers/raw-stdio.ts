@@ -62,10 +62,10 @@ export async function startRawInProcess(args: string[] = [], env: Record<string,
     return code;
   });
   // Stopping the daemon ends the connection too (as SIGKILL would the process); stop() runs once.
-  return rawOver(proc as unknown as ChildProcessWithoutNullStreams, dataDir, () => host.stderr(), exited, () => void host.stop());
+  return rawOver(proc as unknown as ChildProcessWithoutNullStreams, dataDir, () => host.stderr(), exited, () => host.stop());
 }
 
-function rawOver(proc: ChildProcessWithoutNullStreams, dataDir: string, stderr: () => string, exited: Promise<number | null>, kill: () => void): RawDaemon {
+function rawOver(proc: ChildProcessWithoutNullStreams, dataDir: string, stderr: () => string, exited: Promise<number | null>, kill: () => unknown): RawDaemon {
   const messages: RawDaemon['messages'] = [];
   const waiters = new Set<() => void>();
   const reader = new StreamMessageReader(proc.stdout);
@@ -82,7 +82,7 @@ function rawOver(proc: ChildProcessWithoutNullStreams, dataDir: string, stderr: 
     send: (raw) => void proc.stdin.write(raw),
     frame: (body) => void proc.stdin.write(frameOf(body)),
     exited,
-    kill,
+    kill: () => void kill(),
     waitFor(pred, ms = 15_000) {
       return new Promise((resolve) => {
         const check = () => {

@@ -10,7 +10,7 @@
  *
  * Only for runs that fail before serving: `serve` serves this process's own
  * stdio or port, so a start that (wrongly) succeeded is reported as a failure
- * after `SERVED_MS` rather than waited for.
+ * after `REFUSAL_TIMEOUT_MS` rather than waited for.
  */
 import { main } from '../../src/app/cli.js';
 
@@ -21,7 +21,7 @@ export interface MainRun {
 }
 
 /** Long enough for any refused start on a loaded machine; a refused start takes milliseconds. */
-const SERVED_MS = 30_000;
+const REFUSAL_TIMEOUT_MS = 30_000;
 
 export async function toolgateMain(args: string[], env: NodeJS.ProcessEnv): Promise<MainRun> {
   let stdout = '';
@@ -29,7 +29,7 @@ export async function toolgateMain(args: string[], env: NodeJS.ProcessEnv): Prom
   const io = { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, env };
   let timer: NodeJS.Timeout | undefined;
   const served = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`toolgate ${args.join(' ')} did not end within ${SERVED_MS} ms: it serves (stderr: ${stderr.slice(-500)})`)), SERVED_MS);
+    timer = setTimeout(() => reject(new Error(`toolgate ${args.join(' ')} did not end within ${REFUSAL_TIMEOUT_MS} ms: it serves (stderr: ${stderr.slice(-500)})`)), REFUSAL_TIMEOUT_MS);
   });
   try {
     const status = await Promise.race([main(args, io), served]);
