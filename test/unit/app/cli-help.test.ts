@@ -288,6 +288,25 @@ test('conformance: its --token and --token-b are masked whatever their shape, in
   assert.ok(!(dashedReport.stdout + dashedReport.stderr).includes(dashed), dashedReport.stdout);
 });
 
+/**
+ * `toolgate <args>` run by the binary, which must refuse its listen: exit 2 and one line matching `line`,
+ * never a crash or a stack. Its stderr, for further checks. The daemon had begun to start: a JSON log line of
+ * its own (the project-cli launch check, which runs beside the listen) may land before the exit; it is a log
+ * line, not the error.
+ */
+async function refusedListen(args: string[], withEnv: NodeJS.ProcessEnv, line: RegExp): Promise<string> {
+  const proc = spawn(process.execPath, [TOOLGATE_BIN, ...args], { env: withEnv });
+  let stderr = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  assert.equal(code, 2, stderr);
+  const lines = stderr.trimEnd().split('\n').filter((l) => !/^\{"ts":"[^"]+","level":"(debug|info)"/.test(l));
+  assert.equal(lines.length, 1, stderr);
+  assert.match(lines[0]!, line);
+  assert.doesNotMatch(stderr, /crashed|\n\s+at /);
+  return stderr;
+}
+
 test('an address the system will not listen on (an IPv6 scope naming no interface) is one line, exit 2, the host masked', async () => {
   // It used to reach the launcher as a crash (EINVAL is no mistake the command line knew). Through the binary,
   // with the bearer secret and then the data folder's dev secret inside the scope: masked either way (section 5).
@@ -301,15 +320,7 @@ test('an address the system will not listen on (an IPv6 scope naming no interfac
   ];
   for (const run of runs) {
     const args = ['serve', '--ws', '--port', '0', '--host', `fe80::1%${run.secret}`, ...run.dev, '--db', join(tempDir(), 'toolgate.db')];
-    const proc = spawn(process.execPath, [TOOLGATE_BIN, ...args], { env: run.env });
-    let stderr = '';
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
-    assert.equal(code, 2, stderr);
-    const lines = stderr.trimEnd().split('\n').filter((l) => !/^\{"ts":"[^"]+","level":"(debug|info)"/.test(l));
-    assert.equal(lines.length, 1, stderr);
-    assert.match(lines[0]!, /^toolgate serve: cannot listen on fe80::1%\[redacted\]: the address is not one this machine can listen on .*\(EINVAL\)/);
-    assert.doesNotMatch(stderr, /crashed|\n\s+at /);
+    const stderr = await refusedListen(args, run.env as NodeJS.ProcessEnv, /^toolgate serve: cannot listen on fe80::1%\[redacted\]: the address is not one this machine can listen on .*\(EINVAL\)/);
     assert.ok(!stderr.includes(run.secret.slice(6)), stderr);
   }
 });
@@ -341,18 +352,9 @@ test('serve --ws on a port that is taken: one clean line naming the address, exi
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
   const port = (holder.address() as { port: number }).port;
   try {
-    const dir = tempDir();
-    const proc = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--ws', '--port', String(port), '--db', join(dir, 'toolgate.db')], { env });
-    let stderr = '';
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
-    assert.equal(code, 2, stderr);
-    // The one line for a person. The daemon had begun to start: a JSON log line of its own (the project-cli
-    // launch check, which runs beside the listen) may land before the exit; it is a log line, not the error.
-    const lines = stderr.trimEnd().split('\n').filter((l) => !/^\{"ts":"[^"]+","level":"(debug|info)"/.test(l));
-    assert.equal(lines.length, 1, stderr);
-    assert.match(lines[0]!, new RegExp(`^toolgate serve: cannot listen on 127\\.0\\.0\\.1:${port}: .*in use \\(EADDRINUSE\\)`));
-    assert.doesNotMatch(stderr, /\n\s+at |crashed|setupListenHandle/);
+    const args = ['serve', '--ws', '--port', String(port), '--db', join(tempDir(), 'toolgate.db')];
+    const stderr = await refusedListen(args, env, new RegExp(`^toolgate serve: cannot listen on 127\\.0\\.0\\.1:${port}: .*in use \\(EADDRINUSE\\)`));
+    assert.doesNotMatch(stderr, /setupListenHandle/);
   } finally {
     holder.close();
   }
