@@ -49,7 +49,7 @@ async function timeInitialize(dir: string, env: Record<string, string>): Promise
  * a `tsc` alone before this bench would time dist/src twice. Refused here instead.
  */
 function assertBundleCurrent(): void {
-  const built = statSync(join(REPO_ROOT, 'dist', 'daemon', 'cli.js')).mtimeMs;
+  const built = statSync(join(REPO_ROOT, 'dist', 'daemon', 'toolgate.cjs')).mtimeMs;
   const inputs = JSON.parse(readFileSync(join(REPO_ROOT, 'dist', 'daemon', 'inputs.json'), 'utf8')) as string[];
   const newer = inputs.find((f) => statSync(join(REPO_ROOT, f)).mtimeMs > built);
   if (newer) throw new Error(`the daemon bundle is older than ${newer}: run npm run build (npm run bench does)`);
