@@ -51,7 +51,8 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
   // has been answered (contract: in-flight calls finish), bounded by the call timeout for one never answered.
   // A request the host cancelled (notifications/cancelled) gets no response: it is waited for no more.
   const answers = new PendingAnswers();
-  const reply = (code: number, message: string) => stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } })}\n`);
+  const reply = (code: number, message: string, id: string | number | null = null) =>
+    stdout.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } })}\n`);
   const guard = new McpLineGuard({
     maxMessageBytes: opts.maxMessageBytes,
     onTooLarge: () => {
@@ -86,7 +87,11 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
       const problem = envelope ?? mcpProblem(value);
       services.log.log('warn', 'mcp stdio line is not a JSON-RPC message', {});
       // A malformed *response* (no method; result or error) is never answered: JSON-RPC forbids replying to one.
-      if (!problem.response) reply(RpcErrorCode.InvalidRequest, 'invalid request: not a JSON-RPC 2.0 message');
+      if (problem.response) return false;
+      // A sound JSON-RPC request that MCP's schema refuses (`ping` with `"_meta": 3`) has an id the host waits
+      // on: answered with it, or the host would wait forever. A broken envelope's id is not trusted (null).
+      const id = envelope ? null : requestId(value);
+      reply(RpcErrorCode.InvalidRequest, id === null ? 'invalid request: not a JSON-RPC 2.0 message' : 'invalid request: not an MCP request (a field does not fit its schema)', id);
       return false;
     },
   });
@@ -120,6 +125,13 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
   });
   services.log.log('info', 'mcp server ready', { transport: 'stdio', user_id: principal.session.userId, thread_id: mcp.fallbackThread });
   return { closed, close: () => handle.close() };
+}
+
+/** The id of a request whose envelope is sound (a string or a number), else null. */
+function requestId(value: unknown): string | number | null {
+  if (!isRequest(value)) return null;
+  const { id } = value as { id: unknown };
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /** A request (a method and an id) is answered exactly once; a notification never is. */

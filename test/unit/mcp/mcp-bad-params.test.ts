@@ -61,6 +61,22 @@ test('bad params are -32602 on stdio MCP', async () => {
   }
 });
 
+test('stdio MCP: a sound JSON-RPC request that MCP\'s schema refuses is answered with its own id', { timeout: 30_000 }, async () => {
+  // `_meta` that is no object fails MCP's message schema before any method is looked at: the answer used to carry
+  // `id: null`, which no host can match to its request, so the request waited forever.
+  const mcp = await openRawMcpStdio(await mintBearer('mia'));
+  try {
+    for (const [method, params] of [['ping', { _meta: 3 }], ['tools/list', { _meta: 'x' }]] as const) {
+      const answer = await mcp.request(method, params);
+      assert.equal(answer.error?.code, -32600, `${method}: ${JSON.stringify(answer)}`);
+      assert.match(answer.error.message, /not an MCP request/);
+    }
+    assert.ok(Array.isArray((await mcp.request('tools/list', {})).result?.tools), 'the server answers on');
+  } finally {
+    await mcp.close();
+  }
+});
+
 test('bad params are -32602 on Streamable HTTP, 2025-11-25 and 2026-07-28', async () => {
   const host = await startInProcess({ transport: 'ws' });
   try {
