@@ -35,6 +35,7 @@ import { RpcErrorCode } from '../rpc/errors.js';
 import { isValidId } from '../rpc/message-shape.js';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from '../protocol/json.js';
 import { buildMcpServer, type McpServerDeps } from './mcp-server.js';
+import { initializeParamsProblem } from './mcp-task-server.js';
 import { SkillCatalogs } from './mcp-skills.js';
 import type { McpPrincipal } from './mcp-tool.js';
 import type { ServeContext } from '../rpc/serve-context.js';
@@ -59,13 +60,22 @@ export interface McpHttpServer {
   closeAll(): Promise<void>;
 }
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, id: string | number | null = null): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }));
+}
+
+/** A JSON-RPC `initialize` request whose params do not fit the spec: its id and the -32602 message; else null. */
+function refusedInitialize(body: unknown): { id: string | number; message: string } | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { jsonrpc, method, id, params } = body as Record<string, unknown>;
+  if (jsonrpc !== '2.0' || method !== 'initialize' || !isValidId(id) || id === null) return null;
+  const message = initializeParamsProblem(params);
+  return message ? { id, message } : null;
 }
 
 /**
@@ -211,6 +221,12 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
     }
     if (req.method === 'POST' && isInitializeRequest(body)) {
       await openSession(req, res, principal, body as { id?: unknown; params?: unknown });
+      return;
+    }
+    // An `initialize` whose params MCP's schema refuses opens no session: said as what it is, to its own id.
+    const refused = req.method === 'POST' ? refusedInitialize(body) : null;
+    if (refused) {
+      jsonRpcError(res, 400, RpcErrorCode.InvalidParams, refused.message, {}, refused.id);
       return;
     }
     jsonRpcError(res, 400, RpcErrorCode.InvalidRequest, 'Mcp-Session-Id header is required (send initialize first)');

@@ -180,8 +180,21 @@ const REQUEST_TYPES: Readonly<Record<string, SpecTypeName>> = {
  * as they do there.
  */
 function checkParams(method: string, type: SpecTypeName, request: JSONRPCRequest): void {
-  const { issues } = specTypeSchemas[type]['~standard'].validate({ method, params: request.params });
-  if (!issues) return;
+  const problem = paramsProblem(method, type, request.params);
+  if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, problem);
+}
+
+/**
+ * The -32602 message for an `initialize` whose params do not fit the spec's schema; null when they fit. The first
+ * `initialize` over Streamable HTTP opens its session, so it is answered before any server sees it (mcp-http.ts).
+ */
+export function initializeParamsProblem(params: unknown): string | null {
+  return paramsProblem('initialize', 'InitializeRequest', params);
+}
+
+function paramsProblem(method: string, type: SpecTypeName, params: unknown): string | null {
+  const { issues } = specTypeSchemas[type]['~standard'].validate({ method, params });
+  if (!issues) return null;
   // The first few, each key cut and checked for a token as every echoed name is (a client's keys are its own
   // text): a request with thousands of bad values gets a short answer, not one as large as itself.
   const problems = issues.slice(0, MAX_PARAM_ISSUES).map((issue) => {
@@ -189,7 +202,7 @@ function checkParams(method: string, type: SpecTypeName, request: JSONRPCRequest
     return `${path.length > 0 ? path.join('.') : 'params'}: ${issue.message}`;
   });
   const more = issues.length > MAX_PARAM_ISSUES ? ` (and ${issues.length - MAX_PARAM_ISSUES} more)` : '';
-  throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}: ${problems.join('; ')}${more}`);
+  return `Invalid params for ${method}: ${problems.join('; ')}${more}`;
 }
 
 /** Issues named in one -32602 answer. */

@@ -102,3 +102,29 @@ test('bad params are -32602 on Streamable HTTP, 2025-11-25 and 2026-07-28', asyn
     await host.stop();
   }
 });
+
+test('Streamable HTTP: a first initialize with bad params is -32602 to its own id, and opens no session', async () => {
+  const host = await startInProcess({ transport: 'ws' });
+  try {
+    const token = await mintBearer('mia');
+    const initialize = (id: number, params: Record<string, unknown>) =>
+      fetch(`http://127.0.0.1:${host.port}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, ...MCP_ACCEPT },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params }),
+      });
+    const bad = await initialize(7, { protocolVersion: 3, capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('mcp-session-id'), null, 'no session');
+    const answer = (await bad.json()) as RawMcpAnswer;
+    assert.equal(answer.id, 7, JSON.stringify(answer));
+    assert.equal(answer.error?.code, -32602, JSON.stringify(answer));
+    assert.match(answer.error.message, /initialize.*protocolVersion/);
+    const good = await initialize(8, { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    assert.equal(good.status, 200);
+    assert.ok(good.headers.get('mcp-session-id'), 'a sound initialize opens its session');
+    await good.text();
+  } finally {
+    await host.stop();
+  }
+});
