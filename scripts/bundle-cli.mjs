@@ -23,6 +23,7 @@ import { dirname, join, relative } from 'node:path';
 const root = new URL('..', import.meta.url).pathname;
 // Compiled by `tsc` before this script runs (npm run build).
 const { snapshotFacts, snapshotCheckPath } = await import(`${root}dist/src/calls/cli-snapshot-check.js`);
+const { SNAPSHOT_LAUNCH_ENV } = await import(`${root}dist/src/calls/cli-launch.js`);
 const require = createRequire(import.meta.url);
 const outfile = `${root}dist/project-cli.bundle.cjs`;
 const blob = `${root}dist/project-cli.snapshot.blob`;
@@ -87,7 +88,7 @@ await withThrowawayCall(async (call) => {
   // The start-up snapshot the subprocess executor starts the CLI from (see
   // src/calls/cli-launch.ts); one call through it is its smoke test.
   if (buildSnapshot()) {
-    await call(['--snapshot-blob', blob, outfile], {});
+    await call(['--snapshot-blob', blob, outfile], { ...SNAPSHOT_LAUNCH_ENV });
     // The call through the blob passed on this node and CPU: written only now, so a daemon with the same
     // facts starts calls from this very blob without a probe of its own (src/calls/cli-snapshot-check.ts).
     const facts = await snapshotFacts(blob);
