@@ -8,7 +8,7 @@
 //  - CommonJS, so the launcher can compile it with `vm.Script` and V8's code
 //    cache (Node 20 has no `module.enableCompileCache`): no parse, no lazy
 //    compile of the functions the start-up runs.
-//  - zod runs without its JIT (set by bin/project-cli.mjs).
+//  - zod runs without its JIT (set by bin/project-cli.cjs).
 //  - better-sqlite3's JavaScript is bundled too; its native addon is loaded by
 //    a path fixed at build time instead of through `bindings`, which searches
 //    a dozen candidate folders and walks a stack trace on every start.
@@ -84,7 +84,7 @@ rmSync(`${root}dist/project-cli.bundle.mjs`, { force: true });
 // compiled, so a subprocess call compiles little beyond its own handler.
 // The call doubles as a smoke test of the bundle: a failed one fails the build.
 await withThrowawayCall(async (call) => {
-  await call([`${root}bin/project-cli.mjs`], { PROJECT_CLI_WRITE_CODE_CACHE: '1' });
+  await call([`${root}bin/project-cli.cjs`], { PROJECT_CLI_WRITE_CODE_CACHE: '1' });
   // The start-up snapshot the subprocess executor starts the CLI from (see
   // src/calls/cli-launch.ts); one call through it is its smoke test.
   if (buildSnapshot()) {
@@ -119,7 +119,7 @@ function buildSnapshot() {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-cli-snapshot-'));
   const entry = join(dir, 'project-cli.snapshot-entry.cjs');
   writeFileSync(entry, `'use strict';
-globalThis.__zod_globalConfig = { jitless: true }; // as bin/project-cli.mjs sets it
+globalThis.__zod_globalConfig = { jitless: true }; // as bin/project-cli.cjs sets it
 const builtinRequire = require;
 let deserialized = false;
 let runtimeRequire = null;

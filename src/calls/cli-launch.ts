@@ -2,7 +2,7 @@
  * How the subprocess executor starts project-cli: from the V8 start-up
  * snapshot the build makes of the evaluated bundle (dist/project-cli.snapshot.blob,
  * scripts/bundle-cli.mjs) when it runs on this node, else from the bundle
- * through bin/project-cli.mjs. Same program, argv, environment and output
+ * through bin/project-cli.cjs (what bin/project-cli.mjs imports). Same program, argv, environment and output
  * either way (contract section 1); the snapshot only skips reading, compiling
  * and evaluating the bundle on every call.
  *
@@ -20,7 +20,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Logger } from '../runtime/logger.js';
-import { PROJECT_CLI_BIN, PROJECT_CLI_BUNDLE, PROJECT_CLI_SNAPSHOT } from '../runtime/package-root.js';
+import { PROJECT_CLI_BUNDLE, PROJECT_CLI_LAUNCHER, PROJECT_CLI_SNAPSHOT } from '../runtime/package-root.js';
 import { checkedByBuild } from './cli-snapshot-check.js';
 
 export type CliLaunchMode = 'snapshot' | 'bundle';
@@ -65,7 +65,7 @@ export class CliLauncher {
    */
   launch(module: string, method: string): { mode: CliLaunchMode; args: string[]; env: Readonly<Record<string, string>> } {
     const mode = this.current;
-    return mode === 'snapshot' ? { mode, args: [...this.snapshotArgs, module, method], env: SNAPSHOT_LAUNCH_ENV } : { mode, args: [PROJECT_CLI_BIN, module, method], env: {} };
+    return mode === 'snapshot' ? { mode, args: [...this.snapshotArgs, module, method], env: SNAPSHOT_LAUNCH_ENV } : { mode, args: [PROJECT_CLI_LAUNCHER, module, method], env: {} };
   }
 
   private async decide(blob: string, log: Logger): Promise<CliLaunchMode> {

@@ -128,7 +128,7 @@ export class SubprocessExecutor implements Executor {
 }
 
 /**
- * Starts `node bin/project-cli.mjs <module> <method>` (or the same program
+ * Starts `node bin/project-cli.cjs <module> <method>` (or the same program
  * from its start-up snapshot, as `launcher` decides) with an argv array (no
  * shell), the input as JSON on stdin — never as flags, so no value can be
  * read as an option — and only the environment it is given.
