@@ -31,8 +31,9 @@ function load() {
   } catch {
     /* no cache: compile normally */
   }
-  const source = readFileSync(bundle, 'utf8');
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: bundle, cachedData });
+  // The file is the bundle in CommonJS's function wrapper already (scripts/bundle-cli.mjs): compiled as it is,
+  // with no joined string for V8 to copy again.
+  const script = new Script(readFileSync(bundle, 'utf8'), { filename: bundle, cachedData });
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
   return { runProjectCli: module.exports.runProjectCli, exitNow: module.exports.exitNow, script };
