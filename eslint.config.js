@@ -58,7 +58,7 @@ export default defineConfig(
   },
   {
     // Node scripts: the globals (process, console, URL…) are Node's; the compiler checks the TypeScript.
-    files: ['**/*.mjs', '**/*.js'],
+    files: ['**/*.mjs', '**/*.cjs', '**/*.js'],
     rules: { 'no-undef': 'off' },
   },
   {

@@ -43,7 +43,8 @@ switch (what) {
       /* none */
     }
     (globalThis as { __zod_globalConfig?: unknown }).__zod_globalConfig = { jitless: true };
-    const script = new Script(`(function (exports, require, module, __filename, __dirname) {${readFileSync(bundle, 'utf8')}\n})`, { filename: bundle, cachedData });
+    // The file is the bundle in its CommonJS function wrapper already (scripts/bundle-cli.mjs).
+    const script = new Script(readFileSync(bundle, 'utf8'), { filename: bundle, cachedData });
     const mod = { exports: {} };
     (script.runInThisContext() as (...a: unknown[]) => void)(mod.exports, createRequire(bundle), mod, bundle, dirname(bundle));
     break;

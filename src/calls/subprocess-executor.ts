@@ -128,7 +128,7 @@ export class SubprocessExecutor implements Executor {
 }
 
 /**
- * Starts `node bin/project-cli.mjs <module> <method>` (or the same program
+ * Starts `node bin/project-cli.cjs <module> <method>` (or the same program
  * from its start-up snapshot, as `launcher` decides) with an argv array (no
  * shell), the input as JSON on stdin — never as flags, so no value can be
  * read as an option — and only the environment it is given.
@@ -233,7 +233,7 @@ const SNAPSHOT_REFUSED = /[^\n]*startup snapshot[^\n]*|[^\n]*node::SnapshotData:
  * `exited` settles when the process is gone; until then its timeout still
  * applies (a child that closed its output but lingers is killed).
  */
-function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: ExecRequest, log: Logger): { outcome: Promise<ExecOutcome | SnapshotRefused>; exited: Promise<void> } {
+function spawnCli({ mode, args, env }: { mode: CliLaunchMode; args: string[]; env: Readonly<Record<string, string>> }, req: ExecRequest, log: Logger): { outcome: Promise<ExecOutcome | SnapshotRefused>; exited: Promise<void> } {
   let resolveOutcome!: (outcome: ExecOutcome | SnapshotRefused) => void;
   const outcome = new Promise<ExecOutcome | SnapshotRefused>((r) => (resolveOutcome = r));
   let resolveExited!: () => void;
@@ -241,7 +241,7 @@ function spawnCli({ mode, args }: { mode: CliLaunchMode; args: string[] }, req: 
   let child: ChildProcessWithoutNullStreams;
   try {
     child = spawn(process.execPath, args, {
-      env: req.env,
+      env: { ...env, ...req.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: true,

@@ -7,7 +7,7 @@ import { ACTION_EXAMPLES } from '../protocol/action-table.js';
 import { CredentialClaims } from './credential.js';
 
 /**
- * What both launchers run (bin/project-cli.mjs and the V8 start-up snapshot
+ * What both launchers run (bin/project-cli.cjs and the V8 start-up snapshot
  * scripts/bundle-cli.mjs builds): `main`, and a crash as one INTERNAL
  * document on stdout, its stack on stderr, exit 1.
  */

@@ -56,7 +56,7 @@ export async function closeCliStores(): Promise<void> {
 /**
  * The restricted CLI as a function: argv, environment map and stdin in, one
  * JSON document and an exit code out — the thin adapter around the core
- * (`core.ts`) that `bin/project-cli.mjs` runs. The credential is a signed
+ * (`core.ts`) that `bin/project-cli.cjs` runs. The credential is a signed
  * JWT in the environment, verified only with keys the daemon recorded in the
  * database it names (an env/file verify key may only pin one of them); the
  * call runs as one transaction on the CLI's own connection.

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+'use strict';
+// The launcher of the restricted CLI (src/cli-router), as CommonJS: the
+// subprocess executor starts it for every call from the bundle, and an ES
+// module entry makes Node 20 set up its ESM loader first (~150 page faults
+// and several ms of CPU per start). `bin/project-cli.mjs`, the command people
+// run, is this file imported.
+//
+// The build bundles the CLI into one CommonJS file plus a V8 code cache for it
+// (scripts/bundle-cli.mjs), because every subprocess tool call pays this
+// start-up: compiling from the cache skips parsing and the lazy compilation of
+// what start-up runs. A missing or stale cache (another Node, other V8 flags)
+// is rejected by V8, and the bundle is then simply compiled.
+const { readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
+const { createRequire } = process.getBuiltinModule('node:module');
+const { dirname, join } = process.getBuiltinModule('node:path');
+const { Script } = process.getBuiltinModule('node:vm');
+
+const bundle = join(__dirname, '..', 'dist', 'project-cli.bundle.cjs');
+const cacheFile = `${bundle}.cache`;
+
+// A one-shot process parses each schema once or twice: zod's JIT fast path (a
+// `new Function` per object schema) costs more than it saves. Same results.
+// zod reads this object when it loads.
+globalThis.__zod_globalConfig = { jitless: true };
+
+function load() {
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    /* no cache: compile normally */
+  }
+  // The file is the bundle in CommonJS's function wrapper already (scripts/bundle-cli.mjs): compiled as it is,
+  // with no joined string for V8 to copy again.
+  const script = new Script(readFileSync(bundle, 'utf8'), { filename: bundle, cachedData });
+  const module = { exports: {} };
+  script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
+  return { runProjectCli: module.exports.runProjectCli, exitNow: module.exports.exitNow, script };
+}
+
+let loaded;
+try {
+  loaded = load();
+} catch (err) {
+  if (err?.code !== 'ENOENT') throw err;
+  // A checkout without dist/ is a mistake to fix, not a crash: one line, exit 2.
+  process.stderr.write(`project-cli: this checkout cannot run yet, it is not built (no ${bundle}): run npm ci && npm run build in ${join(__dirname, '..')}/\n`);
+  process.exit(2);
+}
+const { runProjectCli, exitNow, script } = loaded;
+void runProjectCli().then(() => {
+  // `?.`: a bundle built before exitNow existed ends the natural way.
+  if (process.env.PROJECT_CLI_WRITE_CODE_CACHE !== '1') exitNow?.();
+  else {
+    // The build step (scripts/bundle-cli.mjs) only, after a real call it made up
+    // (a fresh database, key and credential): V8's cache then holds every function
+    // that loading *and* one call compiled, so a call compiles almost nothing.
+    writeFileSync(cacheFile, script.createCachedData());
+  }
+});
