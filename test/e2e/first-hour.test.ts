@@ -65,8 +65,8 @@ test('an unresolvable --host: one line naming it, exit 2, before anything is cre
 
 test('the bins in a checkout that was never built: one line naming npm run build, exit 2', () => {
   const clone = tempDir('toolgate-clone-');
-  mkdirSync(join(clone, 'bin'));
-  for (const bin of [TOOLGATE_BIN, PROJECT_CLI_BIN]) copyFileSync(bin, join(clone, 'bin', bin.split('/').at(-1)!));
+  // The checkout's bin/ as it is committed (the bins and the launcher project-cli.mjs imports), no dist/.
+  cpSync(join(REPO_ROOT, 'bin'), join(clone, 'bin'), { recursive: true });
   assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['--help'], freshEnv()), /^toolgate: this checkout cannot run yet, it is not built .*: run npm ci && npm run build in /, 'toolgate');
   assertOneLine(run(join(clone, 'bin', 'project-cli.mjs'), ['memory', 'read'], freshEnv()), /^project-cli: this checkout cannot run yet, it is not built .*npm run build/, 'project-cli');
 });
