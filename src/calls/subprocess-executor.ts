@@ -138,8 +138,10 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
   // One Node per call costs ~100 ms of CPU: past a few per core they only queue in the kernel.
   const slots = new Semaphore(maxProcesses);
   const running = new Set<Promise<void>>();
-  const run: RunCli = (req, log) =>
-    new Promise<ExecOutcome>((resolve, reject) => {
+  const run: RunCli = async (req, log) => {
+    // The daemon's first calls wait for the build's word on the snapshot (cli-launch.ts `checked`).
+    await launcher.checked;
+    return new Promise<ExecOutcome>((resolve, reject) => {
       // A slot is held until its child has exited (the processes are what it bounds); the call's
       // answer is ready sooner, at the end of the child's output.
       const held = slots.run(() => {
@@ -181,7 +183,13 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
         })
         .finally(() => running.delete(held));
     });
-  return { run, exited: async () => void (await Promise.allSettled([...running])) };
+  };
+  // A call still waiting for `checked` adds its child first (its wait was queued before this one's).
+  const exited = async () => {
+    await launcher.checked;
+    await Promise.allSettled([...running]);
+  };
+  return { run, exited };
 }
 
 /**

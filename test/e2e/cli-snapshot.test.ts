@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { copyFileSync, writeFileSync } from 'node:fs';
 import { startHost, openSession, type Host } from '../helpers/host.js';
+import { startInProcess } from '../helpers/in-process.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { tempDir } from '../helpers/repo.js';
 import { PROJECT_CLI_SNAPSHOT } from '../../src/runtime/package-root.js';
@@ -35,7 +36,7 @@ interface LogLine {
   reason?: string;
 }
 
-function lines(host: Host, msg: string): LogLine[] {
+function lines(host: Pick<Host, 'stderr'>, msg: string): LogLine[] {
   return host
     .stderr()
     .split('\n')
@@ -123,6 +124,25 @@ test('calls run from the start-up snapshot with the results the bundle gives', a
   assert.match(results[0]!, /^success .*Seeded/);
   assert.deepEqual(results, bundle.results);
   assert.equal(runs, bundle.runs, 'the same calls reach project-cli either way');
+});
+
+test("a daemon's first calls, made as soon as it answers, start from the snapshot the build checked", async () => {
+  // The build's check is read in the background (~15–30 ms); calls made before it is read used to start from
+  // the bundle. Several daemons, each called at once, in this process: the race is at its tightest.
+  for (let i = 0; i < 3; i++) {
+    const host = await startInProcess({ executor: 'subprocess', transport: 'stdio', env: { TOOLGATE_LOG_LEVEL: 'debug' } });
+    try {
+      const session = await openSession(host, await mintBearer('first'));
+      const r = await host.request<ToolResponse>('tool/invoke', { session_id: session.session_id, thread_id: 't', tool_call_id: 'c0', args: CALLS[4]! });
+      assert.equal(r.status, 'success', JSON.stringify(r));
+      // Said once the child has exited, which is after the call's answer (taken at the end of its output).
+      const ran = () => lines(host, 'project-cli ran');
+      const runs = await waitFor(() => (ran().length > 0 ? ran() : undefined), () => `a project-cli ran line in:\n${host.stderr()}`);
+      assert.deepEqual(runs.map((l) => l.launch), ['snapshot'], host.stderr());
+    } finally {
+      await host.stop();
+    }
+  }
 });
 
 test('a damaged or missing snapshot leaves the daemon on the bundle, with one warning', async () => {
