@@ -25,6 +25,8 @@ interface Unit {
   reject: (err: unknown) => void;
   /** A call's signal: an aborted unit never runs, or is rolled back to its savepoint (src/calls). */
   signal: AbortSignal | undefined;
+  /** Whether an abort takes the unit out of the queue at once (`watchAbort`). */
+  watched: boolean;
 }
 
 /** A group once its transaction has ended: what is left is settling its units. */
@@ -133,22 +135,35 @@ export class SqliteStore implements Store {
     const signal = opts?.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
-      const unit: Unit = { work, resolve: resolve as (v: unknown) => void, reject, signal };
+      const unit: Unit = { work, resolve: resolve as (v: unknown) => void, reject, signal, watched: false };
       this.queue.push(unit);
-      // Still queued when it is aborted (waiting for another process's lock, say): it leaves at once.
-      signal?.addEventListener(
-        'abort',
-        () => {
-          const i = this.queue.indexOf(unit);
-          if (i >= 0) {
-            this.queue.splice(i, 1);
-            reject(signal.reason);
-          }
-        },
-        { once: true },
-      );
+      if (this.busySince !== undefined) this.watchAbort(unit);
       this.schedule();
     });
+  }
+
+  /**
+   * While the queue waits for another process's lock (timers, up to
+   * BUSY_LIMIT_MS), a unit aborted meanwhile leaves it at once. Otherwise a
+   * unit waits a turn or two of the event loop for its group, which drops it
+   * if it was aborted by then (runGroup) — no listener per call: adding one
+   * (and the closure it holds) was measurable on every call.
+   */
+  private watchAbort(unit: Unit): void {
+    const { signal } = unit;
+    if (!signal || unit.watched) return;
+    unit.watched = true;
+    signal.addEventListener(
+      'abort',
+      () => {
+        const i = this.queue.indexOf(unit);
+        if (i >= 0) {
+          this.queue.splice(i, 1);
+          unit.reject(signal.reason);
+        }
+      },
+      { once: true },
+    );
   }
 
   async read<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
@@ -238,6 +253,7 @@ export class SqliteStore implements Store {
   private waitForLock(): void {
     const now = performance.now();
     this.busySince ??= now;
+    for (const unit of this.queue) this.watchAbort(unit);
     if (now - this.busySince >= BUSY_LIMIT_MS) {
       const err = new StoreUnavailableError(`another process has held the database's write lock for ${BUSY_LIMIT_MS / 1000} s`);
       const bounded = this.queue.filter((u) => u.signal !== undefined);
