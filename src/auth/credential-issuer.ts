@@ -10,6 +10,7 @@ import { ConfigError } from '../config/config-error.js';
 
 export { SIGNING_KEY_FILE } from './local-secrets.js';
 import { SIGNING_KEY_FILE } from './local-secrets.js';
+import { isoOfMs } from '../store/iso-time.js';
 /** Five minutes: inside the contract's 5–10 minute window, and long enough for the per-call timeout. */
 export const CREDENTIAL_LIFETIME_S = 300;
 
@@ -116,8 +117,8 @@ export function issueClaims(req: CredentialRequest): Issued {
       actions: req.actions,
       threadId: req.call?.thread_id ?? null,
       toolCallId: req.call?.tool_call_id ?? null,
-      issuedAt: new Date(iat * 1000).toISOString(),
-      expiresAt: new Date(exp * 1000).toISOString(),
+      issuedAt: isoOfMs(iat * 1000),
+      expiresAt: isoOfMs(exp * 1000),
     },
   };
 }

@@ -7,6 +7,7 @@
  * the store has its outcome.
  */
 import { CallStopped } from './call-stopped.js';
+import { isoOfMs } from '../store/iso-time.js';
 
 /**
  * PostgreSQL: a call still running this long is shared with the other daemons (tool-invoke.ts,
@@ -67,7 +68,7 @@ class Entry implements RunningCall {
   }
 
   get createdAt(): string {
-    return (this.createdIso ??= new Date(this.startedMs).toISOString());
+    return (this.createdIso ??= isoOfMs(this.startedMs));
   }
 
   get signal(): AbortSignal {

@@ -10,6 +10,7 @@
  * default info) sets the level.
  */
 import { redact } from '../codec/redact.js';
+import { isoOfMs } from '../store/iso-time.js';
 
 export { redact };
 
@@ -54,7 +55,7 @@ function chained(
   return {
     log(level, msg, fields) {
       if (!(ORDER[level] >= threshold)) return;
-      const entry: Record<string, unknown> = { ts: new Date().toISOString(), level, msg };
+      const entry: Record<string, unknown> = { ts: isoOfMs(Date.now()), level, msg };
       for (const f of chain) Object.assign(entry, f);
       if (fields) Object.assign(entry, fields);
       write(`${JSON.stringify(redact(entry, 0, masked.secrets))}\n`, level);

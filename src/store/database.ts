@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 import { RowReport, type StoredRowCheck } from './row-check.js';
 import { DatabaseOpenError } from './database-open-error.js';
+import { isoOfMs } from './iso-time.js';
 
 export type Db = Database.Database;
 
@@ -110,5 +111,5 @@ function checkStoredRows(db: Db, check: StoredRowCheck): RowReport {
 }
 
 export function nowIso(): string {
-  return new Date().toISOString();
+  return isoOfMs(Date.now());
 }

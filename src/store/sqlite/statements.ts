@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../database.js';
 import { StoreConflictError } from '../store.js';
+import { isoOfMs } from '../iso-time.js';
 
 /**
  * Prepared statements cached per connection: each SQL text is compiled once
@@ -39,7 +40,7 @@ export function nowIso(): string {
   const ms = Date.now();
   if (ms !== lastMs) {
     lastMs = ms;
-    lastIso = new Date(ms).toISOString();
+    lastIso = isoOfMs(ms);
   }
   return lastIso;
 }
