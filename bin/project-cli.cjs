@@ -18,6 +18,8 @@ const { Script } = process.getBuiltinModule('node:vm');
 
 const bundle = join(__dirname, '..', 'dist', 'project-cli.bundle.cjs');
 const cacheFile = `${bundle}.cache`;
+/** How the build starts the bundle file: CommonJS's function wrapper (scripts/bundle-cli.mjs). */
+const WRAPPER_HEAD = '(function (exports, require, module, __filename, __dirname) {';
 
 // A one-shot process parses each schema once or twice: zod's JIT fast path (a
 // `new Function` per object schema) costs more than it saves. Same results.
@@ -32,8 +34,11 @@ function load() {
     /* no cache: compile normally */
   }
   // The file is the bundle in CommonJS's function wrapper already (scripts/bundle-cli.mjs): compiled as it is,
-  // with no joined string for V8 to copy again.
-  const script = new Script(readFileSync(bundle, 'utf8'), { filename: bundle, cachedData });
+  // with no joined string for V8 to copy again. A bundle built before the build wrapped it (a checkout pulled
+  // but not rebuilt) is wrapped here, as it was then, and still runs.
+  let source = readFileSync(bundle, 'utf8');
+  if (!source.startsWith(WRAPPER_HEAD)) source = `${WRAPPER_HEAD}${source}\n})`;
+  const script = new Script(source, { filename: bundle, cachedData });
   const module = { exports: {} };
   script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, dirname(bundle));
   return { runProjectCli: module.exports.runProjectCli, exitNow: module.exports.exitNow, script };
