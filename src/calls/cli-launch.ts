@@ -11,8 +11,9 @@
  * bets a call on it. At start, in the background, it reads the build's check
  * (cli-snapshot-check.ts): when the build ran a call through this very blob on
  * this very node, that settles it; otherwise it probes the blob once (`--help`
- * through it, with the environment a call has, less its credential and database). Calls use the bundle
- * until one of the two has passed, and for good when the probe fails — or
+ * through it, with the environment a call has, less its credential and database). A call waits for the
+ * build's check (at most a second), then uses the bundle until a probe has passed, and for good when it
+ * fails — or
  * when node still refuses the blob for a call (`refused`: the call then runs
  * again from the bundle). Each decision is logged: which mode serves, what
  * showed the blob runs, or why not the snapshot.
@@ -42,6 +43,8 @@ export const SNAPSHOT_LAUNCH_ENV: Readonly<Record<string, string>> = process.pla
 const CLI_SNAPSHOT_ENV = 'TOOLGATE_CLI_SNAPSHOT';
 
 const PROBE_TIMEOUT_MS = 30_000;
+/** The longest a call waits for the build's check (`whenChecked`); it takes ~15–30 ms of CPU. */
+const CHECKED_WAIT_MS = 1_000;
 
 export class CliLauncher {
   private current: CliLaunchMode = 'bundle';
@@ -59,12 +62,33 @@ export class CliLauncher {
   constructor(blob: string | null, log: Logger) {
     this.snapshotArgs = blob ? ['--snapshot-blob', blob, PROJECT_CLI_BUNDLE] : [];
     let checked!: () => void;
-    this.checked = new Promise<void>((resolve) => (checked = resolve));
+    this.checked = new Promise<void>((resolve) => (checked = resolve)).then(() => void (this.isChecked = true));
     this.markChecked = checked;
     this.ready = blob ? this.decide(blob, log).finally(checked) : Promise.resolve<CliLaunchMode>('bundle').finally(checked);
   }
 
   private readonly markChecked: () => void;
+  private isChecked = false;
+
+  /**
+   * `checked`, waited for at most CHECKED_WAIT_MS or until `signal` aborts: the check reads files (a blob on a
+   * stalled mount, a FIFO named by TOOLGATE_CLI_SNAPSHOT), and a call must stay answerable and cancellable
+   * meanwhile. It then starts in the mode decided so far.
+   */
+  whenChecked(signal?: AbortSignal): Promise<void> {
+    if (this.isChecked || signal?.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, CHECKED_WAIT_MS);
+      timer.unref();
+      signal?.addEventListener('abort', done, { once: true });
+      void this.checked.then(done);
+    });
+  }
 
   get mode(): CliLaunchMode {
     return this.current;

@@ -139,8 +139,8 @@ export function spawnCliWithin(maxProcesses: number, launcher: CliLauncher): { r
   const slots = new Semaphore(maxProcesses);
   const running = new Set<Promise<void>>();
   const run: RunCli = async (req, log) => {
-    // The daemon's first calls wait for the build's word on the snapshot (cli-launch.ts `checked`).
-    await launcher.checked;
+    // The daemon's first calls wait for the build's word on the snapshot (cli-launch.ts `whenChecked`).
+    await launcher.whenChecked(req.signal);
     return new Promise<ExecOutcome>((resolve, reject) => {
       // A slot is held until its child has exited (the processes are what it bounds); the call's
       // answer is ready sooner, at the end of the child's output.

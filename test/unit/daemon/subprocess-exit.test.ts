@@ -38,8 +38,11 @@ setInterval(() => { if (release && fs.existsSync(release)) process.exit(0); }, 2
   return script;
 }
 
+/** A launcher that has decided on the bundle (its check read, nothing to wait for). */
+const DECIDED = { mode: 'bundle', checked: Promise.resolve(), whenChecked: () => Promise.resolve() };
+
 function launcherOf(script: string): CliLauncher {
-  return { mode: 'bundle', launch: () => ({ mode: 'bundle', args: [script] }) } as unknown as CliLauncher;
+  return { ...DECIDED, launch: () => ({ mode: 'bundle', args: [script] }) } as unknown as CliLauncher;
 }
 
 const request = (timeoutMs: number) => ({ module: 'memory', method: 'read', input: {}, env: {}, timeoutMs });
@@ -90,7 +93,7 @@ test('a child keeps its slot until it has exited, not only until it answered', {
   const overlaps: number[] = [];
   let launches = 0;
   const launcher = {
-    mode: 'bundle',
+    ...DECIDED,
     launch: () => {
       if (launches++ > 0) {
         const first = Number(readFileSync(join(dir, 'pids'), 'utf8').split('\n')[0]);
@@ -112,7 +115,7 @@ test('a child keeps its slot until it has exited, not only until it answered', {
 
 test('a spawn that node refuses at once fails the call as INTERNAL, and frees the slot', { timeout: 30_000 }, async () => {
   // An argument with a NUL byte: spawn throws synchronously (ERR_INVALID_ARG_VALUE) instead of emitting 'error'.
-  const launcher = { mode: 'bundle', launch: () => ({ mode: 'bundle', args: ['bad\0arg'] }) } as unknown as CliLauncher;
+  const launcher = { ...DECIDED, launch: () => ({ mode: 'bundle', args: ['bad\0arg'] }) } as unknown as CliLauncher;
   const lines: string[] = [];
   const cli = spawnCliWithin(1, launcher);
   for (let i = 0; i < 2; i++) {
