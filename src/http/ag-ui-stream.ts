@@ -137,8 +137,6 @@ async function stream(
     'x-accel-buffering': 'no',
   });
   req.socket.setNoDelay(true);
-  // Send the headers now: a client's fetch() resolves on them, even when there is nothing to replay.
-  res.flushHeaders();
 
   // The stream's one cursor, `lastSeq`, is the last message sent. Listen
   // first; while the replay streams out from the store page by page
@@ -184,6 +182,10 @@ async function stream(
   // The thread's position is read (PostgreSQL: other daemons' calls reach the listener above from here on).
   await services.threadEvents.ready(userId, threadId);
   if (res.destroyed) return;
+  // Only now the headers, even when there is nothing to replay: a client's fetch() resolves on them, and a
+  // client of a stream without replay takes that as "subscribed". Sent before the position was read, a call
+  // another daemon committed in between was after the client's start but before the stream's, and never sent.
+  res.flushHeaders();
   if (resumeAfter !== null) {
     // An id past the thread's end (a stale front end, a thread id used again) resumes at the end: the
     // next message stored goes out, rather than nothing until the thread reaches that id.
