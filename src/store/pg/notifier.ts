@@ -118,6 +118,9 @@ export class PgThreadNotifier {
     if (this.sending || this.retryTimer || this.pending.size === 0) return;
     this.sending = this.sendAll().finally(() => {
       this.sending = undefined;
+      // A commit told between the batch loop's last look and here found a send under way and left its
+      // notification to it: it goes now, or it would wait for the thread's next commit.
+      if (!this.closing) this.kick();
     });
   }
 
