@@ -17,10 +17,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = `${root}dist/daemon/toolgate.cjs`;
 
 /** A checkout without dist/ (or without node_modules) is a mistake to fix, not a crash: one line, exit 2. */
-function notReady(err) {
+async function notReady(err) {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'MODULE_NOT_FOUND') throw err;
-  const missing = /Cannot find (package|module) '(?![./])/.test(String(err.message)) ? ['its dependencies are not installed', 'npm ci'] : ['it is not built (no dist/)', 'npm ci && npm run build'];
-  process.stderr.write(`toolgate: this checkout cannot run yet, ${missing[0]}: run ${missing[1]} in ${root}\n`);
+  const { notReadyLine } = await import('./not-ready.mjs');
+  process.stderr.write(notReadyLine(err.message, root));
   process.exit(2);
 }
 
@@ -81,13 +81,13 @@ try {
   heap.holdYoungGeneration();
   daemon = compiled ? runBundle(compiled) : { ...(await import('../dist/src/app/cli.js')), ...(await import('../dist/src/app/crash-line.js')) };
 } catch (err) {
-  notReady(err);
+  await notReady(err);
 }
 const { main, crashLine } = daemon;
 
-const code = await main().catch((err) => {
+const code = await main().catch(async (err) => {
   // A command loads its code when it runs (src/app/cli.ts): a missing dependency shows up here.
-  if (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') notReady(err);
+  if (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') await notReady(err);
   // Redacted like every log line: a token, a configured secret or a database URL's password never reaches stderr.
   process.stderr.write(`${crashLine(err)}\n`);
   return 1;

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateClient } from '../../src/client/index.js';
 import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
@@ -73,8 +73,7 @@ test('the bins in a checkout that was never built: one line naming npm run build
 
 test('a built checkout without its dependencies: one line naming npm ci, exit 2, for a command that loads them late', () => {
   const clone = tempDir('toolgate-clone-');
-  mkdirSync(join(clone, 'bin'));
-  copyFileSync(TOOLGATE_BIN, join(clone, 'bin', 'toolgate.mjs'));
+  cpSync(join(REPO_ROOT, 'bin'), join(clone, 'bin'), { recursive: true });
   copyFileSync(join(REPO_ROOT, 'package.json'), join(clone, 'package.json'));
   // The bundle and what it was built from, times kept: the launcher runs the bundle, as in the checkout.
   for (const part of ['src', 'daemon']) cpSync(join(REPO_ROOT, 'dist', part), join(clone, 'dist', part), { recursive: true, preserveTimestamps: true });
