@@ -2,13 +2,17 @@
 // that finds its modules never loads it.
 
 /**
- * Whether a "cannot find" error names a package (the dependencies are not installed) or a file of ours (the
- * checkout is not built). Node quotes the specifier it could not resolve: a package by its bare name, a file
- * by its path, which may be relative, POSIX-absolute, a Windows drive or UNC path, or a file: URL.
+ * Whether a "cannot find" error names a package (the dependencies are not installed, or are broken) or a
+ * file of ours (the checkout is not built). Node quotes what it could not resolve: a package by its bare
+ * name, a file by its path — relative, POSIX-absolute, a Windows drive or UNC path (a file: URL is taken as a
+ * path too, though no Node from 20 to 26 quotes one) — and a package's missing file by a path through
+ * node_modules.
  */
 export function missingPackage(message) {
   const quoted = /Cannot find (?:package|module) '([^']*)'/.exec(String(message))?.[1];
-  return quoted !== undefined && !/^(?:\.{0,2}[\\/]|[A-Za-z]:|file:)/.test(quoted);
+  if (quoted === undefined) return false;
+  if (/(?:^|[\\/])node_modules[\\/]/.test(quoted)) return true;
+  return !/^(?:\.{1,2}(?:[\\/]|$)|[\\/]|[A-Za-z]:|file:)/.test(quoted);
 }
 
 /** The one line for a checkout that cannot run yet, naming what to run where. */

@@ -19,8 +19,14 @@ const bundle = `${root}dist/daemon/toolgate.cjs`;
 /** A checkout without dist/ (or without node_modules) is a mistake to fix, not a crash: one line, exit 2. */
 async function notReady(err) {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'MODULE_NOT_FOUND') throw err;
-  const { notReadyLine } = await import('./not-ready.mjs');
-  process.stderr.write(notReadyLine(err.message, root));
+  let line;
+  try {
+    line = (await import('./not-ready.mjs')).notReadyLine(err.message, root);
+  } catch {
+    // bin/ copied without it: still one line and exit 2, naming both steps.
+    line = `toolgate: this checkout cannot run yet: run npm ci && npm run build in ${root}\n`;
+  }
+  process.stderr.write(line);
   process.exit(2);
 }
 

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateClient } from '../../src/client/index.js';
 import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
@@ -69,6 +69,9 @@ test('the bins in a checkout that was never built: one line naming npm run build
   cpSync(join(REPO_ROOT, 'bin'), join(clone, 'bin'), { recursive: true });
   assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['--help'], freshEnv()), /^toolgate: this checkout cannot run yet, it is not built .*: run npm ci && npm run build in /, 'toolgate');
   assertOneLine(run(join(clone, 'bin', 'project-cli.mjs'), ['memory', 'read'], freshEnv()), /^project-cli: this checkout cannot run yet, it is not built .*npm run build/, 'project-cli');
+  // The launcher alone (bin/ copied in part): still one line, exit 2, naming both steps.
+  rmSync(join(clone, 'bin', 'not-ready.mjs'));
+  assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['--help'], freshEnv()), /^toolgate: this checkout cannot run yet: run npm ci && npm run build in /, 'toolgate without not-ready.mjs');
 });
 
 test('a built checkout without its dependencies: one line naming npm ci, exit 2, for a command that loads them late', () => {

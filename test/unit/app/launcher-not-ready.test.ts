@@ -2,7 +2,8 @@
  * The launcher's line for a checkout that cannot run yet (bin/not-ready.mjs): a package Node cannot find
  * means `npm ci`; a file of ours it cannot find means the checkout is not built — whatever the platform
  * writes the file's path as. The Linux messages are also checked from outside (e2e/first-hour); the
- * Windows and URL forms only here, since this machine's Node never writes them.
+ * Windows forms only here, since this machine's Node never writes them (nor does any Node quote a file:
+ * URL; it is handled as a path all the same).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +21,9 @@ test('a bare package name is a missing dependency: npm ci', () => {
     "Cannot find package 'zod' imported from /srv/toolgate/dist/src/app/cli.js",
     "Cannot find package '@modelcontextprotocol/server' imported from C:\\toolgate\\dist\\daemon\\toolgate.cjs",
     "Cannot find module 'better-sqlite3'\nRequire stack:\n- /srv/toolgate/dist/daemon/toolgate.cjs",
+    // A package installed without its files (a broken or partial node_modules): quoted by its path.
+    "Cannot find package '/srv/toolgate/node_modules/zod/index.js' imported from /srv/toolgate/dist/daemon/toolgate.cjs",
+    "Cannot find module 'C:\\toolgate\\node_modules\\ws\\index.js'. Please verify that the package.json has a valid \"main\" entry",
   ]) {
     assert.equal(missingPackage(message), true, message);
     assert.match(notReadyLine(message, '/srv/toolgate/'), /^toolgate: this checkout cannot run yet, its dependencies are not installed: run npm ci in \/srv\/toolgate\/\n$/);
@@ -31,6 +35,7 @@ test('a path of ours, in any platform form, is a checkout not built: npm ci && n
     "Cannot find module '/srv/toolgate/dist/daemon/start-up-heap.js' imported from /srv/toolgate/bin/toolgate.mjs",
     "Cannot find module './dist/src/app/cli.js'",
     "Cannot find module '../dist/src/app/cli.js'",
+    "Cannot find module '..'",
     "Cannot find module 'C:\\Users\\ana\\toolgate\\dist\\daemon\\start-up-heap.js' imported from C:\\Users\\ana\\toolgate\\bin\\toolgate.mjs",
     "Cannot find module 'd:/toolgate/dist/src/app/cli.js'",
     "Cannot find module '\\\\server\\share\\toolgate\\dist\\src\\app\\cli.js'",
