@@ -16,9 +16,12 @@ import { Script } from 'node:vm';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = `${root}dist/daemon/toolgate.cjs`;
 
-/** A checkout without dist/ (or without node_modules) is a mistake to fix, not a crash: one line, exit 2. */
+/** The errors of a module that cannot be loaded as the checkout stands: a file or package missing, or not the one it imports. */
+const NOT_READY_CODES = new Set(['ERR_MODULE_NOT_FOUND', 'MODULE_NOT_FOUND', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
+
+/** A checkout without dist/ (or without node_modules, or with one it does not match) is a mistake to fix, not a crash: one line, exit 2. */
 async function notReady(err) {
-  if (err?.code !== 'ERR_MODULE_NOT_FOUND' && err?.code !== 'MODULE_NOT_FOUND') throw err;
+  if (!NOT_READY_CODES.has(err?.code)) throw err;
   let line;
   try {
     line = (await import('./not-ready.mjs')).notReadyLine(err.message, root);
@@ -93,7 +96,7 @@ const { main, crashLine } = daemon;
 
 const code = await main().catch(async (err) => {
   // A command loads its code when it runs (src/app/cli.ts): a missing dependency shows up here.
-  if (err?.code === 'ERR_MODULE_NOT_FOUND' || err?.code === 'MODULE_NOT_FOUND') await notReady(err);
+  if (NOT_READY_CODES.has(err?.code)) await notReady(err);
   // Redacted like every log line: a token, a configured secret or a database URL's password never reaches stderr.
   process.stderr.write(`${crashLine(err)}\n`);
   return 1;

@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolgateClient } from '../../src/client/index.js';
 import { REPO_ROOT, TOOLGATE_BIN, PROJECT_CLI_BIN, tempDir } from '../helpers/repo.js';
@@ -83,6 +83,10 @@ test('a built checkout without its dependencies: one line naming npm ci, exit 2,
   const env = freshEnv({ TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: join(clone, 'data') });
   assert.equal(run(join(clone, 'bin', 'toolgate.mjs'), ['--version'], env).code, 0, '--version needs no dependency');
   assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env), /^toolgate: this checkout cannot run yet, its dependencies are not installed: run npm ci in /, 'serve');
+  // Installed, but not what the checkout imports: the package's "exports" lack its main entry.
+  mkdirSync(join(clone, 'node_modules', 'better-sqlite3'), { recursive: true });
+  writeFileSync(join(clone, 'node_modules', 'better-sqlite3', 'package.json'), JSON.stringify({ name: 'better-sqlite3', version: '0.0.0', exports: { './other': './other.js' } }));
+  assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env), /^toolgate: this checkout cannot run yet, its installed dependencies do not match it: run npm ci in /, 'serve, mismatched');
 });
 
 test('serve --mcp --dev without a usable token refuses before creating the database, secret or key', () => {

@@ -46,6 +46,16 @@ test('a path of ours, in any platform form, is a checkout not built: npm ci && n
   }
 });
 
+test('an installed package whose "exports" lack what is imported (node_modules not matching the checkout): npm ci', () => {
+  for (const message of [
+    'Package subpath \'./ext/skills\' is not defined by "exports" in /srv/toolgate/node_modules/@modelcontextprotocol/server/package.json imported from /srv/toolgate/dist/src/mcp/mcp-skills.js',
+    'No "exports" main defined in C:\\toolgate\\node_modules\\better-sqlite3\\package.json',
+  ]) {
+    assert.equal(missingPackage(message), true, message);
+    assert.equal(notReadyLine(message, '/srv/toolgate/'), 'toolgate: this checkout cannot run yet, its installed dependencies do not match it: run npm ci in /srv/toolgate/\n');
+  }
+});
+
 test('a message that quotes nothing is taken as a checkout not built', () => {
   assert.equal(missingPackage('something else went missing'), false);
 });
