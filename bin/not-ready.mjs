@@ -6,30 +6,35 @@
  * file of ours (the checkout is not built). Node quotes what it could not resolve: a package by its bare
  * name, a file by its path — relative, POSIX-absolute, a Windows drive or UNC path (a file: URL is taken as a
  * path too, though no Node from 20 to 26 quotes one) — and a package's missing file by a path through
- * node_modules. A package whose "exports" lack what is imported (mismatchedPackage) is the dependencies' too.
+ * node_modules.
  */
 export function missingPackage(message) {
-  if (mismatchedPackage(message)) return true;
   const quoted = /Cannot find (?:package|module) '([^']*)'/.exec(String(message))?.[1];
   if (quoted === undefined) return false;
   if (/(?:^|[\\/])node_modules[\\/]/.test(quoted)) return true;
   return !/^(?:\.{1,2}(?:[\\/]|$)|[\\/]|[A-Za-z]:|file:)/.test(quoted);
 }
 
-/**
- * Whether an installed package does not match what the code asks for: its "exports" lack the subpath, or the
- * package's main entry, that is imported (node_modules older, or newer, than the checkout).
- */
-function mismatchedPackage(message) {
-  return /^(?:Package subpath '[^']*' is not defined by "exports"|No "exports" main defined) in /.test(String(message));
+/** The installed package an ERR_PACKAGE_PATH_NOT_EXPORTED message names (its package.json's folder), if any. */
+function packageOf(message) {
+  return /node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)[\\/]package\.json/.exec(String(message))?.[1]?.replace('\\', '/');
 }
 
-/** The one line for a checkout that cannot run yet, naming what to run where. */
-export function notReadyLine(message, root) {
-  const [what, fix] = mismatchedPackage(message)
-    ? ['its installed dependencies do not match it', 'npm ci']
-    : missingPackage(message)
-      ? ['its dependencies are not installed', 'npm ci']
-      : ['it is not built (no dist/)', 'npm ci && npm run build'];
+/**
+ * The one line for a checkout that cannot run yet, naming what to run where. `code` is the error's:
+ * ERR_PACKAGE_PATH_NOT_EXPORTED is a package installed whose "exports" lack what the code imports.
+ */
+export function notReadyLine(message, root, code) {
+  let what;
+  let fix = 'npm ci';
+  if (code === 'ERR_PACKAGE_PATH_NOT_EXPORTED') {
+    const name = packageOf(message);
+    what = `its installed dependencies do not match it${name ? ` (${name})` : ''}`;
+  } else if (missingPackage(message)) {
+    what = 'its dependencies are not installed';
+  } else {
+    what = 'it is not built (no dist/)';
+    fix = 'npm ci && npm run build';
+  }
   return `toolgate: this checkout cannot run yet, ${what}: run ${fix} in ${root}\n`;
 }

@@ -8,7 +8,7 @@
 // compiled. The young generation is held small while the daemon's modules load
 // (src/app/start-up-heap.ts), so the daemon itself is loaded only after that.
 
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -19,12 +19,19 @@ const bundle = `${root}dist/daemon/toolgate.cjs`;
 /** The errors of a module that cannot be loaded as the checkout stands: a file or package missing, or not the one it imports. */
 const NOT_READY_CODES = new Set(['ERR_MODULE_NOT_FOUND', 'MODULE_NOT_FOUND', 'ERR_PACKAGE_PATH_NOT_EXPORTED']);
 
-/** A checkout without dist/ (or without node_modules, or with one it does not match) is a mistake to fix, not a crash: one line, exit 2. */
+/**
+ * A checkout without dist/ (or without node_modules, or with one it does not match) is a mistake to fix, not a
+ * crash: one line, exit 2. False for any other error, which the caller reports as it is. A package whose
+ * "exports" lack the import is a stale install only in a checkout, whose lockfile pins what the code imports;
+ * in an installed copy (npm ships no lockfile) it is a dependency's new release, and the error itself, naming
+ * the package and the path, says more than any advice.
+ */
 async function notReady(err) {
-  if (!NOT_READY_CODES.has(err?.code)) throw err;
+  if (!NOT_READY_CODES.has(err?.code)) return false;
+  if (err.code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' && !existsSync(`${root}package-lock.json`)) return false;
   let line;
   try {
-    line = (await import('./not-ready.mjs')).notReadyLine(err.message, root);
+    line = (await import('./not-ready.mjs')).notReadyLine(err.message, root, err.code);
   } catch {
     // bin/ copied without it: still one line and exit 2, naming both steps.
     line = `toolgate: this checkout cannot run yet: run npm ci && npm run build in ${root}\n`;
@@ -90,13 +97,13 @@ try {
   heap.holdYoungGeneration();
   daemon = compiled ? runBundle(compiled) : { ...(await import('../dist/src/app/cli.js')), ...(await import('../dist/src/app/crash-line.js')) };
 } catch (err) {
-  await notReady(err);
+  if (!(await notReady(err))) throw err;
 }
 const { main, crashLine } = daemon;
 
 const code = await main().catch(async (err) => {
-  // A command loads its code when it runs (src/app/cli.ts): a missing dependency shows up here.
-  if (NOT_READY_CODES.has(err?.code)) await notReady(err);
+  // A command loads its code when it runs (src/app/cli.ts): a missing or mismatched dependency shows up here.
+  await notReady(err);
   // Redacted like every log line: a token, a configured secret or a database URL's password never reaches stderr.
   process.stderr.write(`${crashLine(err)}\n`);
   return 1;

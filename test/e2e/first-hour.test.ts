@@ -77,16 +77,23 @@ test('the bins in a checkout that was never built: one line naming npm run build
 test('a built checkout without its dependencies: one line naming npm ci, exit 2, for a command that loads them late', () => {
   const clone = tempDir('toolgate-clone-');
   cpSync(join(REPO_ROOT, 'bin'), join(clone, 'bin'), { recursive: true });
-  copyFileSync(join(REPO_ROOT, 'package.json'), join(clone, 'package.json'));
+  for (const file of ['package.json', 'package-lock.json']) copyFileSync(join(REPO_ROOT, file), join(clone, file));
   // The bundle and what it was built from, times kept: the launcher runs the bundle, as in the checkout.
   for (const part of ['src', 'daemon']) cpSync(join(REPO_ROOT, 'dist', part), join(clone, 'dist', part), { recursive: true, preserveTimestamps: true });
   const env = freshEnv({ TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_HOME: join(clone, 'data') });
   assert.equal(run(join(clone, 'bin', 'toolgate.mjs'), ['--version'], env).code, 0, '--version needs no dependency');
   assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env), /^toolgate: this checkout cannot run yet, its dependencies are not installed: run npm ci in /, 'serve');
-  // Installed, but not what the checkout imports: the package's "exports" lack its main entry.
+  // Installed, but not what the checkout's lockfile pins: the package's "exports" lack its main entry.
   mkdirSync(join(clone, 'node_modules', 'better-sqlite3'), { recursive: true });
   writeFileSync(join(clone, 'node_modules', 'better-sqlite3', 'package.json'), JSON.stringify({ name: 'better-sqlite3', version: '0.0.0', exports: { './other': './other.js' } }));
-  assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env), /^toolgate: this checkout cannot run yet, its installed dependencies do not match it: run npm ci in /, 'serve, mismatched');
+  assertOneLine(run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env), /^toolgate: this checkout cannot run yet, its installed dependencies do not match it \(better-sqlite3\): run npm ci in /, 'serve, mismatched');
+  // The same in an installed copy (npm ships no lockfile): a dependency's release, not a stale install. The
+  // crash line names the package and the path; no advice npm ci could not follow there.
+  rmSync(join(clone, 'package-lock.json'));
+  const installed = run(join(clone, 'bin', 'toolgate.mjs'), ['serve', '--stdio'], env);
+  assert.equal(installed.code, 1, installed.stderr);
+  assert.match(installed.stderr, /No \\?"exports\\?" main defined in .*better-sqlite3/);
+  assert.doesNotMatch(installed.stderr, /npm ci/);
 });
 
 test('serve --mcp --dev without a usable token refuses before creating the database, secret or key', () => {

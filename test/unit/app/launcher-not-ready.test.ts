@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../../helpers/repo.js';
 
 const { missingPackage, notReadyLine } = (await import(pathToFileURL(join(REPO_ROOT, 'bin', 'not-ready.mjs')).href)) as {
   missingPackage(message: string): boolean;
-  notReadyLine(message: string, root: string): string;
+  notReadyLine(message: string, root: string, code?: string): string;
 };
 
 test('a bare package name is a missing dependency: npm ci', () => {
@@ -46,13 +46,18 @@ test('a path of ours, in any platform form, is a checkout not built: npm ci && n
   }
 });
 
-test('an installed package whose "exports" lack what is imported (node_modules not matching the checkout): npm ci', () => {
-  for (const message of [
-    'Package subpath \'./ext/skills\' is not defined by "exports" in /srv/toolgate/node_modules/@modelcontextprotocol/server/package.json imported from /srv/toolgate/dist/src/mcp/mcp-skills.js',
-    'No "exports" main defined in C:\\toolgate\\node_modules\\better-sqlite3\\package.json',
-  ]) {
-    assert.equal(missingPackage(message), true, message);
-    assert.equal(notReadyLine(message, '/srv/toolgate/'), 'toolgate: this checkout cannot run yet, its installed dependencies do not match it: run npm ci in /srv/toolgate/\n');
+test('an installed package whose "exports" lack what is imported (node_modules not matching the checkout): npm ci, naming it', () => {
+  for (const [message, name] of [
+    ['Package subpath \'./ext/skills\' is not defined by "exports" in /srv/toolgate/node_modules/@modelcontextprotocol/server/package.json imported from /srv/toolgate/dist/src/mcp/mcp-skills.js', '@modelcontextprotocol/server'],
+    // Chosen by the error's code, not its wording: a quote in the subpath changes nothing.
+    ['Package subpath \'./it\'s\' is not defined by "exports" in /srv/toolgate/node_modules/zod/package.json', 'zod'],
+    ['No "exports" main defined in C:\\toolgate\\node_modules\\better-sqlite3\\package.json', 'better-sqlite3'],
+  ] as const) {
+    assert.equal(
+      notReadyLine(message, '/srv/toolgate/', 'ERR_PACKAGE_PATH_NOT_EXPORTED'),
+      `toolgate: this checkout cannot run yet, its installed dependencies do not match it (${name}): run npm ci in /srv/toolgate/\n`,
+      message,
+    );
   }
 });
 
