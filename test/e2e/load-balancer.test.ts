@@ -347,9 +347,18 @@ describe('three daemons on one PostgreSQL behind HAProxy (round-robin, no affini
     const acknowledged = new Map<string, string>();
     let killed = false;
     let reconnects = 0;
+    /**
+     * A connection and a session through the balancer, retried as a host would: under load a fresh connection
+     * can meet a daemon still dying (the balancer's health check has not caught up) or a pool that answers
+     * "database unavailable: retry the request".
+     */
+    const connect = () =>
+      waitFor(async () => {
+        const c = await viaLb();
+        return { c, s: await openSession(c, token) };
+      }, 'a connection and a session through the balancer');
     const worker = async (w: number) => {
-      let c = await viaLb();
-      let s = await openSession(c, token);
+      let { c, s } = await connect();
       for (let i = 0; i < CALLS; i++) {
         const id = `kill-${w}-${i}`;
         const params = () => ({ session_id: s.session_id, thread_id: `kill-${w}`, tool_call_id: id, args: create(id) });
@@ -362,8 +371,7 @@ describe('three daemons on one PostgreSQL behind HAProxy (round-robin, no affini
             // The connection died with its daemon: reconnect through the balancer and retry the same call.
             assert.ok(killed, `call ${id} failed before any daemon was killed`);
             reconnects += 1;
-            c = await waitFor(async () => viaLb(), 'a reconnect through the balancer');
-            s = await openSession(c, token);
+            ({ c, s } = await connect());
           }
         }
         if (w === 0 && i === 2) {
