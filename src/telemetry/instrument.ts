@@ -4,14 +4,15 @@
  * transaction, and each project-cli process, whose environment gets the
  * span's `TRACEPARENT` so a span the child emits joins the trace.
  */
-import type { Store, Tx } from '../store/store.js';
+import type { Store, Tx, UnitOptions } from '../store/store.js';
 import { inSpan, traceEnv } from './spans.js';
 
 /** The store with `transaction()` inside a `toolgate.store.transaction` span; everything else as it was. */
 export function traceStore<S extends Store>(store: S): S {
   const attributes = { 'db.system.name': store.engine === 'postgres' ? 'postgresql' : 'sqlite' };
-  const transaction = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
-    inSpan('toolgate.store.transaction', attributes, () => store.transaction(work));
+  // `opts` passed on: its `signal` is how a cancel, a time limit or shutdown stops the unit (Store.transaction).
+  const transaction = <T>(work: (tx: Tx) => Promise<T>, opts?: UnitOptions): Promise<T> =>
+    inSpan('toolgate.store.transaction', attributes, () => store.transaction(work, opts));
   return new Proxy(store, {
     get(target, key) {
       if (key === 'transaction') return transaction;

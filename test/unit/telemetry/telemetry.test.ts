@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Store } from '../../../src/store/store.js';
 import { storeAnswers } from '../../../src/telemetry/health.js';
 import { ToolgateMetrics } from '../../../src/telemetry/metrics.js';
@@ -16,6 +17,9 @@ import { opsRoutes } from '../../../src/http/ops-routes.js';
 import { metricsEnabled } from '../../../src/app/observability.js';
 import { observeToolCall } from '../../../src/telemetry/tool-call.js';
 import { HostAsked } from '../../../src/runtime/peer.js';
+import { traceStore } from '../../../src/telemetry/instrument.js';
+import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../../helpers/repo.js';
 
 const hangingStore = { read: () => new Promise(() => {}) } as unknown as Store;
 const failingStore = { read: () => Promise.reject(new Error('disk I/O error')) } as unknown as Store;
@@ -25,6 +29,24 @@ test('a store that does not answer in time, or fails, is not ready', async () =>
   assert.equal(await storeAnswers(hangingStore, 20), false);
   assert.equal(await storeAnswers(failingStore, 20), false);
   assert.equal(await storeAnswers(answeringStore, 1000), true);
+});
+
+test('a traced store still stops a unit of work whose signal aborts (a cancel with tracing on)', async () => {
+  const store = traceStore(openSqliteStore(join(tempDir(), 'traced.db')));
+  try {
+    const controller = new AbortController();
+    controller.abort(new Error('cancelled by the test'));
+    let ran = false;
+    await assert.rejects(
+      store.transaction(async () => {
+        ran = true;
+      }, { signal: controller.signal }),
+      /cancelled by the test/,
+    );
+    assert.equal(ran, false, 'an aborted unit does not start');
+  } finally {
+    await store.close();
+  }
 });
 
 test('the action label comes from the action table; anything else is unknown', () => {
