@@ -30,12 +30,28 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
       return await work(span);
     } catch (err) {
       span.setStatus({ code: SpanStatusCode.ERROR });
-      span.setAttribute('error.type', err instanceof Error ? err.constructor.name : 'unknown');
+      span.setAttribute('error.type', errorType(err));
       throw err;
     } finally {
       span.end();
     }
   });
+}
+
+/**
+ * A child span's `error.type`: a PostgreSQL error's SQLSTATE (pg's errors are all one class, named after the
+ * protocol message, `error`), as OpenTelemetry's database conventions ask; else the error's own `name` where
+ * it sets one (every error class of ours does, as do jose's, the MCP SDK's and better-sqlite3's); else its
+ * class's name. Never the class's name first: the daemon's bundle keeps no function names
+ * (scripts/bundle-daemon.mjs), so a class esbuild renamed (`_CallStopped`, pg's `DatabaseError2`) would
+ * show the renamed name.
+ */
+export function errorType(err: unknown): string {
+  if (!(err instanceof Error)) return 'unknown';
+  const { code, severity } = err as { code?: unknown; severity?: unknown };
+  if (typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  if (err.name !== 'Error' && /^[A-Za-z][A-Za-z0-9]*$/.test(err.name)) return err.name;
+  return err.constructor.name;
 }
 
 /** The current span's context as environment variables (`TRACEPARENT`, `TRACESTATE`) for a child process. */

@@ -18,6 +18,8 @@ import { metricsEnabled } from '../../../src/app/observability.js';
 import { observeToolCall } from '../../../src/telemetry/tool-call.js';
 import { HostAsked } from '../../../src/runtime/peer.js';
 import { traceStore } from '../../../src/telemetry/instrument.js';
+import { errorType } from '../../../src/telemetry/spans.js';
+import { CallStopped } from '../../../src/calls/call-stopped.js';
 import { openSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../../helpers/repo.js';
 
@@ -47,6 +49,23 @@ test('a traced store still stops a unit of work whose signal aborts (a cancel wi
   } finally {
     await store.close();
   }
+});
+
+test("a child span's error.type: a SQLSTATE, else the error's own name, else its class's", () => {
+  // pg's DatabaseError as the driver makes it: named after the protocol message, its SQLSTATE in `code`.
+  const pgError = Object.assign(new Error('insert or update violates foreign key constraint'), { name: 'error', severity: 'ERROR', code: '23503' });
+  assert.equal(errorType(pgError), '23503');
+  // A class whose name a bundler changed (esbuild gives a self-referencing class an inner `_` name) still says its own.
+  const Renamed = class _CallStopped extends Error {
+    override name = 'CallStopped';
+  };
+  assert.equal(errorType(new Renamed('x')), 'CallStopped');
+  assert.equal(errorType(CallStopped.cancelled()), 'CallStopped');
+  assert.equal(errorType(new TypeError('x')), 'TypeError');
+  class PlainError extends Error {}
+  assert.equal(errorType(new PlainError('x')), 'PlainError');
+  assert.equal(errorType(new Error('x')), 'Error');
+  assert.equal(errorType('a string'), 'unknown');
 });
 
 test('the action label comes from the action table; anything else is unknown', () => {
