@@ -25,9 +25,10 @@
 //    Measured on this 2-core machine without it (2026-12-07, interleaved): a `serve --stdio` start to
 //    `initialize` and exit 0.935× the CPU (median of 15 pairs), an in-process call 0.966× the main thread's
 //    CPU sequential and 0.979× at concurrency 8 (10 rounds), the script 156 KB smaller. Identifiers are not
-//    minified, so a function keeps its own name; only one esbuild renamed to avoid a clash between two
-//    modules shows that name in a stack trace (`dispatchRequest2`). Nothing reads a function's or class's
-//    name for behaviour; a span's `error.type` reads `constructor.name`, and none of our error classes is renamed.
+//    minified, so a function keeps its own name, except where esbuild renames a symbol: to avoid a clash
+//    between two modules (`dispatchRequest2`, pg's `DatabaseError2`), or a class that refers to itself
+//    (`_CallStopped`). Such a name shows in stack traces and `constructor.name`. Nothing reads a name for
+//    behaviour; a span's `error.type` reads the error's own `name` (src/telemetry/spans.ts).
 //  - The code cache is written after a real start: the launcher runs `serve --stdio` on a throwaway
 //    database, answers `initialize`, opens a session, runs one in-process `calendar.create` and stops; V8's
 //    cache then holds every function that start, call and stop compiled. The run doubles as a smoke test:
