@@ -4,7 +4,9 @@
  * loopback receiver run by the test. Each call is one `execute_tool
  * project_cli` span with the GenAI attributes, a child span per store
  * transaction and per project-cli process; a host's `_meta.traceparent`
- * becomes its parent; no token, argument value or result is in any byte.
+ * becomes its parent; no token, argument value or result is in any byte;
+ * and tracing takes nothing from the call's lifecycle: a cancel still stops
+ * a running call.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,10 @@ import type { AddressInfo } from 'node:net';
 import { startHost, openSession } from '../helpers/host.js';
 import { mintBearer } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait-for.js';
-import type { ToolResponse } from '../../src/protocol/index.js';
+import { holdWriteLock } from '../helpers/write-lock.js';
+import { dbCount } from '../helpers/db.js';
+import { TEST_ENGINE } from '../helpers/pg.js';
+import type { CallCancelResult, CallGetResult, ToolResponse } from '../../src/protocol/index.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -148,6 +153,52 @@ test('each tool call is an execute_tool span with store and subprocess children;
     const bytes = receiver.raw.join('\n');
     for (const secret of [token, secretTitle, 'Second', eventId, '2026-03-03T09:00:00Z', 'trace-user', s.session_id]) {
       assert.ok(!bytes.includes(secret), `${secret.slice(0, 24)}… is in no exported byte`);
+    }
+  } finally {
+    await host.stop();
+    receiver.server.close();
+  }
+});
+
+// Tracing wraps the store (src/telemetry/instrument.ts): the wrapper must hand each unit of work its call's
+// signal, or a cancel, a time limit or shutdown no longer stops it. On PostgreSQL an in-process unit held by a
+// lock cannot be undone (call-lifecycle.test.ts says why): SQLite only.
+test('with tracing on, call/cancel still stops a running in-process call and nothing it wrote is kept', { timeout: 60_000, skip: TEST_ENGINE === 'postgres' && 'an in-process unit waiting for a PostgreSQL lock is not stoppable' }, async () => {
+  const receiver = await otlpReceiver();
+  const host = await startHost({
+    transport: 'ws',
+    args: ['--executor', 'inprocess'],
+    env: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '20' },
+  });
+  try {
+    const token = await mintBearer('trace-cancel');
+    const s = await openSession(host, token);
+    const other = await host.connect();
+    const there = await openSession(other, token);
+    const title = 'cancelled while traced';
+    const key = { session_id: there.session_id, thread_id: 'tc', tool_call_id: 'c1' };
+    // Another process holds the write lock: the call's unit waits for it, running and cancellable.
+    const release = await holdWriteLock(host.dbPath);
+    let released = false;
+    try {
+      const pending = host.request<ToolResponse>('tool/invoke', {
+        session_id: s.session_id, thread_id: 'tc', tool_call_id: 'c1',
+        args: { module: 'calendar', method: 'create', input: { title, start_at: '2026-03-04T09:00:00Z', end_at: '2026-03-04T10:00:00Z' } },
+      });
+      await waitFor(async () => (await other.request<CallGetResult>('call/get', key).catch(() => undefined))?.state === 'running', 'the call to be running');
+      const before = host.stderr().length;
+      const cancel = other.request<CallCancelResult>('call/cancel', key);
+      await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), () => `the daemon to stop the call\n${host.stderr().slice(-2000)}`);
+      // Released now, a unit that missed the stop would commit: the answer and the database tell.
+      await release();
+      released = true;
+      const [answer] = await Promise.all([pending, cancel]);
+      const failure = JSON.parse(answer.content[0]!.text) as { ok: boolean; error?: { code?: string } };
+      assert.equal(failure.error?.code, 'CANCELLED', answer.content[0]!.text);
+      assert.equal(await dbCount(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]), 0, 'nothing the cancelled call wrote is kept');
+      await waitFor(() => receiver.spans.some((sp) => sp.name === 'execute_tool project_cli' && attr(sp, 'gen_ai.tool.call.id') === 'c1'), 'the cancelled call is traced');
+    } finally {
+      if (!released) await release();
     }
   } finally {
     await host.stop();
