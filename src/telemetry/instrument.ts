@@ -10,9 +10,10 @@ import { inSpan, traceEnv } from './spans.js';
 /** The store with `transaction()` inside a `toolgate.store.transaction` span; everything else as it was. */
 export function traceStore<S extends Store>(store: S): S {
   const attributes = { 'db.system.name': store.engine === 'postgres' ? 'postgresql' : 'sqlite' };
-  // `opts` passed on: its `signal` is how a cancel, a time limit or shutdown stops the unit (Store.transaction).
-  const transaction = <T>(work: (tx: Tx) => Promise<T>, opts?: UnitOptions): Promise<T> =>
-    inSpan('toolgate.store.transaction', attributes, () => store.transaction(work, opts));
+  // Every argument after `work` passed on as given (TypeScript accepts a wrapper that takes fewer): the
+  // options' `signal` is how a cancel, a time limit or shutdown stops the unit (Store.transaction).
+  const transaction = <T>(work: (tx: Tx) => Promise<T>, ...rest: [opts?: UnitOptions]): Promise<T> =>
+    inSpan('toolgate.store.transaction', attributes, () => store.transaction(work, ...rest));
   return new Proxy(store, {
     get(target, key) {
       if (key === 'transaction') return transaction;

@@ -41,8 +41,8 @@ export async function inSpan<T>(name: string, attributes: Attributes, work: (spa
 /**
  * A child span's `error.type`: a PostgreSQL error's SQLSTATE (pg's errors are all one class, named after the
  * protocol message, `error`), as OpenTelemetry's database conventions ask; else the error's own `name` where
- * it sets one (every error class of ours does, as do jose's, the MCP SDK's and better-sqlite3's); else its
- * class's name. Never the class's name first: the daemon's bundle keeps no function names
+ * it sets one (every error class of ours a span can meet does, as do the MCP SDK's and better-sqlite3's);
+ * else its class's name. Never the class's name first: the daemon's bundle keeps no function names
  * (scripts/bundle-daemon.mjs), so a class esbuild renamed (`_CallStopped`, pg's `DatabaseError2`) would
  * show the renamed name.
  */
