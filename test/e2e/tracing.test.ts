@@ -185,9 +185,12 @@ test('with tracing on, call/cancel still stops a running in-process call and not
         session_id: s.session_id, thread_id: 'tc', tool_call_id: 'c1',
         args: { module: 'calendar', method: 'create', input: { title, start_at: '2026-03-04T09:00:00Z', end_at: '2026-03-04T10:00:00Z' } },
       });
+      // Handled at once: a wait below that times out must fail this test, not leave a rejection for a later one.
+      pending.catch(() => {});
       await waitFor(async () => (await other.request<CallGetResult>('call/get', key).catch(() => undefined))?.state === 'running', 'the call to be running');
       const before = host.stderr().length;
       const cancel = other.request<CallCancelResult>('call/cancel', key);
+      cancel.catch(() => {});
       await waitFor(() => host.stderr().slice(before).includes('"tool call stopping"'), () => `the daemon to stop the call\n${host.stderr().slice(-2000)}`);
       // Released now, a unit that missed the stop would commit: the answer and the database tell.
       await release();
@@ -196,7 +199,12 @@ test('with tracing on, call/cancel still stops a running in-process call and not
       const failure = JSON.parse(answer.content[0]!.text) as { ok: boolean; error?: { code?: string } };
       assert.equal(failure.error?.code, 'CANCELLED', answer.content[0]!.text);
       assert.equal(await dbCount(host.dbPath, 'SELECT count(*) AS n FROM events WHERE title = ?', [title]), 0, 'nothing the cancelled call wrote is kept');
-      await waitFor(() => receiver.spans.some((sp) => sp.name === 'execute_tool project_cli' && attr(sp, 'gen_ai.tool.call.id') === 'c1'), 'the cancelled call is traced');
+      // The stopped unit's span says why by the error's own name, whatever the bundle calls its class.
+      const stoppedUnit = await waitFor(() => {
+        const call = receiver.spans.find((sp) => sp.name === 'execute_tool project_cli' && attr(sp, 'gen_ai.tool.call.id') === 'c1');
+        return call && receiver.spans.find((sp) => sp.parentSpanId === call.spanId && sp.name === 'toolgate.store.transaction' && attr(sp, 'error.type') !== undefined);
+      }, 'the cancelled call and its stopped unit traced');
+      assert.equal(attr(stoppedUnit, 'error.type'), 'CallStopped');
     } finally {
       if (!released) await release();
     }
