@@ -6,6 +6,16 @@ import { requestTarget } from '../rpc/request-target.js';
 import { offersWebSocket } from '../rpc/websocket-offer.js';
 
 /**
+ * How long an idle keep-alive connection stays open. Longer than a load balancer keeps its pooled connections
+ * to a daemon idle (nginx's upstream `keepalive_timeout` is 60 s by default), so the balancer closes an idle
+ * one, not the daemon: a daemon that closes it just as the balancer sends the next request on it drops that
+ * request, and the balancer may not send a POST again (docs/operations.md). Node's default is 5 s; behind
+ * HAProxy an MCP client then saw "other side closed" now and then (the load-balancer suite, 2 runs in 40).
+ * Node says so in each response (`Keep-Alive: timeout=65`); `headersTimeout` (60 s by default) is set just above it.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
  * The HTTP side of `serve --ws`: the inspector's static files at `/`, the
  * AG-UI event stream per thread, and the `/rpc` upgrade (attached by the
  * WebSocket transport). Every request passes the Host/Origin guard first
@@ -17,7 +27,7 @@ export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Arr
   // is served as the plain request it also is (RFC 9110 §7.8). Node 24.9+ reads this option; before it, the
   // WebSocket transport hands such a request back (ws-transport.ts, serveAsPlainRequest).
   const options = { shouldUpgradeCallback: offersWebSocket } as ServerOptions;
-  return createServer(options, (req, res) => {
+  const server = createServer(options, (req, res) => {
     try {
       const refused = guard(req);
       if (refused) {
@@ -40,6 +50,9 @@ export function createHttpServer(ctx: ServeContext<{ log: Logger }>, routes: Arr
       res.end(JSON.stringify({ error: 'internal error' }));
     }
   });
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+  return server;
 }
 
 /** 403: a JSON-RPC error body on `/mcp` (as MCP clients read one), `{error}` elsewhere. */
