@@ -92,7 +92,8 @@ test('automation add refuses the data folder\'s dev secret and signing key as it
       ['--owner', `olga-${secret}`, '--allow', 'calendar.read'],
       ['--owner', 'olga', '--allow', `calendar.read,${secret}`],
       ['--owner', 'olga', '--skills', `calendar,${secret}`, '--allow', 'calendar.read'],
-      ['--owner', 'olga', '--allow', 'calendar.read', '--ask', secret],
+      // `--flag=value`: a secret may begin with `-` (base64url), which parseArgs would take for a flag after a space.
+      ['--owner', 'olga', '--allow', 'calendar.read', `--ask=${secret}`],
     ];
     for (const [i, args] of cases.entries()) {
       // The first of each secret through the binary, the others through its entry in this process.
@@ -117,7 +118,8 @@ test('automation add refuses the private part of the key TOOLGATE_CREDENTIAL_KEY
   const { d } = JSON.parse(readFileSync(keyFile, 'utf8')) as { d: string };
   const env: NodeJS.ProcessEnv = { ...process.env, TOOLGATE_HOME: dataDir, TOOLGATE_CREDENTIAL_KEY_FILE: keyFile };
   const dbPath = join(dataDir, 'toolgate.db');
-  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, '--owner', d, '--allow', 'calendar.read'], { encoding: 'utf8', env });
+  // `--owner=`: `d` is base64url and may begin with `-`, which parseArgs would take for a flag after a space.
+  const r = spawnSync(process.execPath, [TOOLGATE_BIN, 'automation', 'add', '--db', dbPath, `--owner=${d}`, '--allow', 'calendar.read'], { encoding: 'utf8', env });
   assert.equal(r.status, 2, r.stdout);
   assert.match(r.stderr, /bearer token or credential/);
   assert.ok(!(r.stdout + r.stderr).includes(d), 'echoed');
