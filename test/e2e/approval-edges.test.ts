@@ -202,7 +202,8 @@ test('a cancel is audited with its surface (the transport of call/cancel, mcp fo
   const created = await mcp('tools/call', { name: 'project_cli', arguments: forget('b'), task: { ttl: 60_000 }, _meta: { 'toolgate/thread_id': 'c', 'toolgate/tool_call_id': 'cancel-task' } });
   const taskId = created.result?.task?.taskId;
   assert.ok(taskId, JSON.stringify(created));
-  assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
+  // The task is created `working` and turns `input_required` once its call reaches the approval: wait for it.
+  await waitFor(async () => (await mcp('tasks/get', { taskId })).result?.status === 'input_required', 'the task to await approval (input_required)');
   const viaRpc = await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'c', tool_call_id: 'cancel-task' });
   assert.equal(viaRpc.state, 'awaiting_approval');
   // Listed while it awaits approval, as tasks/get reports it (tasks/list: every call of the user's).
@@ -281,7 +282,8 @@ test('an MCP task awaiting approval holds none of its session\'s in-flight place
     const created = await call({ module: 'memory', method: 'forget', input: { key: 'k' } }, 'forget', true);
     const taskId = created.result?.task?.taskId;
     assert.ok(taskId, JSON.stringify(created));
-    assert.equal((await mcp('tasks/get', { taskId })).result?.status, 'input_required');
+    // The task is created `working` and turns `input_required` once its call reaches the approval: wait for it.
+  await waitFor(async () => (await mcp('tasks/get', { taskId })).result?.status === 'input_required', 'the task to await approval (input_required)');
     // The task waits for a person; nothing of it runs. The session's one place is free for its next call.
     const read = await call({ module: 'memory', method: 'read', input: {} }, 'read');
     assert.equal(read.result?.isError, false, JSON.stringify(read));
