@@ -9,12 +9,14 @@
 // The build bundles the CLI into one CommonJS file plus a V8 code cache for it
 // (scripts/bundle-cli.mjs), because every subprocess tool call pays this
 // start-up: compiling from the cache skips parsing and the lazy compilation of
-// what start-up runs. A missing or stale cache (another Node, other V8 flags)
-// is rejected by V8, and the bundle is then simply compiled.
-const { readFileSync, writeFileSync } = process.getBuiltinModule('node:fs');
+// what start-up runs. Only a cache this very runtime wrote is used
+// (bin/code-cache.cjs); with none, or one V8 refuses (other V8 flags), the
+// bundle is simply compiled.
+const { readFileSync } = process.getBuiltinModule('node:fs');
 const { createRequire } = process.getBuiltinModule('node:module');
 const { dirname, join } = process.getBuiltinModule('node:path');
 const { Script } = process.getBuiltinModule('node:vm');
+const { readCodeCache, writeCodeCache } = createRequire(__filename)('./code-cache.cjs');
 
 const bundle = join(__dirname, '..', 'dist', 'project-cli.bundle.cjs');
 const cacheFile = `${bundle}.cache`;
@@ -27,12 +29,8 @@ const WRAPPER_HEAD = '(function (exports, require, module, __filename, __dirname
 globalThis.__zod_globalConfig = { jitless: true };
 
 function load() {
-  let cachedData;
-  try {
-    cachedData = readFileSync(cacheFile);
-  } catch {
-    /* no cache: compile normally */
-  }
+  // Only a cache this very node wrote (bin/code-cache.cjs): another Node 20 release would crash on it.
+  const cachedData = readCodeCache(cacheFile);
   // The file is the bundle in CommonJS's function wrapper already (scripts/bundle-cli.mjs): compiled as it is,
   // with no joined string for V8 to copy again. A bundle built before the build wrapped it (a checkout pulled
   // but not rebuilt) is wrapped here, as it was then, and still runs.
@@ -61,6 +59,6 @@ void runProjectCli().then(() => {
     // The build step (scripts/bundle-cli.mjs) only, after a real call it made up
     // (a fresh database, key and credential): V8's cache then holds every function
     // that loading *and* one call compiled, so a call compiles almost nothing.
-    writeFileSync(cacheFile, script.createCachedData());
+    writeCodeCache(cacheFile, script.createCachedData());
   }
 });

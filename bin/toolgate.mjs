@@ -3,12 +3,12 @@
 // CommonJS script, dist/daemon/toolgate.cjs, compiled here from its V8 code cache
 // (scripts/bundle-daemon.mjs: a host waits for start-up, and the cache skips parsing and compiling what
 // start-up runs). dist/src runs instead when the bundle is missing or older than what it was built from,
-// or with TOOLGATE_UNBUNDLED=1 (tools that hook or count modules by their file: the bench's probes). A
-// missing or stale cache (another Node, other V8 flags) is rejected by V8, and the script is then simply
-// compiled. The young generation is held small while the daemon's modules load
+// or with TOOLGATE_UNBUNDLED=1 (tools that hook or count modules by their file: the bench's probes). Only
+// a cache this very runtime wrote is used (bin/code-cache.cjs); with none, or one V8 refuses (other V8
+// flags), the script is simply compiled. The young generation is held small while the daemon's modules load
 // (src/app/start-up-heap.ts), so the daemon itself is loaded only after that.
 
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -62,6 +62,9 @@ function bundleIsCurrent() {
  */
 const SCRIPT_NAME = 'toolgate/dist/daemon/toolgate.cjs';
 
+/** bin/code-cache.cjs, shared with project-cli's launcher (required, not imported: no ES module wrapper for it). */
+const codeCache = () => createRequire(import.meta.url)('./code-cache.cjs');
+
 /**
  * The bundle compiled (from its code cache when V8 accepts it). Compiled before the young generation is held:
  * V8 accepts a cache only under the flags it was made with, and the build makes it under V8's own. V8 checks
@@ -70,7 +73,8 @@ const SCRIPT_NAME = 'toolgate/dist/daemon/toolgate.cjs';
 function compileBundle() {
   let cachedData;
   try {
-    if (statSync(`${bundle}.cache`).mtimeMs >= statSync(bundle).mtimeMs) cachedData = readFileSync(`${bundle}.cache`);
+    // Only a cache this very node wrote (bin/code-cache.cjs): another Node 20 release would crash on it.
+    if (statSync(`${bundle}.cache`).mtimeMs >= statSync(bundle).mtimeMs) cachedData = codeCache().readCodeCache(`${bundle}.cache`);
   } catch {
     /* no cache: compile normally */
   }
@@ -112,7 +116,7 @@ const code = await main().catch(async (err) => {
 // need; under V8's own flags, as every start compiles the bundle.
 if (compiled && process.env.TOOLGATE_WRITE_CODE_CACHE === '1') {
   heap.releaseYoungGeneration();
-  writeFileSync(`${bundle}.cache`, compiled.createCachedData());
+  codeCache().writeCodeCache(`${bundle}.cache`, compiled.createCachedData());
 }
 // Exit explicitly once stdout has drained: an open stdin must not keep a stopped daemon alive.
 process.stdout.write('', () => process.exit(code));

@@ -14,7 +14,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openSession, startHost } from '../helpers/host.js';
@@ -79,6 +79,33 @@ test("the launcher compiles the bundle from the build's code cache, and V8 takes
   const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs.cache')).mtimeMs + 60_000);
   utimesSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs'), later, later);
   assert.deepEqual(scriptsCompiled(['--version'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'toolgate.mjs')), [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: false, rejected: null }]);
+});
+
+/** A copy of `file` (a code cache the build wrote) whose stamp names another Node 20 release, V8's bytes kept. */
+function stampedByAnotherNode(file: string): void {
+  const bytes = readFileSync(file);
+  const end = bytes.indexOf(0x0a);
+  const stamp = bytes.subarray(0, end).toString('latin1');
+  assert.ok(stamp.startsWith('toolgate-v8-code-cache ') && stamp.includes(`"node":"${process.version}"`), `the build stamped ${file} with this node: ${stamp}`);
+  writeFileSync(file, Buffer.concat([Buffer.from(stamp.replace(`"node":"${process.version}"`, '"node":"v20.16.0"'), 'latin1'), bytes.subarray(end)]));
+}
+
+// Every Node 20 release reports V8 11.3.244.8, so V8 takes a cache another release wrote, and crashed on it
+// (measured: a build on 20.20.2, then `toolgate --version` and `project-cli --help` on 20.16.0, both a
+// segmentation fault). The launchers hand V8 only a cache stamped by their own node (bin/code-cache.cjs).
+test('a code cache another node wrote is never handed to V8: the daemon and project-cli compile without it', () => {
+  const pkg = tempDir('toolgate-other-node-');
+  for (const part of ['bin', 'dist/daemon', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'package.json']) {
+    cpSync(join(REPO_ROOT, part), join(pkg, part), { recursive: true, preserveTimestamps: true });
+  }
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  symlinkSync(join(REPO_ROOT, 'dist', 'src'), join(pkg, 'dist', 'src'));
+  // The build's own caches, from this node, are taken (the copy is the build as it is).
+  assert.deepEqual(scriptsCompiled(['--help'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'project-cli.cjs')), [{ filename: join(pkg, 'dist', 'project-cli.bundle.cjs'), cached: true, rejected: false }]);
+  stampedByAnotherNode(join(pkg, 'dist', 'daemon', 'toolgate.cjs.cache'));
+  stampedByAnotherNode(join(pkg, 'dist', 'project-cli.bundle.cjs.cache'));
+  assert.deepEqual(scriptsCompiled(['--version'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'toolgate.mjs')), [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: false, rejected: null }]);
+  assert.deepEqual(scriptsCompiled(['--help'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'project-cli.cjs')), [{ filename: join(pkg, 'dist', 'project-cli.bundle.cjs'), cached: false, rejected: null }]);
 });
 
 test('serve --mcp from the bundle loads its MCP part and lists the one tool', async () => {

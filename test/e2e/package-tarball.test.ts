@@ -139,7 +139,7 @@ describe('the package as a user installs it', { concurrency: true }, () => {
   test('the tarball ships what a user needs and no tests or source maps', () => {
     for (const needed of [
       'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'toolgate.config.example.json', 'toolgate.config.example.yaml',
-      'bin/toolgate.mjs', 'bin/not-ready.mjs', 'bin/project-cli.mjs', 'bin/project-cli.cjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/project-cli.snapshot.blob', 'dist/project-cli.snapshot.checked.json', 'dist/src/index.js', 'dist/src/index.d.ts',
+      'bin/toolgate.mjs', 'bin/not-ready.mjs', 'bin/code-cache.cjs', 'bin/project-cli.mjs', 'bin/project-cli.cjs', 'dist/project-cli.bundle.cjs', 'dist/project-cli.bundle.cjs.cache', 'dist/project-cli.snapshot.blob', 'dist/project-cli.snapshot.checked.json', 'dist/src/index.js', 'dist/src/index.d.ts',
       'dist/src/app/cli.js', 'dist/daemon/toolgate.cjs', 'dist/daemon/toolgate.cjs.cache', 'dist/daemon/start-up-heap.js', 'dist/daemon/checkpoint-worker.js', 'schemas/ui-schema.json', 'skills/calendar/SKILL.md', 'skills/calendar/examples.md',
       'docs/protocols/tool-protocol.md', 'dist/inspector/index.html', 'dist/inspector/inspector.js',
       'protocol/index.js', 'protocol/index.d.ts', 'schemas/protocol.json', 'schemas/tool-call.json', 'dist/src/conformance/conformance-command.js',
