@@ -12,6 +12,11 @@
 // what start-up runs. Only a cache this very runtime wrote is used
 // (bin/code-cache.cjs); with none, or one V8 refuses (other V8 flags), the
 // bundle is simply compiled.
+// package.json's "engines": process.getBuiltinModule is Node 20.16+ and 22.3+. Older: one line, exit 2.
+if (typeof process.getBuiltinModule !== 'function') {
+  process.stderr.write(`project-cli: Node.js ${process.version} is too old: project-cli needs Node.js 20.16 or later (22.3 or later on 22)\n`);
+  process.exit(2);
+}
 const { readFileSync } = process.getBuiltinModule('node:fs');
 const { createRequire } = process.getBuiltinModule('node:module');
 const { dirname, join } = process.getBuiltinModule('node:path');

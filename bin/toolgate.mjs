@@ -8,6 +8,13 @@
 // flags), the script is simply compiled. The young generation is held small while the daemon's modules load
 // (src/app/start-up-heap.ts), so the daemon itself is loaded only after that.
 
+// package.json's "engines": project-cli's launcher and bundle use process.getBuiltinModule (Node 20.16+ and
+// 22.3+). On an older node the daemon would start and every subprocess call fail: one line, exit 2.
+if (typeof process.getBuiltinModule !== 'function') {
+  process.stderr.write(`toolgate: Node.js ${process.version} is too old: toolgate needs Node.js 20.16 or later (22.3 or later on 22)\n`);
+  process.exit(2);
+}
+
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
