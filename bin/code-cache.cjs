@@ -12,13 +12,17 @@
 // platform, architecture and node binary size (another build of the same version, a distribution's, is
 // another binary). Any other runtime compiles the script without a cache, as when there is none.
 //
-// The file: one line `toolgate-v8-code-cache <runtime JSON>\n`, then V8's bytes, handed to V8 as a view of
-// the same buffer (no copy).
+// The file: one line `toolgate-v8-code-cache <runtime JSON>`, padded with spaces so that the line with its
+// `\n` is a multiple of 16 bytes, then V8's bytes, handed to V8 as a view of the same buffer. The padding
+// keeps that view aligned: V8 copies cache data that does not start on a pointer boundary (measured, an
+// unpadded 121-byte line cost project-cli's bundle start ~120 more page faults).
 const { readFileSync, statSync, writeFileSync } = process.getBuiltinModule('node:fs');
 
 const MAGIC = 'toolgate-v8-code-cache';
 /** A stamp longer than this is not one (the JSON is ~120 bytes). */
 const MAX_STAMP = 1024;
+/** The stamp line's length, `\n` included, is a multiple of this: V8's bytes start aligned. */
+const ALIGN = 16;
 
 /** The line that names this runtime. */
 function stampLine() {
@@ -43,10 +47,10 @@ function readCodeCache(file) {
   } catch {
     return undefined;
   }
-  const end = bytes.indexOf(0x0a);
-  if (end < 0 || end > MAX_STAMP) return undefined;
+  const end = bytes.subarray(0, MAX_STAMP + 1).indexOf(0x0a);
+  if (end < 0) return undefined;
   try {
-    if (bytes.toString('latin1', 0, end) !== stampLine()) return undefined;
+    if (bytes.toString('latin1', 0, end).trimEnd() !== stampLine()) return undefined;
   } catch {
     return undefined; // the node binary cannot be stat'ed: no way to tell, so no cache
   }
@@ -55,7 +59,9 @@ function readCodeCache(file) {
 
 /** Writes V8's cache `data` to `file`, stamped with this runtime. */
 function writeCodeCache(file, data) {
-  writeFileSync(file, Buffer.concat([Buffer.from(`${stampLine()}\n`, 'latin1'), data]));
+  const line = stampLine();
+  const padded = line.padEnd(Math.ceil((line.length + 1) / ALIGN) * ALIGN - 1, ' ');
+  writeFileSync(file, Buffer.concat([Buffer.from(`${padded}\n`, 'latin1'), data]));
 }
 
 module.exports = { readCodeCache, writeCodeCache };

@@ -14,14 +14,21 @@
 // bundle is simply compiled.
 // package.json's "engines": process.getBuiltinModule is Node 20.16+ and 22.3+. Older: one line, exit 2.
 if (typeof process.getBuiltinModule !== 'function') {
-  process.stderr.write(`project-cli: Node.js ${process.version} is too old: project-cli needs Node.js 20.16 or later (22.3 or later on 22)\n`);
+  process.stderr.write(`project-cli: Node.js ${process.version} is too old: project-cli needs Node.js 20.16+, 22.3+, 24 or 26\n`);
   process.exit(2);
 }
 const { readFileSync } = process.getBuiltinModule('node:fs');
 const { createRequire } = process.getBuiltinModule('node:module');
 const { dirname, join } = process.getBuiltinModule('node:path');
 const { Script } = process.getBuiltinModule('node:vm');
-const { readCodeCache, writeCodeCache } = createRequire(__filename)('./code-cache.cjs');
+// A bin/ copied without it runs without a cache, as when there is none.
+const { readCodeCache, writeCodeCache } = (() => {
+  try {
+    return createRequire(__filename)('./code-cache.cjs');
+  } catch {
+    return { readCodeCache: () => undefined, writeCodeCache: () => {} };
+  }
+})();
 
 const bundle = join(__dirname, '..', 'dist', 'project-cli.bundle.cjs');
 const cacheFile = `${bundle}.cache`;

@@ -9,9 +9,10 @@
 // (src/app/start-up-heap.ts), so the daemon itself is loaded only after that.
 
 // package.json's "engines": project-cli's launcher and bundle use process.getBuiltinModule (Node 20.16+ and
-// 22.3+). On an older node the daemon would start and every subprocess call fail: one line, exit 2.
+// 22.3+). On an older node the daemon would start and every subprocess call fail: one line, exit 2. (The
+// static imports below are evaluated first: they must stay Node built-ins that every release has.)
 if (typeof process.getBuiltinModule !== 'function') {
-  process.stderr.write(`toolgate: Node.js ${process.version} is too old: toolgate needs Node.js 20.16 or later (22.3 or later on 22)\n`);
+  process.stderr.write(`toolgate: Node.js ${process.version} is too old: toolgate needs Node.js 20.16+, 22.3+, 24 or 26\n`);
   process.exit(2);
 }
 

@@ -87,7 +87,8 @@ function stampedByAnotherNode(file: string): void {
   const end = bytes.indexOf(0x0a);
   const stamp = bytes.subarray(0, end).toString('latin1');
   assert.ok(stamp.startsWith('toolgate-v8-code-cache ') && stamp.includes(`"node":"${process.version}"`), `the build stamped ${file} with this node: ${stamp}`);
-  writeFileSync(file, Buffer.concat([Buffer.from(stamp.replace(`"node":"${process.version}"`, '"node":"v20.16.0"'), 'latin1'), bytes.subarray(end)]));
+  const other = process.version === 'v20.16.0' ? 'v20.20.2' : 'v20.16.0';
+  writeFileSync(file, Buffer.concat([Buffer.from(stamp.replace(`"node":"${process.version}"`, `"node":"${other}"`), 'latin1'), bytes.subarray(end)]));
 }
 
 // Every Node 20 release reports V8 11.3.244.8, so V8 takes a cache another release wrote, and crashed on it
@@ -101,6 +102,7 @@ test('a code cache another node wrote is never handed to V8: the daemon and proj
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
   symlinkSync(join(REPO_ROOT, 'dist', 'src'), join(pkg, 'dist', 'src'));
   // The build's own caches, from this node, are taken (the copy is the build as it is).
+  assert.deepEqual(scriptsCompiled(['--version'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'toolgate.mjs')), [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: true, rejected: false }]);
   assert.deepEqual(scriptsCompiled(['--help'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'project-cli.cjs')), [{ filename: join(pkg, 'dist', 'project-cli.bundle.cjs'), cached: true, rejected: false }]);
   stampedByAnotherNode(join(pkg, 'dist', 'daemon', 'toolgate.cjs.cache'));
   stampedByAnotherNode(join(pkg, 'dist', 'project-cli.bundle.cjs.cache'));

@@ -23,9 +23,12 @@ const DATA = Buffer.from([0xc0, 0xde, 0x0a, 0x00, 0xff, 0x0a, 0x01]);
 test('a cache this runtime wrote reads back byte for byte, after one stamp line naming this runtime', () => {
   const file = join(tempDir('toolgate-code-cache-'), 'x.cache');
   writeCodeCache(file, DATA);
-  assert.deepEqual(readCodeCache(file), DATA);
+  const read = readCodeCache(file)!;
+  assert.deepEqual(read, DATA);
+  // V8 copies cache data that does not start on a pointer boundary: the stamp line is padded to keep it aligned.
+  assert.equal(read.byteOffset % 8, 0, `V8's bytes start at offset ${read.byteOffset}`);
   const bytes = readFileSync(file);
-  const stamp = bytes.subarray(0, bytes.indexOf(0x0a)).toString('latin1');
+  const stamp = bytes.subarray(0, bytes.indexOf(0x0a)).toString('latin1').trimEnd();
   assert.match(stamp, /^toolgate-v8-code-cache \{/);
   assert.deepEqual(JSON.parse(stamp.slice(stamp.indexOf('{'))), {
     node: process.version,
@@ -41,12 +44,12 @@ test("another runtime's cache, an unstamped one (a build from before stamps), or
   const mine = join(dir, 'mine.cache');
   writeCodeCache(mine, DATA);
   const bytes = readFileSync(mine);
-  const stamp = bytes.subarray(0, bytes.indexOf(0x0a)).toString('latin1');
+  const stamp = bytes.subarray(0, bytes.indexOf(0x0a)).toString('latin1').trimEnd();
   const rest = bytes.subarray(bytes.indexOf(0x0a));
   const others = {
     // The case that crashed: the same V8 version number, another Node release.
-    'another Node release': stamp.replace(`"node":"${process.version}"`, '"node":"v20.16.0"'),
-    'another V8 build': stamp.replace(`"v8":"${process.versions.v8}"`, '"v8":"11.3.244.8-node.23"'),
+    'another Node release': stamp.replace(`"node":"${process.version}"`, `"node":"${process.version === 'v20.16.0' ? 'v20.20.2' : 'v20.16.0'}"`),
+    'another V8 build': stamp.replace(`"v8":"${process.versions.v8}"`, `"v8":"${process.versions.v8}-other"`),
     'another node binary of the same version': stamp.replace(/"execSize":\d+/, '"execSize":1'),
     'another architecture': stamp.replace(`"arch":"${process.arch}"`, '"arch":"s390x"'),
   };

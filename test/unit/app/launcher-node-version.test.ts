@@ -24,6 +24,6 @@ test('on a node without process.getBuiltinModule (before 20.16) both launchers r
     const r = spawnSync(process.execPath, ['--require', preload, launcher, ...args], { env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir }, encoding: 'utf8' });
     assert.equal(r.status, 2, `${launcher}: ${r.stderr}`);
     assert.equal(r.stdout, '');
-    assert.equal(r.stderr, `${name}: Node.js ${process.version} is too old: ${name} needs Node.js 20.16 or later (22.3 or later on 22)\n`);
+    assert.equal(r.stderr, `${name}: Node.js ${process.version} is too old: ${name} needs Node.js 20.16+, 22.3+, 24 or 26\n`);
   }
 });
