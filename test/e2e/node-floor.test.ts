@@ -23,15 +23,28 @@ import type { ToolResponse } from '../../src/protocol/index.js';
 import { PROJECT_CLI_BIN, REPO_ROOT, TOOLGATE_BIN, tempDir } from '../helpers/repo.js';
 import { mintBearer, TEST_BEARER_SECRET } from '../helpers/tokens.js';
 
-const floor = process.env.TOOLGATE_NODE_FLOOR;
-const below = process.env.TOOLGATE_NODE_BELOW_FLOOR;
 const version = (node: string) => spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+/** The native-module ABI of `node` (better-sqlite3 is compiled for one). */
+const abi = (node: string) => spawnSync(node, ['-p', 'process.versions.modules'], { encoding: 'utf8' }).stdout.trim();
+/**
+ * The Node binary `name` names, when it can run this checkout's build: one of the same major (ABI) as the
+ * Node running the tests, which compiled better-sqlite3. A pass on Node 24 or 26 (scripts/node-pass.sh)
+ * inherits the variables, and its build is not one a Node 20 can load.
+ */
+function otherNode(name: string): { node?: string; skip: string | false } {
+  const node = process.env[name];
+  if (!node) return { skip: `${name} is not set (.ci/run installs it from the npm registry's node package)` };
+  if (abi(node) !== process.versions.modules) return { skip: `${name} is a Node of another major than this build's (${process.version})` };
+  return { node, skip: false };
+}
+const floor = otherNode('TOOLGATE_NODE_FLOOR');
+const below = otherNode('TOOLGATE_NODE_BELOW_FLOOR');
 
 test(
   'the floor of engines (Node 20.16.0) runs this build: the launchers, and a subprocess call from a stdio session',
-  { skip: floor ? false : 'TOOLGATE_NODE_FLOOR is not set (.ci/run installs node@20.16.0 from the npm registry)', timeout: 60_000 },
+  { skip: floor.skip, timeout: 60_000 },
   async () => {
-    const node = floor!;
+    const node = floor.node!;
     assert.equal(version(node), 'v20.16.0', `TOOLGATE_NODE_FLOOR names ${node}`);
     const dir = tempDir('toolgate-node-floor-');
     const env = { PATH: process.env.PATH ?? '', TOOLGATE_HOME: dir, TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET };
@@ -65,9 +78,9 @@ test(
 
 test(
   'below the floor (Node 20.15.1) both launchers refuse in one line, exit 2',
-  { skip: below ? false : 'TOOLGATE_NODE_BELOW_FLOOR is not set (.ci/run installs node@20.15.1 from the npm registry)' },
+  { skip: below.skip },
   () => {
-    const node = below!;
+    const node = below.node!;
     assert.equal(version(node), 'v20.15.1', `TOOLGATE_NODE_BELOW_FLOOR names ${node}`);
     for (const [name, launcher, args] of [
       ['toolgate', TOOLGATE_BIN, ['--version']],
