@@ -20,6 +20,7 @@ if (log !== undefined && log !== '') {
     }
   }
   vm.Script = LoggedScript;
-  // The launcher's `import { Script } from 'node:vm'` reads the patched class.
+  // The launchers take node:vm through process.getBuiltinModule, the object patched above; an ES module
+  // `import { Script } from 'node:vm'` (a script of the bench's, say) reads the patched class after this.
   syncBuiltinESMExports();
 }
