@@ -37,8 +37,8 @@ switch (what) {
     const { dirname, join } = process.getBuiltinModule('node:path');
     const bundle = join(process.argv[3]!, 'dist', 'project-cli.bundle.cjs');
     // The launcher's own reader: a cache stamped by this node, else none (bin/code-cache.cjs).
-    const { readCodeCache } = require(join(process.argv[3]!, 'bin', 'code-cache.cjs')) as { readCodeCache(file: string, script: string): Buffer | undefined };
-    const cachedData = readCodeCache(`${bundle}.cache`, bundle);
+    const { readCodeCache } = require(join(process.argv[3]!, 'bin', 'code-cache.cjs')) as { readCodeCache(file: string): Buffer | undefined };
+    const cachedData = readCodeCache(`${bundle}.cache`);
     (globalThis as { __zod_globalConfig?: unknown }).__zod_globalConfig = { jitless: true };
     // The file is the bundle in its CommonJS function wrapper already (scripts/bundle-cli.mjs).
     const script = new Script(readFileSync(bundle, 'utf8'), { filename: bundle, cachedData });

@@ -37,15 +37,12 @@ function stampLine() {
 }
 
 /**
- * The V8 cache data in `file` for the script `script` when this runtime wrote it; undefined when there is
- * no file, it cannot be read, it is older than the script, it has no stamp (a build from before stamps) or
- * another runtime's stamp. Older than the script: V8 checks only the source's length, so a script changed
- * after its cache was written (patched, or rebuilt by a build that failed before the cache) must not get it.
+ * The V8 cache data in `file` when this runtime wrote it; undefined when there is no file, it cannot be
+ * read, it has no stamp (a build from before stamps) or another runtime's stamp.
  */
-function readCodeCache(file, script) {
+function readCodeCache(file) {
   let bytes;
   try {
-    if (statSync(file).mtimeMs < statSync(script).mtimeMs) return undefined;
     bytes = readFileSync(file);
   } catch {
     return undefined;

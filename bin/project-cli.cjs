@@ -42,7 +42,7 @@ globalThis.__zod_globalConfig = { jitless: true };
 
 function load() {
   // Only a cache this very node wrote (bin/code-cache.cjs): another Node 20 release would crash on it.
-  const cachedData = readCodeCache(cacheFile, bundle);
+  const cachedData = readCodeCache(cacheFile);
   // The file is the bundle in CommonJS's function wrapper already (scripts/bundle-cli.mjs): compiled as it is,
   // with no joined string for V8 to copy again. A bundle built before the build wrapped it (a checkout pulled
   // but not rebuilt) is wrapped here, as it was then, and still runs.

@@ -84,7 +84,7 @@ function compileBundle() {
   let cachedData;
   try {
     // Only a cache this very node wrote (bin/code-cache.cjs): another Node 20 release would crash on it.
-    cachedData = codeCache().readCodeCache(`${bundle}.cache`, bundle);
+    if (statSync(`${bundle}.cache`).mtimeMs >= statSync(bundle).mtimeMs) cachedData = codeCache().readCodeCache(`${bundle}.cache`);
   } catch {
     /* no cache: compile normally */
   }

@@ -7,21 +7,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { REPO_ROOT, tempDir } from '../../helpers/repo.js';
 
-const { readCodeCache: readCache, writeCodeCache } = createRequire(import.meta.url)(join(REPO_ROOT, 'bin', 'code-cache.cjs')) as {
-  readCodeCache(file: string, script: string): Buffer | undefined;
+const { readCodeCache, writeCodeCache } = createRequire(import.meta.url)(join(REPO_ROOT, 'bin', 'code-cache.cjs')) as {
+  readCodeCache(file: string): Buffer | undefined;
   writeCodeCache(file: string, data: Buffer): void;
 };
-
-/** A script older than every cache written here: what the caches below are for. */
-const SCRIPT = join(tempDir('toolgate-code-cache-script-'), 'script.cjs');
-writeFileSync(SCRIPT, '(function () {})');
-utimesSync(SCRIPT, new Date(0), new Date(0));
-const readCodeCache = (file: string) => readCache(file, SCRIPT);
 
 /** Bytes standing for V8's cache data: any bytes, a newline among them included. */
 const DATA = Buffer.from([0xc0, 0xde, 0x0a, 0x00, 0xff, 0x0a, 0x01]);
@@ -72,17 +66,4 @@ test("another runtime's cache, an unstamped one (a build from before stamps), or
   writeFileSync(raw, DATA);
   assert.equal(readCodeCache(raw), undefined, 'V8 bytes alone');
   assert.equal(readCodeCache(join(dir, 'absent.cache')), undefined);
-});
-
-test('a cache older than its script is not used: V8 checks only the length, and the script changed since', () => {
-  const dir = tempDir('toolgate-code-cache-');
-  const file = join(dir, 'x.cache');
-  const script = join(dir, 'x.cjs');
-  writeFileSync(script, '(function () {})');
-  writeCodeCache(file, DATA);
-  utimesSync(script, new Date(), new Date(statSync(file).mtimeMs - 1000));
-  assert.deepEqual(readCache(file, script), DATA, 'written after its script');
-  utimesSync(script, new Date(), new Date(statSync(file).mtimeMs + 1000));
-  assert.equal(readCache(file, script), undefined, 'the script rewritten after its cache');
-  assert.equal(readCache(file, join(dir, 'absent.cjs')), undefined, 'no script');
 });
