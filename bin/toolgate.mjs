@@ -51,10 +51,21 @@ async function notReady(err) {
 }
 
 /**
+ * A checkout holds the TypeScript sources; an installed copy does not (package.json "files"), so nothing
+ * there can rebuild dist/src after the bundle: its files' times say nothing. npm extracts a package with the
+ * time of extraction, in its own file order (`.cache` before `.cjs` before `.js`), so there every dist/src
+ * file looked newer than the bundle, and the bundle older than its cache's script: an installed daemon ran
+ * dist/src, never its bundle or cache.
+ */
+const checkout = existsSync(`${root}src/app/cli.ts`);
+
+/**
  * Whether dist/daemon holds a bundle at least as new as every dist/src file it was built from
- * (dist/daemon/inputs.json): after a `tsc` alone, dist/src is what the source says, and runs.
+ * (dist/daemon/inputs.json): after a `tsc` alone, dist/src is what the source says, and runs. In an
+ * installed copy, whether there is a bundle.
  */
 function bundleIsCurrent() {
+  if (!checkout) return existsSync(bundle);
   try {
     // Paths, not URLs: ~200 files are stat'ed on every start, and a URL per file doubled the check's cost.
     const built = statSync(bundle).mtimeMs;
@@ -84,7 +95,7 @@ function compileBundle() {
   let cachedData;
   try {
     // Only a cache this very node wrote (bin/code-cache.cjs): another Node 20 release would crash on it.
-    if (statSync(`${bundle}.cache`).mtimeMs >= statSync(bundle).mtimeMs) cachedData = codeCache().readCodeCache(`${bundle}.cache`);
+    if (!checkout || statSync(`${bundle}.cache`).mtimeMs >= statSync(bundle).mtimeMs) cachedData = codeCache().readCodeCache(`${bundle}.cache`);
   } catch {
     /* no cache: compile normally */
   }

@@ -76,6 +76,8 @@ test("the launcher compiles the bundle from the build's code cache, and V8 takes
   for (const part of ['bin', 'dist/daemon', 'package.json']) cpSync(join(REPO_ROOT, part), join(pkg, part), { recursive: true, preserveTimestamps: true });
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
   symlinkSync(join(REPO_ROOT, 'dist', 'src'), join(pkg, 'dist', 'src'));
+  // A checkout (its sources are there): the launcher reads file times only in one.
+  symlinkSync(join(REPO_ROOT, 'src'), join(pkg, 'src'));
   const later = new Date(statSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs.cache')).mtimeMs + 60_000);
   utimesSync(join(pkg, 'dist', 'daemon', 'toolgate.cjs'), later, later);
   assert.deepEqual(scriptsCompiled(['--version'], { TOOLGATE_HOME: tempDir() }, join(pkg, 'bin', 'toolgate.mjs')), [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: false, rejected: null }]);
@@ -165,6 +167,8 @@ test('a bundle older than one of the dist/src files it was built from is not run
   const pkg = tempDir('toolgate-stale-');
   for (const part of ['bin', 'dist/daemon', 'dist/src', 'package.json']) cpSync(join(REPO_ROOT, part), join(pkg, part), { recursive: true, preserveTimestamps: true });
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(pkg, 'node_modules'));
+  // A checkout (its sources are there): the launcher reads file times only in one.
+  symlinkSync(join(REPO_ROOT, 'src'), join(pkg, 'src'));
   const version = (log: string) => {
     const r = spawnSync(process.execPath, [join(pkg, 'bin', 'toolgate.mjs'), '--version'], { env: { PATH: process.env.PATH ?? '', NODE_OPTIONS: PRELOAD, MODULE_LOG: log }, encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);

@@ -19,6 +19,7 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
 import { Client as McpClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -155,6 +156,25 @@ describe('the package as a user installs it', { concurrency: true }, () => {
     assert.equal(manifest.private, undefined, 'publishable');
     assert.equal(manifest.license, 'MIT');
     assert.ok(existsSync(join(app, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node')), 'the native build is reused');
+  });
+
+  // npm extracts a package with each file's time of extraction (not the tarball's), in the tarball's order,
+  // where `.cache` comes before `.cjs` and `.cjs` before `.js`: GNU tar's --touch does the same. Read by
+  // file times, every dist/src file then looked newer than the daemon's bundle, and its cache older than the
+  // bundle, so an installed daemon never ran its bundle (bin/toolgate.mjs tells a checkout by its sources).
+  test('unpacked as npm does (times of extraction), both launchers compile their bundle from its code cache', async () => {
+    const target = join(app, 'node_modules', 'toolgate-as-npm');
+    mkdirSync(target, { recursive: true });
+    execFileSync('tar', ['xzf', tarball, '-C', target, '--strip-components=1', '--touch']);
+    const probe = `--import=${pathToFileURL(join(REPO_ROOT, 'dist', 'test', 'helpers', 'code-cache-probe.js')).href}`;
+    const compiled = async (launcher: string, args: string[]) => {
+      const log = join(tempDir('toolgate-pack-probe-'), 'scripts.log');
+      const r = await run(process.execPath, [launcher, ...args], { ...env, TOOLGATE_HOME: tempDir(), NODE_OPTIONS: probe, CODE_CACHE_LOG: log });
+      assert.equal(r.status, 0, r.stderr);
+      return existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown) : [];
+    };
+    assert.deepEqual(await compiled(join(target, 'bin', 'toolgate.mjs'), ['--version']), [{ filename: 'toolgate/dist/daemon/toolgate.cjs', cached: true, rejected: false }]);
+    assert.deepEqual(await compiled(join(target, 'bin', 'project-cli.mjs'), ['--help']), [{ filename: join(target, 'dist', 'project-cli.bundle.cjs'), cached: true, rejected: false }]);
   });
 
   test('npx toolgate --help works from the installed package', async () => {
