@@ -76,8 +76,10 @@ await build({
   logLevel: 'warning',
   legalComments: 'none',
 });
-// The previous layout's ESM bundle, if any, must not be picked up by mistake.
+// The previous layout's ESM bundle, if any, must not be picked up by mistake; nor the previous build's code
+// cache by the run below that writes this one (V8 checks only the source's length).
 rmSync(`${root}dist/project-cli.bundle.mjs`, { force: true });
+rmSync(`${outfile}.cache`, { force: true });
 // The file holds the bundle in CommonJS's function wrapper, as one expression: bin/project-cli.cjs compiles
 // it as it is. Wrapped there at each start, the 590 KB of source were copied again when V8 flattened the
 // joined string (~150 page faults and ~3% of the CPU of a call from the bundle).
