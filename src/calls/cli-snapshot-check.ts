@@ -17,10 +17,17 @@
  * (subprocess-executor.ts).
  * Measured on this 2-core machine: the facts cost one stat, a read of
  * /proc/cpuinfo and one SHA-256 of the 5.8 MB blob (~15–30 ms of CPU), the
- * probe a whole node start from the blob (~120–170 ms).
+ * probe a whole node start from the blob (~120–170 ms). The SHA-256 is only
+ * computed when the blob's size or modification time differ from the build's:
+ * in the checkout that built it they do not (every daemon start there, and
+ * every test's, skipped 15 ms of hashing), while a copy — npm's extraction
+ * sets every file's time — hashes it as before. A blob rewritten to the same
+ * size with its time set back is taken at the build's word; one that then fails
+ * to start moves the daemon to the bundle (above).
  */
 import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 
 /** Beside the blob: `<blob without .blob>.checked.json`. */
 export function snapshotCheckPath(blob: string): string {
@@ -31,9 +38,9 @@ export function snapshotCheckPath(blob: string): string {
  * What decides whether a blob runs: the node binary (version, platform, the file itself), the CPU and the
  * blob's bytes; null where the CPU cannot be told (not Linux).
  */
-export async function snapshotFacts(blob: string): Promise<Record<string, unknown> | null> {
+export async function snapshotFacts(blob: string, known?: BlobFacts): Promise<Record<string, unknown> | null> {
   if (process.platform !== 'linux') return null;
-  const [exec, bytes, cpuinfo] = await Promise.all([stat(process.execPath), readFile(blob), readFile('/proc/cpuinfo', 'utf8')]);
+  const [exec, file, cpuinfo] = await Promise.all([stat(process.execPath), stat(blob), readFile('/proc/cpuinfo', 'utf8')]);
   const cpu = cpuOf(cpuinfo);
   if (!cpu) return null;
   return {
@@ -42,8 +49,21 @@ export async function snapshotFacts(blob: string): Promise<Record<string, unknow
     arch: process.arch,
     exec: { path: process.execPath, size: exec.size, mtimeMs: exec.mtimeMs },
     cpu,
-    blob: { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') },
+    blob: await blobFacts(blob, file, known),
   };
+}
+
+/** The blob's size, modification time and SHA-256 (the build's word for it: see the top of this module). */
+interface BlobFacts {
+  size: number;
+  mtimeMs: number;
+  sha256: string;
+}
+
+async function blobFacts(blob: string, file: Stats, known: BlobFacts | undefined): Promise<BlobFacts> {
+  if (known && known.size === file.size && known.mtimeMs === file.mtimeMs) return { size: file.size, mtimeMs: file.mtimeMs, sha256: known.sha256 };
+  const bytes = await readFile(blob);
+  return { size: bytes.length, mtimeMs: file.mtimeMs, sha256: createHash('sha256').update(bytes).digest('hex') };
 }
 
 /** The first processor's vendor, family, model and feature flags (what V8's CPU detection reads), or null. */
@@ -58,8 +78,12 @@ export function cpuOf(cpuinfo: string): Record<string, string> | null {
 /** Whether the build checked this very blob on this very node (no file, an unreadable one or any difference: no). */
 export async function checkedByBuild(blob: string): Promise<boolean> {
   try {
-    const [written, now] = await Promise.all([readFile(snapshotCheckPath(blob), 'utf8'), snapshotFacts(blob)]);
-    return now !== null && written.trim() === JSON.stringify(now);
+    const written = JSON.parse(await readFile(snapshotCheckPath(blob), 'utf8')) as Record<string, unknown> & { blob?: BlobFacts };
+    const now = await snapshotFacts(blob, written.blob);
+    if (now === null) return false;
+    // The blob's time is how the hash is skipped, not a fact of its own: a copy (npm's extraction) has another.
+    const withoutTime = (facts: Record<string, unknown>) => JSON.stringify({ ...facts, blob: { ...(facts.blob as BlobFacts), mtimeMs: 0 } });
+    return withoutTime(written) === withoutTime(now);
   } catch {
     return false;
   }

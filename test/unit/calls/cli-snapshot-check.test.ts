@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkedByBuild, cpuOf, snapshotCheckPath, snapshotFacts } from '../../../src/calls/cli-snapshot-check.js';
 import { PROJECT_CLI_SNAPSHOT } from '../../../src/runtime/package-root.js';
@@ -26,6 +26,9 @@ test('no check, another node, another blob or an unreadable check: not checked',
   const dir = tempDir();
   const blob = join(dir, 'project-cli.snapshot.blob');
   copyFileSync(PROJECT_CLI_SNAPSHOT, blob);
+  // A whole second, which a file's time keeps exactly when it is set back to it below.
+  const builtAt = new Date('2026-12-07T12:00:00Z');
+  utimesSync(blob, builtAt, builtAt);
   assert.equal(snapshotCheckPath(blob), join(dir, 'project-cli.snapshot.checked.json'));
   assert.equal(await checkedByBuild(blob), false, 'no check beside the blob');
 
@@ -33,6 +36,10 @@ test('no check, another node, another blob or an unreadable check: not checked',
   if (!facts) return t.skip('/proc/cpuinfo does not describe this CPU: no check is written here');
   writeFileSync(snapshotCheckPath(blob), `${JSON.stringify(facts)}\n`);
   assert.equal(await checkedByBuild(blob), true, 'the same facts, written as the build writes them');
+  const npmTime = new Date('1985-10-26T08:15:00Z');
+  utimesSync(blob, npmTime, npmTime);
+  assert.equal(await checkedByBuild(blob), true, 'a copy whose time is another (npm sets every file’s): hashed, the same bytes');
+  utimesSync(blob, builtAt, builtAt);
 
   const otherNode = { ...facts, node: 'v20.0.0' };
   writeFileSync(snapshotCheckPath(blob), JSON.stringify(otherNode));
@@ -52,6 +59,8 @@ test('no check, another node, another blob or an unreadable check: not checked',
   bytes[at] = bytes[at]! ^ 0xff;
   writeFileSync(blob, bytes);
   assert.equal(await checkedByBuild(blob), false, 'one byte of the blob changed, its size not');
+  utimesSync(blob, builtAt, builtAt);
+  assert.equal(await checkedByBuild(blob), true, 'the build’s size and time are taken at its word: the blob is not read (a bad one falls back at its first call)');
 
   writeFileSync(snapshotCheckPath(blob), '{not json');
   assert.equal(await checkedByBuild(blob), false, 'an unreadable check');
