@@ -13,7 +13,11 @@ import { resolveBearerKeys } from '../../../src/auth/bearer-auth.js';
 import { ConfigError } from '../../../src/config/config-error.js';
 import { tempDir } from '../../helpers/repo.js';
 
+// One key pair of each type for the file: what is checked is the key set, and an RSA pair costs ~150 ms of CPU.
+const pairs = new Map<string, Record<string, unknown>>();
 const publicJwk = (type: 'rsa' | 'ec' | 'ed25519' | 'x25519') => {
+  const known = pairs.get(type);
+  if (known) return { ...known };
   const pair =
     type === 'rsa'
       ? generateKeyPairSync('rsa', { modulusLength: 2048 })
@@ -22,7 +26,9 @@ const publicJwk = (type: 'rsa' | 'ec' | 'ed25519' | 'x25519') => {
         : type === 'ed25519'
           ? generateKeyPairSync('ed25519')
           : generateKeyPairSync('x25519');
-  return pair.publicKey.export({ format: 'jwk' }) as Record<string, unknown>;
+  const jwk = pair.publicKey.export({ format: 'jwk' }) as Record<string, unknown>;
+  pairs.set(type, jwk);
+  return { ...jwk };
 };
 
 const jwksFile = (set: unknown) => {
