@@ -58,12 +58,13 @@ async function flood(host: Host, peer: Awaited<ReturnType<typeof rawPeer>>, max:
   let sent = 0;
   let peak = rssOf(host.proc.pid!);
   while (sent < max && peer.ws.bufferedAmount < 2 * MIB && !opts.enough?.(sent)) {
-    // One write for the batch, not one system call a frame (that was 1.6 s of this file's CPU): the daemon reads the same bytes.
-    peer.cork();
+    // Unpaced, one write for the batch, not one system call a frame (that was 1.6 s of this file's CPU): the
+    // daemon reads the same bytes. A paced flood keeps its frames apart: it follows the daemon's own pace.
+    if (!opts.pace) peer.cork();
     for (let i = 0; i < (opts.batch ?? 500); i++, sent++) {
       peer.ws.send(JSON.stringify({ jsonrpc: '2.0', id: `r${sent}`, method: 'skills/read', params: { session_id: peer.sessionId, name: 'calendar' } }));
     }
-    peer.uncork();
+    if (!opts.pace) peer.uncork();
     await (opts.pace?.() ?? tick());
     peak = Math.max(peak, rssOf(host.proc.pid!));
   }
