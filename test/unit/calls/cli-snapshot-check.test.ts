@@ -18,7 +18,9 @@ test('the build wrote its check beside the blob, and it holds on the node that b
   const now = await snapshotFacts(PROJECT_CLI_SNAPSHOT);
   if (!now) return t.skip('/proc/cpuinfo does not describe this CPU: no check is written here');
   const written = JSON.parse(readFileSync(snapshotCheckPath(PROJECT_CLI_SNAPSHOT), 'utf8')) as Record<string, unknown>;
-  assert.deepEqual(written, now);
+  // The blob's time aside: a copied dist/ has another, and the check still holds.
+  const timeless = (facts: Record<string, unknown>) => ({ ...facts, blob: { ...(facts.blob as object), mtimeMs: 0 } });
+  assert.deepEqual(timeless(written), timeless(now));
   assert.equal(await checkedByBuild(PROJECT_CLI_SNAPSHOT), true);
 });
 
@@ -61,6 +63,23 @@ test('no check, another node, another blob or an unreadable check: not checked',
   assert.equal(await checkedByBuild(blob), false, 'one byte of the blob changed, its size not');
   utimesSync(blob, builtAt, builtAt);
   assert.equal(await checkedByBuild(blob), true, 'the build’s size and time are taken at its word: the blob is not read (a bad one falls back at its first call)');
+
+  // A check that says less than the build writes is no check, whatever the blob's size and time.
+  const blobOf = facts.blob as Record<string, unknown>;
+  const malformed: Array<[string, unknown]> = [
+    ['no sha256', { ...facts, blob: { size: blobOf.size, mtimeMs: blobOf.mtimeMs } }],
+    ['a null sha256', { ...facts, blob: { ...blobOf, sha256: null } }],
+    ['a sha256 that is no hex digest', { ...facts, blob: { ...blobOf, sha256: 'x' } }],
+    ['no mtimeMs (an older build)', { ...facts, blob: { size: blobOf.size, sha256: blobOf.sha256 } }],
+    ['a null blob', { ...facts, blob: null }],
+    ['a blob that is a string', { ...facts, blob: 'abc' }],
+    ['null', null],
+    ['an array', [facts]],
+  ];
+  for (const [what, check] of malformed) {
+    writeFileSync(snapshotCheckPath(blob), JSON.stringify(check));
+    assert.equal(await checkedByBuild(blob), false, what);
+  }
 
   writeFileSync(snapshotCheckPath(blob), '{not json');
   assert.equal(await checkedByBuild(blob), false, 'an unreadable check');
