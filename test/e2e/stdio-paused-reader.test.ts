@@ -21,7 +21,8 @@ const HIGH_WATER = MIB;
 /**
  * Unsent bytes on the host's side of the pipe that show the daemon stopped reading: eight times the pipe's
  * 64 KiB. It was 2 MiB: ~15 000 requests whose 150 MB of answers, all read back at the end, were most of this
- * file's 7 s of CPU. The daemon's own word (its "stopped reading" line, awaited below) is the proof either way.
+ * file's 7 s of CPU. The proof that the daemon stopped reading is its own line (awaited below) and these bytes
+ * still unread once it is idle.
  */
 const PUSHED_BACK = MIB / 2;
 const tick = () => new Promise((r) => setImmediate(r));
@@ -57,6 +58,8 @@ test('a host that stops reading stdout: the daemon stops reading stdin, grows by
     assert.ok(d.proc.stdin.writableLength >= PUSHED_BACK, `after ${sent} requests the daemon still reads stdin (host buffered ${d.proc.stdin.writableLength})`);
     await waitFor(() => d.stderr().includes('backpressure: stopped reading stdin'), 'the daemon to stop reading');
     const growth = Math.max(peak, await peakUntilIdle(pid)) - base;
+    // Idle now: a daemon that had kept reading would have drained the host's side of the pipe; one that stopped has not.
+    assert.ok(d.proc.stdin.writableLength >= PUSHED_BACK / 2, `the daemon, once idle, had read the host's bytes after all (host buffered ${d.proc.stdin.writableLength})`);
     assert.ok(growth <= 2 * HIGH_WATER + 48 * MIB, `daemon grew by ${Math.round(growth / MIB)} MiB for a host that does not read (${sent} requests)`);
     d.proc.stdout.resume();
     await waitFor(() => d.messages.length >= sent + 2, `all ${sent} answers`, 120_000);
