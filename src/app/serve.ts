@@ -302,111 +302,143 @@ async function serveFrom(opts: ServeOptions, early: EarlyHangUp, logTo: ((line: 
   // An unresolvable --host is a mistake to report before anything is created (ENOTFOUND → one line, cli.ts).
   if (opts.transport === 'ws') await lookup(opts.host ?? '127.0.0.1');
   const tracing = await startDaemonTracing(opts.env, VERSION, log);
-  const services = await createDaemon(opts, log);
-  // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
-  log.maskSecrets([...new Set([...knownEarly, ...(services.secrets ?? [])])]);
-  // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's):
-  // swept once before any transport listens, then every SWEEP_MS.
-  const sweeper = new ExpirySweeper(services, log);
-  await sweeper.sweep();
-  if (tracing) await traceDaemon(services);
-  const limits = limitsOf(opts, services.config);
-  const inflight = new Set<Promise<unknown>>();
-  let accepting = true;
-  const track = <T>(work: Promise<T>): Promise<T> => {
-    inflight.add(work);
-    const done = () => inflight.delete(work);
-    work.then(done, done);
-    return work;
-  };
-  // The one context every transport of this serve shares (src/rpc/serve-context.ts).
-  const ctx: ServeContext<Services> = {
-    services,
-    limits,
-    accepting: () => accepting,
-    track,
-    writes: new PendingWrites(),
-    // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
-    guard: loggedGuard(httpGuard(services.config.http), (msg, fields) => log.log('warn', msg, fields)),
-  };
-
+  let services: Services;
+  try {
+    services = await createDaemon(opts, log);
+  } catch (err) {
+    await tracing?.shutdown().catch(() => {});
+    throw err;
+  }
+  let serving = false;
   let onSignal: (signal: NodeJS.Signals) => void = () => {};
-  const signalled = new Promise<number>((resolve) => {
-    onSignal = (signal: NodeJS.Signals) => {
-      log.log('info', 'signal received', { signal });
-      resolve(0);
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
-    // Under npx / npm run, a SIGTERM to npm reaches npm only: its going is the daemon's signal.
-    watchLauncher(opts.env, ({ ppid, command }) => {
-      log.log('info', 'the npm process that launched the daemon is gone: stopping as on SIGTERM', { launcher_pid: ppid, npm_command: command });
-      resolve(0);
-    });
-  });
-  // SIGHUP reloads --config (contract section 20) rather than ending the daemon.
-  const onHangUp = () => {
-    reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
+  let onHangUp: () => void = () => {};
+  let stopWatchingLauncher: () => void = () => {};
+  const sweeper = new ExpirySweeper(services, log);
+  /**
+   * A start refused once the daemon is built (its port taken, its MCP token refused, its first sweep failing)
+   * undoes what it made before the refusal is reported: the database closed, no signal listener left, the
+   * background work stopped — a process that goes on (an embedding host, a supervisor retrying in process)
+   * keeps nothing of it. Cleaning up never hides the refusal.
+   */
+  const undoStart = async (): Promise<void> => {
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGHUP', onHangUp);
+    stopWatchingLauncher();
+    await sweeper.stop().catch(() => {});
+    await services.executor.drain?.().catch(() => {});
+    await services.store.close().catch((e: unknown) => log.log('warn', 'closing the database after a refused start failed', { err: (e as Error).message }));
+    await tracing?.shutdown().catch(() => {});
   };
-  process.on('SIGHUP', onHangUp);
-  process.removeListener('SIGHUP', early.listener);
-  if (early.hungUp) onHangUp();
+  try {
+    // A configured secret written verbatim into any later line (an error echoing a name, say) is masked too.
+    log.maskSecrets([...new Set([...knownEarly, ...(services.secrets ?? [])])]);
+    // Calls nobody decided within their ttl_s end APPROVAL_EXPIRED even when nobody looks (a dead asker's):
+    // swept once before any transport listens, then every SWEEP_MS.
+    await sweeper.sweep();
+    if (tracing) await traceDaemon(services);
+    const limits = limitsOf(opts, services.config);
+    const inflight = new Set<Promise<unknown>>();
+    let accepting = true;
+    const track = <T>(work: Promise<T>): Promise<T> => {
+      inflight.add(work);
+      const done = () => inflight.delete(work);
+      work.then(done, done);
+      return work;
+    };
+    // The one context every transport of this serve shares (src/rpc/serve-context.ts).
+    const ctx: ServeContext<Services> = {
+      services,
+      limits,
+      accepting: () => accepting,
+      track,
+      writes: new PendingWrites(),
+      // One Host/Origin guard for every HTTP route and every WebSocket upgrade (contract section 8).
+      guard: loggedGuard(httpGuard(services.config.http), (msg, fields) => log.log('warn', msg, fields)),
+    };
 
-  let stop: () => Promise<void>;
-  let finished: Promise<number>;
-  if (opts.transport === 'stdio') {
-    const stdio = serveStdio(ctx, process.stdin, process.stdout);
-    finished = stdio.finished;
-    stop = async () => stdio.close();
-  } else if (opts.transport === 'mcp') {
-    const principal = await openMcpStdioPrincipal(services, opts.env);
-    // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
-    const { serveMcpStdio } = await import('../mcp/mcp-stdio.js');
-    const mcp = await serveMcpStdio(ctx, { principal });
-    finished = mcp.closed.then(() => 0);
-    stop = () => mcp.close();
-  } else {
-    // Loaded only here: the HTTP routes and the ws package are no part of a stdio or MCP daemon.
-    const { listenWs } = await import('./ws-listener.js');
-    const listener = await listenWs(ctx, { host: opts.host, port: opts.port }, log);
-    // The one line a launcher waits for (contract section 1).
-    process.stderr.write(`${JSON.stringify({ listening: { host: listener.host, port: listener.port } })}\n`);
-    finished = new Promise<number>(() => {});
-    stop = () => listener.close();
-  }
-  sweeper.start();
-  log.log('info', 'serving', { transport: opts.transport, db: describeDb(services.dbPath), executor: services.executor.kind, version: VERSION });
-  // Start-up is over: the young generation may grow again (start-up-heap.ts).
-  releaseYoungGeneration();
+    const signalled = new Promise<number>((resolve) => {
+      onSignal = (signal: NodeJS.Signals) => {
+        log.log('info', 'signal received', { signal });
+        resolve(0);
+      };
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+      // Under npx / npm run, a SIGTERM to npm reaches npm only: its going is the daemon's signal.
+      stopWatchingLauncher = watchLauncher(opts.env, ({ ppid, command }) => {
+        log.log('info', 'the npm process that launched the daemon is gone: stopping as on SIGTERM', { launcher_pid: ppid, npm_command: command });
+        resolve(0);
+      });
+    });
+    // SIGHUP reloads --config (contract section 20) rather than ending the daemon.
+    onHangUp = () => {
+      reloadConfig({ services, log, file: opts.config, liveLimitsOf: (config) => liveLimits(limitsOf(opts, config)) });
+    };
+    process.on('SIGHUP', onHangUp);
+    process.removeListener('SIGHUP', early.listener);
+    if (early.hungUp) onHangUp();
 
-  const code = await Promise.race([finished, signalled]);
-  accepting = false;
-  const pending = inflight.size;
-  const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
-  await Promise.race([Promise.allSettled([...inflight]), grace]);
-  // Past the grace, what still runs is cancelled: each call ends stored as CANCELLED (or with the outcome it
-  // committed first), and its pending request is answered with that.
-  if (services.calls.size > 0) {
-    log.log('warn', 'shutdown grace over: cancelling running calls', { calls: services.calls.size });
-    // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit. The cancel
-    // grace is the live one (a SIGHUP may have changed it): the one the stopped children are killed by.
-    const stopping = new Promise((r) => setTimeout(r, services.cancelGraceMs + 2_000).unref());
-    await Promise.race([Promise.allSettled([services.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
+    let stop: () => Promise<void>;
+    let finished: Promise<number>;
+    if (opts.transport === 'stdio') {
+      const stdio = serveStdio(ctx, process.stdin, process.stdout);
+      finished = stdio.finished;
+      stop = async () => stdio.close();
+    } else if (opts.transport === 'mcp') {
+      const principal = await openMcpStdioPrincipal(services, opts.env);
+      // Loaded only here: the MCP SDK costs ~27 MB of resident memory (see mcp-http-lazy.ts).
+      const { serveMcpStdio } = await import('../mcp/mcp-stdio.js');
+      const mcp = await serveMcpStdio(ctx, { principal });
+      finished = mcp.closed.then(() => 0);
+      stop = () => mcp.close();
+    } else {
+      // Loaded only here: the HTTP routes and the ws package are no part of a stdio or MCP daemon.
+      const { listenWs } = await import('./ws-listener.js');
+      const listener = await listenWs(ctx, { host: opts.host, port: opts.port }, log);
+      // The one line a launcher waits for (contract section 1).
+      process.stderr.write(`${JSON.stringify({ listening: { host: listener.host, port: listener.port } })}\n`);
+      finished = new Promise<number>(() => {});
+      stop = () => listener.close();
+    }
+    sweeper.start();
+    log.log('info', 'serving', { transport: opts.transport, db: describeDb(services.dbPath), executor: services.executor.kind, version: VERSION });
+    serving = true;
+    // Start-up is over: the young generation may grow again (start-up-heap.ts).
+    releaseYoungGeneration();
+
+    const code = await Promise.race([finished, signalled]);
+    accepting = false;
+    const pending = inflight.size;
+    const grace = new Promise((r) => setTimeout(r, limits.shutdownGraceMs).unref());
+    await Promise.race([Promise.allSettled([...inflight]), grace]);
+    // Past the grace, what still runs is cancelled: each call ends stored as CANCELLED (or with the outcome it
+    // committed first), and its pending request is answered with that.
+    if (services.calls.size > 0) {
+      log.log('warn', 'shutdown grace over: cancelling running calls', { calls: services.calls.size });
+      // Bounded: a stop that cannot take effect (a statement held by a lock) must not hold the exit. The cancel
+      // grace is the live one (a SIGHUP may have changed it): the one the stopped children are killed by.
+      const stopping = new Promise((r) => setTimeout(r, services.cancelGraceMs + 2_000).unref());
+      await Promise.race([Promise.allSettled([services.calls.stopAll(CallStopped.shutdown()), ...inflight]), stopping]);
+    }
+    // A subprocess call is answered as its child closes its output: the child may still be exiting
+    // (a stopped one within its kill grace).
+    await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, services.cancelGraceMs + 1_000).unref())]);
+    // Let the responses of settled calls leave before the transports close.
+    await ctx.writes.drained();
+    await stop();
+    await sweeper.stop();
+    await services.store.close();
+    // Until here a SIGHUP reloads (harmless while stopping) rather than ending the process mid-close. The signal
+    // listeners go too: a serve run inside another program (main(argv, io)) leaves none behind.
+    process.removeListener('SIGHUP', onHangUp);
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+    stopWatchingLauncher();
+    await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
+    log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
+    return code;
+  } catch (err) {
+    if (!serving) await undoStart();
+    throw err;
   }
-  // A subprocess call is answered as its child closes its output: the child may still be exiting
-  // (a stopped one within its kill grace).
-  await Promise.race([services.executor.drain?.(), grace, new Promise((r) => setTimeout(r, services.cancelGraceMs + 1_000).unref())]);
-  // Let the responses of settled calls leave before the transports close.
-  await ctx.writes.drained();
-  await stop();
-  await sweeper.stop();
-  await services.store.close();
-  // Until here a SIGHUP reloads (harmless while stopping) rather than ending the process mid-close. The signal
-  // listeners go too: a serve run inside another program (main(argv, io)) leaves none behind.
-  process.removeListener('SIGHUP', onHangUp);
-  process.removeListener('SIGTERM', onSignal);
-  process.removeListener('SIGINT', onSignal);
-  await tracing?.shutdown().catch((err: unknown) => log.log('warn', 'trace export at shutdown failed', { err: exportErrorText(err) }));
-  log.log('info', 'stopped', { exit_code: code, drained_calls: pending });
-  return code;
 }
