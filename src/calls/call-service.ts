@@ -138,13 +138,24 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: s
  * Whether `getCall` of this key answers from every daemon now: its outcome is
  * stored, or it is running and — on PostgreSQL — recorded in the shared
  * `calls` table (a call is shared there only once it has run a moment).
+ * With `argsSha256`, whether that call is the one of these args.
  */
-export async function callVisible(deps: CallServiceDeps, key: CallKey): Promise<boolean> {
-  if (await storedCall(deps.store, key)) return true;
+export async function callVisible(deps: CallServiceDeps, key: CallKey, argsSha256?: string): Promise<boolean> {
+  // Given the args' digest, only the call of these args counts: a call stored (or pending, or running) under the
+  // id with other args is another call, and this one ends DUPLICATE_TOOL_CALL_ID without being stored.
+  const same = (digest: string) => argsSha256 === undefined || digest === argsSha256;
+  const stored = await storedCall(deps.store, key);
+  if (stored) return same(stored.args_sha256);
   // Awaiting approval (or approved and running): stored in `calls`, so every daemon reads it.
-  if (await deps.store.read((tx) => tx.pendingCalls.get(key))) return true;
-  if (deps.store.sharedCalls) return (await deps.store.sharedCalls.find(key)) !== undefined;
-  return deps.calls.find(key) !== undefined;
+  const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+  if (pending) return same(pending.argsSha256);
+  if (deps.store.sharedCalls) {
+    const shared = await deps.store.sharedCalls.find(key);
+    return shared !== undefined && same(shared.argsSha256);
+  }
+  // Running here once past its quotas: a call a full quota refuses is never stored, so it is never a task.
+  const running = deps.calls.find(key);
+  return running !== undefined && running.pastQuotas && same(running.argsSha256);
 }
 
 /**

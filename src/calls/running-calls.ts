@@ -37,6 +37,12 @@ export interface RunningCall extends CallKey {
   stop(reason: CallStopped): void;
   /** Settles once the call has its stored outcome (or failed to get one). */
   readonly ended: Promise<void>;
+  /**
+   * Past its quotas (or counted by none): from here on it is a call that runs, or awaits approval, with
+   * these args — not yet a refusal in the making (a full quota answers RATE_LIMITED and stores nothing).
+   */
+  readonly pastQuotas: boolean;
+  passQuotas(): void;
 }
 
 /**
@@ -58,6 +64,7 @@ class Entry implements RunningCall {
   private endedPromise: Promise<void> | undefined;
   private resolveEnded: (() => void) | undefined;
   private isEnded = false;
+  pastQuotas = false;
 
   constructor(call: CallKey & { action: string; argsSha256: string }, private readonly onStop: ((reason: CallStopped) => void) | undefined) {
     this.userId = call.userId;
@@ -77,6 +84,10 @@ class Entry implements RunningCall {
 
   get ended(): Promise<void> {
     return (this.endedPromise ??= this.isEnded ? Promise.resolve() : new Promise<void>((r) => (this.resolveEnded = r)));
+  }
+
+  passQuotas(): void {
+    this.pastQuotas = true;
   }
 
   stop(reason: CallStopped): void {

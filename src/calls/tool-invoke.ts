@@ -176,6 +176,7 @@ async function admitAndRun(
     }
   }
   const counted = quota.kind === 'counted' ? quota.counters : undefined;
+  running.passQuotas();
   // Stopped while it was counted: a new call asks no one and runs nothing; its run below stores it as stopped.
   const stopped = () => running.signal.aborted;
   // From here a subscription of this connection that sends the call's stored message marks it sent.

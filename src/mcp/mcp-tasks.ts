@@ -29,7 +29,10 @@ import { UI_SCHEMA_META_KEY } from '../protocol/mcp-apps.js';
 import { outputOf, uiSchemaOf } from '../threads/message-views.js';
 import type { UiCache } from '../threads/ui-cache.js';
 import { malformedReason } from '../codec/well-formed.js';
+import { argsSha256 } from '../codec/canonical-json.js';
+import { ToolArgs } from '../protocol/methods.js';
 import { asWireError } from '../rpc/errors.js';
+import { RpcErrorCode } from '../protocol/errors.js';
 import { TASK_RUN_META_KEY, THREAD_META_KEY, TOOL_CALL_META_KEY, callIdentity, toolResultOf, type McpPrincipal } from './mcp-tool.js';
 import type { RequestHandler, TaskCalls, TaskServer } from './mcp-task-server.js';
 import { APPROVAL_INPUT_KEY, approvalInputRequest, hostDecisionOf, type ApprovalQuestion } from './mcp-approval.js';
@@ -208,6 +211,16 @@ export class McpTasks implements TaskCalls {
     return { action: row.action, input: (JSON.parse(row.args) as { input: unknown }).input, expiresAt: row.expiresAt };
   }
 
+  /**
+   * `serve --mcp`: its one token's `exp` gates every task request as it gates `tools/call` — past it, no task is
+   * read, listed, cancelled or decided (an approval above all) with it: -32001, restart with a fresh token.
+   * HTTP verifies each request's own token before it gets here (no `checkAuth`).
+   */
+  private async authorized(): Promise<void> {
+    const problem = await this.principal.checkAuth?.();
+    if (problem) throw new ProtocolError(RpcErrorCode.Unauthorized, problem);
+  }
+
   private keyOf(taskId: string): CallKey {
     const call = callOfTaskId(taskId);
     if (!call) throw notFound();
@@ -255,10 +268,14 @@ export class McpTasks implements TaskCalls {
     let ended = false;
     void ran.then(() => (ended = true));
     const key: CallKey = { userId: this.principal.session.userId, ...identity };
+    // The call of these very args: one stored under the id with other args is another call (this one ends
+    // DUPLICATE_TOOL_CALL_ID, unstored), and args that do not parse are never stored (answered at once).
+    const args = ToolArgs.safeParse(isObject(params.arguments) ? params.arguments : {});
+    const digest = args.success ? argsSha256(args.data) : '';
     // A CreateTaskResult only once any daemon can answer tasks/get for it (PostgreSQL: the call is shared).
     for (let wait = 10; ; wait = Math.min(wait * 2, 100)) {
       const finished = ended;
-      if (await callVisible(this.services, key)) break;
+      if (await callVisible(this.services, key, digest)) break;
       if (finished) {
         // It ended without a stored call (refused before it was stored, or a host error): its own answer.
         const outcome = await ran;
@@ -286,6 +303,7 @@ export class McpTasks implements TaskCalls {
     };
 
     server.setRequestHandler('tasks/get', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      await this.authorized();
       if (server.servesModernEra()) {
         modernOnly(ctx);
         const key = this.keyOf(taskId);
@@ -298,6 +316,7 @@ export class McpTasks implements TaskCalls {
 
     // 2025-11-25 only (the SDK refuses it on 2026-07-28, where tasks/get carries the result).
     server.setRequestHandler('tasks/result', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      await this.authorized();
       const key = this.keyOf(taskId);
       const done = await awaitCallDone(this.services, key, ctx.mcpReq.signal).catch((err: unknown) => {
         throw mcpError(err);
@@ -310,6 +329,7 @@ export class McpTasks implements TaskCalls {
     // 2025-11-25 only (not a method of 2026-07-28): the user's own tasks — every call of theirs, since
     // tasks/get answers for each — newest first, the running ones on the first page.
     server.setRequestHandler('tasks/list', { params: ListTasksParams }, async ({ cursor }) => {
+      await this.authorized();
       if (server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
       const page = await listCalls(this.services, this.principal.session.userId, cursor === undefined ? undefined : afterOf(cursor), TASK_LIST_PAGE).catch(
         (err: unknown) => {
@@ -320,6 +340,7 @@ export class McpTasks implements TaskCalls {
     });
 
     server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async ({ taskId }, ctx) => {
+      await this.authorized();
       const modern = server.servesModernEra();
       if (modern) modernOnly(ctx);
       const key = this.keyOf(taskId);
@@ -342,6 +363,7 @@ export class McpTasks implements TaskCalls {
     // once; an approved call runs on, and tasks/get reports it. Other responses, or a call no longer awaiting
     // approval, change nothing.
     server.setRequestHandler('tasks/update', { params: UpdateTaskParams }, async ({ taskId, inputResponses }, ctx) => {
+      await this.authorized();
       if (!server.servesModernEra()) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
       modernOnly(ctx);
       const key = this.keyOf(taskId);

@@ -13,6 +13,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startHost } from '../helpers/host.js';
 import { startInProcess } from '../helpers/in-process.js';
@@ -54,8 +55,8 @@ const envelope = (declareTasks: boolean) => ({
 const create = (title: string) => ({ module: 'calendar', method: 'create', input: { title, start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } });
 
 /** `serve --mcp` spoken to line by line: opened with `initialize` (2025-11-25) or `server/discover` (2026-07-28). */
-async function rawStdio(era: Era, token: string, db: string): Promise<RawMcp> {
-  const child = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', db], {
+async function rawStdio(era: Era, token: string, db: string, extraArgs: string[] = []): Promise<RawMcp> {
+  const child = spawn(process.execPath, [TOOLGATE_BIN, 'serve', '--mcp', '--db', db, ...extraArgs], {
     env: { PATH: process.env.PATH ?? '', TOOLGATE_HOME: tempDir('toolgate-mcp-home-'), TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token, TOOLGATE_LOG_LEVEL: 'debug' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -265,6 +266,24 @@ for (const kind of KINDS) {
     }
   });
 
+  test(`a task-augmented call reusing an id with other args is answered DUPLICATE_TOOL_CALL_ID, never as the earlier call's task (${kind})`, { timeout: 60_000 }, async () => {
+    const { mcp, close } = await open(kind);
+    try {
+      const meta = { 'toolgate/thread_id': 'tasks-dup', 'toolgate/tool_call_id': `dup-${kind}` };
+      // A plain call first (2026-07-28: one that declares no Tasks extension).
+      const first = await mcp.request('tools/call', { name: 'project_cli', arguments: create(`dup one ${kind}`), _meta: meta }, { declareTasks: false });
+      assert.equal(first.result?.isError, false, JSON.stringify(first));
+      const params = { name: 'project_cli', arguments: create(`dup two ${kind}`), _meta: meta };
+      const again = await mcp.request('tools/call', mcp.era === '2025' ? { ...params, task: { ttl: 60_000 } } : params);
+      // Answered as the plain call is: the id is another call's, nothing ran and no task stands for it.
+      assert.equal(again.result?.isError, true, JSON.stringify(again));
+      const text = (again.result?.content as Array<{ text: string }>)[0]!.text;
+      assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'DUPLICATE_TOOL_CALL_ID');
+    } finally {
+      await close();
+    }
+  });
+
   test(`a task's result is the CallToolResult the stored call holds; a call without a task is answered as before (${kind})`, { timeout: 60_000 }, async () => {
     const { mcp, db, close } = await open(kind);
     try {
@@ -410,3 +429,33 @@ for (const era of ['2025', '2026'] as const) {
     }
   });
 }
+
+test('serve --mcp: a task-augmented call over its quota is answered RATE_LIMITED, and past the token\'s exp no task request is served (-32001)', { timeout: 60_000 }, async () => {
+  const dataDir = tempDir();
+  const db = TEST_ENGINE === 'postgres' ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
+  const config = join(dataDir, 'quota.json');
+  writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_minute: 1 } } } } }));
+  // A token that outlives the quota steps only: whole seconds, as `exp` is.
+  const exp = Math.floor(Date.now() / 1000) + 4;
+  const mcp = await rawStdio('2025', await mintBearer('quota-exp-user', {}, { expiresIn: exp }), db, ['--config', config]);
+  try {
+    const { taskId } = await callAsTask(mcp, create('quota one'), { 'toolgate/thread_id': 'quota' });
+    await waitFor(async () => statusOf(await mcp.request('tasks/get', { taskId })) === 'completed', () => 'the first task to complete');
+    // Over the quota: refused at once, counted and stored nothing — so no task stands for it (it used to answer a
+    // `working` task that tasks/get then called unknown).
+    const over = await mcp.request('tools/call', { name: 'project_cli', arguments: create('quota two'), _meta: { 'toolgate/thread_id': 'quota' }, task: { ttl: 60_000 } });
+    assert.equal(over.result?.task, undefined, JSON.stringify(over));
+    const text = (over.result?.content as Array<{ text: string }>)[0]!.text;
+    assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'RATE_LIMITED');
+    // Past exp: tools/call fails UNAUTHENTICATED (documented), and every task request is refused: nothing of a
+    // task is read, listed, cancelled or decided with an expired token.
+    await waitFor(() => Date.now() > exp * 1000 + 200, () => 'the token to expire');
+    for (const [method, params] of [['tasks/get', { taskId }], ['tasks/result', { taskId }], ['tasks/list', {}], ['tasks/cancel', { taskId }]] as const) {
+      const refused = await mcp.request(method, params);
+      assert.equal(refused.error?.code, -32001, `${method}: ${JSON.stringify(refused)}`);
+      assert.match(refused.error.message, /TOOLGATE_MCP_TOKEN: bearer token refused: expired/);
+    }
+  } finally {
+    await mcp.close();
+  }
+});
