@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { ToolError, ToolResultNotification } from '../codec/tool-output.js';
 import type { ToolResponse } from '../protocol/tool.js';
-import { echoName, redact } from '../codec/redact.js';
+import { echoName, redact, scrubCredentials } from '../codec/redact.js';
 import { findSecretIn } from '../codec/secret-scan.js';
 import { malformedReason } from '../codec/well-formed.js';
 import { screenClean } from '../codec/screen.js';
@@ -155,7 +155,12 @@ export async function callProjectCli(
       code: 'INVALID_ACTION_INPUT',
       message: 'project_cli takes {module, method, input}: module and method are strings, input is an object',
       ...names(),
-      issues: parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+      // zod names an unknown key in its message: a token there (split by a newline or tab, even) is masked here,
+      // before the result's text is serialized — the outgoing scrub reads that text with the newline escaped.
+      issues: scrubCredentials(
+        parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message })),
+        services.secrets ?? [],
+      ),
       input_schema: TOOL_DESCRIPTOR.input_schema,
     });
   }

@@ -132,3 +132,36 @@ test('in process: notifications/cancelled reaches a running call — no response
     await services.store.close();
   }
 });
+
+test('in process: a token pasted as an unknown key of arguments, whole or split by a newline or tab, is never echoed', async () => {
+  const token = await mintBearer('mia', {}, { expiresIn: '10m' });
+  const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
+  const services = await createDaemon({ transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env }, createLogger(() => {}));
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const handle = await serveMcpStdio(serveContext(services, { limits: { maxInFlight: 8 } }), { principal: await openMcpStdioPrincipal(services, env), stdin: toServer, stdout: fromServer });
+  const client = new Client({ name: 'in-process', version: '1' });
+  await client.connect(new StdioServerTransport(fromServer, toServer));
+  try {
+    // Another user's token, as a model would paste it: the key zod's "Unrecognized key" message names.
+    const pasted = await mintBearer('victim', { name: 'V' });
+    const [header, payload, signature] = pasted.split('.') as [string, string, string];
+    for (const key of [pasted, `${header.slice(0, 10)}\n${header.slice(10)}.${payload}.${signature}`, `${header}.${payload.slice(0, 12)}\t${payload.slice(12)}.${signature}`]) {
+      const answer = (await client.callTool({ name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {}, [key]: 1 } })) as {
+        isError?: boolean;
+        structuredContent: { error: { code: string } };
+        content: Array<{ text: string }>;
+      };
+      assert.equal(answer.isError, true);
+      assert.equal(answer.structuredContent.error.code, 'INVALID_ACTION_INPUT');
+      const wire = JSON.stringify(answer);
+      for (const part of [payload, signature]) assert.ok(!wire.includes(part.slice(4, 30)), `${JSON.stringify(key.slice(0, 14))}: ${wire.slice(0, 400)}`);
+      // The text is still the JSON of structuredContent (contract section 11).
+      assert.deepEqual(JSON.parse(answer.content[0]!.text), answer.structuredContent);
+    }
+  } finally {
+    await client.close();
+    await handle.close();
+    await services.store.close();
+  }
+});
