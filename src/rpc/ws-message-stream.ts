@@ -33,14 +33,57 @@ export interface ReaderLimits {
 /** Throws on a byte sequence that is not UTF-8 instead of replacing it with U+FFFD. */
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Best effort: the id of a request we refuse to parse in full, for the error reply. */
+/** A JSON string's closing quote in `text` from its opening one at `from`, or -1 when the text ends first. */
+function stringEnd(text: string, from: number): number {
+  for (let i = from + 1; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
+}
+
+/** An id's value right after its key's colon: a string, or an integer, followed by `,` or `}`. */
+const ID_VALUE = /^\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})\s*[,}]/;
+
+/**
+ * Best effort: the id of a request we refuse to parse in full, for the error reply — the top-level object's
+ * `id` only, read from the first 4 KiB (an `"id"` nested in the params, such as an input's, is another
+ * value: taking it answered the wrong request, or a request still pending). Null when it is not there.
+ */
 function guessId(text: string): RawId {
-  const m = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})/.exec(text.slice(0, 4096));
-  if (!m) return null;
+  const head = text.slice(0, 4096);
+  let depth = 0;
+  for (let i = 0; i < head.length; i++) {
+    const c = head[i];
+    if (c === '"') {
+      const end = stringEnd(head, i);
+      if (end < 0) return null;
+      if (depth === 1) {
+        let colon = end + 1;
+        while (colon < head.length && /\s/.test(head[colon]!)) colon++;
+        if (head[colon] === ':' && keyText(head.slice(i, end + 1)) === 'id') {
+          const value = ID_VALUE.exec(head.slice(colon + 1))?.[1];
+          if (value === undefined) return null;
+          try {
+            return JSON.parse(value) as string | number;
+          } catch {
+            return null; // a string id with an escape JSON refuses
+          }
+        }
+      }
+      i = end;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+  }
+  return null;
+}
+
+/** A key's text (escapes such as `\u0069d` read), or undefined for one JSON cannot read. */
+function keyText(quoted: string): string | undefined {
   try {
-    return JSON.parse(m[1]!) as string | number;
+    return JSON.parse(quoted) as string;
   } catch {
-    return null;
+    return undefined;
   }
 }
 

@@ -110,6 +110,12 @@ describe('one daemon, many connections', () => {
     assert.equal(big.id, 2);
     assert.equal(big.error.code, -32600);
     assert.match(big.error.message, /too large/);
+    // Only the top-level id is the request's: an "id" inside the params (an input's) is not, and with the
+    // request's own id past the first 4 KiB the refusal carries null (transports.md) — never the nested 77.
+    raw.ws.send(`{"jsonrpc":"2.0","method":"initialize","params":{"input":{"id":77},"pad":"${'x'.repeat(1024 * 1024 + 10)}"},"id":4}`);
+    assert.equal((await raw.next()).id, null);
+    raw.ws.send(`{"jsonrpc":"2.0","method":"initialize","params":{"input":{"id":77}},"id":"req-5","pad":"${'x'.repeat(1024 * 1024 + 10)}"}`);
+    assert.equal((await raw.next()).id, 'req-5');
     raw.ws.send('[1,2]');
     assert.equal((await raw.next()).error.code, -32600);
     raw.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocol_version: '1' } }));
