@@ -7,8 +7,10 @@
  * - a declared `Content-Length` over the cap is answered at once (through
  *   `onTooLarge`) and its body is discarded as it streams — never buffered;
  * - a header block that cannot be parsed — no `Content-Length`, a
- *   non-numeric, negative or conflicting one, a line without `:`, no
- *   terminator within MAX_HEADER_BYTES, or stdin ending inside a frame — is
+ *   non-numeric, negative or conflicting one, a line without `:`, a bare CR
+ *   or LF or a byte outside ASCII (which vscode-jsonrpc's reader would read
+ *   otherwise), no terminator within MAX_HEADER_BYTES, or stdin ending
+ *   inside a frame — is
  *   reported through `onFatal` and nothing more is read: the stream cannot be
  *   resynchronised, and a daemon that goes silent is worse than one that exits;
  * - a JSON text (`{` or `[`) where a header block should start — a host
@@ -80,6 +82,10 @@ export class StdioFrameGuard extends Transform {
       const end = joined.indexOf(TERMINATOR, Math.max(0, before - 3));
       if (end < 0) {
         pushRun(start);
+        // Lines ended by a bare LF (`\n\n` never becomes `\r\n\r\n`): refused at once, not after 8 KiB a host
+        // waiting for its answer never sends.
+        const broken = headerBytesProblem(joined, false);
+        if (broken) return this.fail(broken, done);
         if (joined.length > MAX_HEADER_BYTES) return this.fail('no header terminator (\\r\\n\\r\\n) within 8 KiB', done);
         this.header = Buffer.from(joined);
         at = chunk.length;
@@ -89,6 +95,8 @@ export class StdioFrameGuard extends Transform {
       at += end + TERMINATOR.length - before;
       this.header = Buffer.alloc(0);
       if (block.length > MAX_HEADER_BYTES) return this.failAfter(pushRun, start, 'header block longer than 8 KiB', done);
+      const broken = headerBytesProblem(block, true);
+      if (broken) return this.failAfter(pushRun, start, broken, done);
       const parsed = parseHeaderBlock(block.toString('latin1'));
       if (typeof parsed === 'string') return this.failAfter(pushRun, start, parsed, done);
       if (parsed > this.opts.maxMessageBytes) {
@@ -133,6 +141,23 @@ export class StdioFrameGuard extends Transform {
 function firstNonBlank(bytes: Buffer): number {
   for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== 0x0a) return b;
   return -1;
+}
+
+/**
+ * Why header bytes cannot be what vscode-jsonrpc's reader reads too, or undefined. Its reader ends a line only
+ * at CR LF and decodes the block as ASCII (the high bit dropped: 0x8D 0x8A would become CR LF there), so a
+ * bare CR or LF, or a byte over 0x7F, would make it read other headers — another Content-Length — than the
+ * ones checked here, and the stream would go silent. `complete`: the bytes end where the block does (a CR at
+ * the end of a block still being read may yet be followed by its LF).
+ */
+function headerBytesProblem(bytes: Buffer, complete: boolean): string | undefined {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b > 0x7f) return 'a header byte outside ASCII';
+    if (b === 0x0a && (i === 0 || bytes[i - 1] !== 0x0d)) return 'a header line ended by a bare LF (\\n), not CRLF';
+    if (b === 0x0d && (i + 1 < bytes.length ? bytes[i + 1] !== 0x0a : complete)) return 'a bare CR (\\r) in the header block';
+  }
+  return undefined;
 }
 
 /** The declared body length, or why the header block cannot be parsed. */

@@ -72,3 +72,24 @@ test('a JSON line where a header should start is reported at once, after the who
   await h.feed([Buffer.from('['), Buffer.from('{"jsonrpc":"2.0"}]\n')]);
   assert.deepEqual(h.events, ['json line']);
 });
+
+test('header bytes vscode-jsonrpc would read otherwise stop the stream: a bare CR or LF, a byte outside ASCII', async () => {
+  // Each used to pass the guard, then leave vscode-jsonrpc's reader waiting for a terminator it never saw (a stray
+  // CR, LF-only framing) or reading a second Content-Length of the host's choosing (0x8D 0x8A is CR LF to its
+  // ASCII decoding): a silent stream. Refused whole or byte by byte, after the whole frames before it.
+  const cases: Array<[string, Buffer, string]> = [
+    ['a stray CR', Buffer.from('Content-Length: 2\r\r\n\r\n{}'), 'fatal a bare CR (\\r) in the header block'],
+    ['LF framing', Buffer.from('Content-Length: 2\n\n{}'), 'fatal a header line ended by a bare LF (\\n), not CRLF'],
+    ['a high-bit byte', Buffer.concat([Buffer.from('Content-Length: 2\r\nX-Pad: a'), Buffer.from([0x8d, 0x8a]), Buffer.from('Content-Length: 99\r\n\r\n{}')]), 'fatal a header byte outside ASCII'],
+  ];
+  for (const [name, bytes, fatal] of cases) {
+    const whole = guarded();
+    await whole.feed([Buffer.concat([frame('{"a":1}'), bytes, frame('{"b":2}')])]);
+    assert.deepEqual(whole.events, [fatal], name);
+    assert.equal(whole.text(), frame('{"a":1}').toString(), name);
+    const split = guarded();
+    await split.feed([...Buffer.concat([frame('{"a":1}'), bytes])].map((b) => Buffer.from([b])));
+    assert.deepEqual(split.events, [fatal], `${name}, byte by byte`);
+    assert.equal(split.text(), frame('{"a":1}').toString(), `${name}, byte by byte`);
+  }
+});
