@@ -18,6 +18,7 @@
  * refuses it), 401 without a valid token. The same services as the JSON-RPC methods
  * decide; the surface audited is `http`.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CallApprovalBody } from '../protocol/methods.js';
 import { findSecretIn } from '../codec/secret-scan.js';
@@ -126,7 +127,8 @@ async function answer(ctx: ServeContext<CallRouteDeps>, req: IncomingMessage, re
     if (raw === null) return sendJson(res, 413, { error: `body larger than ${MAX_BODY_BYTES} bytes; a decision is far shorter` });
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      // Not UTF-8: no decision (a reason decoded with replacement would be stored rewritten).
+      body = isUtf8(raw) ? JSON.parse(raw.toString('utf8')) : undefined;
     } catch {
       body = undefined;
     }

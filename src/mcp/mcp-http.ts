@@ -16,6 +16,7 @@
  *
  * The token is never echoed or logged; the handlers see only the user id.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   createMcpHandler,
@@ -188,6 +189,11 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
       const raw = await readBody(req, opts.maxMessageBytes);
       if (raw === null) {
         jsonRpcError(res, 413, RpcErrorCode.InvalidRequest, `message larger than ${opts.maxMessageBytes} bytes`);
+        return;
+      }
+      // Decoded with replacement, a stray byte would reach the server as U+FFFD and be stored rewritten.
+      if (!isUtf8(raw)) {
+        jsonRpcError(res, 400, RpcErrorCode.ParseError, 'the body is not UTF-8');
         return;
       }
       try {

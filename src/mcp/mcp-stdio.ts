@@ -5,6 +5,7 @@
  * are injectable so tests can run it in process.
  */
 import type { Readable, Writable } from 'node:stream';
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/server';
@@ -67,6 +68,12 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
     admit: (line) => {
       const text = line.toString('utf8');
       if (text.trim() === '') return false;
+      // Decoded with replacement, a stray byte would reach the server as U+FFFD and be stored rewritten.
+      if (!isUtf8(line)) {
+        services.log.log('warn', 'mcp stdio line is not UTF-8', {});
+        reply(RpcErrorCode.ParseError, 'parse error: the line is not UTF-8');
+        return false;
+      }
       let value: unknown;
       try {
         value = JSON.parse(text);

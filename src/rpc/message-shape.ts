@@ -10,11 +10,13 @@
  */
 import {
   AbstractMessageReader,
+  type ContentTypeDecoder,
   type DataCallback,
   type Disposable,
   type Message,
   type MessageReader,
 } from 'vscode-jsonrpc/node';
+import { isUtf8 } from 'node:buffer';
 
 export type Rejection = { code: -32600 | -32700; message: string };
 
@@ -70,6 +72,31 @@ function invalidReason(m: unknown): string | null {
   return envelopeProblem(m)?.reason ?? null;
 }
 
+/** A frame's body that is not UTF-8 (a stray byte, a surrogate's bytes): refused like one that is not JSON. */
+export class BodyNotUtf8Error extends SyntaxError {
+  constructor() {
+    super('parse error: the body is not UTF-8');
+  }
+}
+
+/**
+ * vscode-jsonrpc's JSON decoding, strict about UTF-8: the library's own decodes with replacement, so a stray
+ * byte reached the daemon as U+FFFD and was stored rewritten (contract section 21: text is stored as written
+ * or refused). WebSocket frames are checked the same way (ws-message-stream.ts).
+ */
+export const STRICT_JSON_DECODER: ContentTypeDecoder = {
+  name: 'application/json',
+  decode(buffer: Uint8Array): Promise<Message> {
+    try {
+      if (!isUtf8(buffer)) return Promise.reject(new BodyNotUtf8Error());
+      // Whatever JSON it is: ShapeCheckingReader refuses a body that is no JSON-RPC message.
+      return Promise.resolve(JSON.parse(Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength).toString('utf8')) as Message);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  },
+};
+
 /**
  * Wraps a reader: messages of the wrong shape, and bodies that are not JSON
  * (vscode-jsonrpc reports those as a SyntaxError), are answered through
@@ -82,7 +109,7 @@ export class ShapeCheckingReader extends AbstractMessageReader implements Messag
   ) {
     super();
     inner.onError((err) => {
-      if (err instanceof SyntaxError) reject({ code: -32700, message: 'parse error: invalid JSON' });
+      if (err instanceof SyntaxError) reject({ code: -32700, message: err instanceof BodyNotUtf8Error ? err.message : 'parse error: invalid JSON' });
       else this.fireError(err);
     });
     inner.onClose(() => this.fireClose());

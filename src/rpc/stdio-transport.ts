@@ -6,7 +6,7 @@ import type { ServeContext } from './serve-context.js';
 import type { DispatchDeps } from './dispatcher.js';
 import { CoalescingMessageWriter } from './coalescing-writer.js';
 import { StdioFrameGuard } from './stdio-frame-guard.js';
-import { ShapeCheckingReader } from './message-shape.js';
+import { STRICT_JSON_DECODER, ShapeCheckingReader } from './message-shape.js';
 import { RpcErrorCode } from './errors.js';
 import { Backpressure } from './backpressure.js';
 import { FlowControlledReader } from './flow-controlled-reader.js';
@@ -94,7 +94,7 @@ export function serveStdio(ctx: ServeContext<DispatchDeps>, input: NodeJS.Readab
   // Closed behind the last message it read, and that close reaches the connection once each is dispatched:
   // the library decodes a read's frames and dispatches its queue one per tick, and a stop at stdin's end
   // used to leave the requests written just before it unanswered (contract section 2).
-  const decoder = new DrainingStreamMessageReader(guard);
+  const decoder = new DrainingStreamMessageReader(guard, { charset: 'utf-8', contentTypeDecoder: STRICT_JSON_DECODER });
   const reader = new FlowControlledReader(new ShapeCheckingReader(decoder, (r) => reply(r.code, r.message)), guard, 2 * opts.maxInFlight + 16, true);
   const rpc = reader.connect(writer);
   // The host started this process: the connection is trusted by construction.

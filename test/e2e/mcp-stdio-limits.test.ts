@@ -82,10 +82,15 @@ test('serve --mcp: a line over limits.max_message_bytes gets -32600 at once, is 
     proc.stdin.write(line({ jsonrpc: '2.0', id: 4, method: 5 }));
     const invalid = await next((m, i) => i > received.indexOf(parse) && m.id === null);
     assert.equal(invalid.error?.code, -32600);
+    // A line that is not UTF-8 is refused, never decoded to U+FFFD and run (contract section 21).
+    proc.stdin.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"x":"a'), Buffer.from([0xff]), Buffer.from('"}}}\n')]));
+    const notUtf8 = await next((m, i) => i > received.indexOf(invalid) && m.id === null);
+    assert.deepEqual([notUtf8.error?.code, notUtf8.error?.message], [-32700, 'parse error: the line is not UTF-8']);
     proc.stdin.write(line({ jsonrpc: '2.0', id: 5, method: 'tools/list' }));
     await next((m) => m.id === 5);
+    assert.ok(!received.some((m) => m.id === 6), 'the line that is not UTF-8 never ran');
     const answers = received.slice(before).filter((m) => 'id' in m);
-    assert.equal(answers.length, 3, 'one answer each: none for the blank lines or the malformed response');
+    assert.equal(answers.length, 4, 'one answer each: none for the blank lines or the malformed response');
   } finally {
     proc.stdin.end();
   }

@@ -71,6 +71,19 @@ test('valid JSON that is not a JSON-RPC request gets -32600 with id null; invali
     const errors = d.messages.filter((m) => m.id === null).map((m) => m.error?.code);
     assert.deepEqual(errors, bodies.map(([, code]) => code));
     assert.ok(!d.messages.some((m) => m.id === 'in-batch' || m.id === 7 || m.id === 8));
+    // A body that is not UTF-8 (a stray 0xFF, a surrogate's bytes ED A0 80) is refused as WebSocket refuses such a
+    // frame, never decoded to U+FFFD and run (contract section 21: stored as written, or refused).
+    for (const bad of [Buffer.from([0xff]), Buffer.from([0xed, 0xa0, 0x80])]) {
+      const body = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"bad-utf8","method":"thread/list","params":{"session_id":"a'), bad, Buffer.from('"}}')]);
+      d.send(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+      d.frame(probe('after-utf8'));
+      const next = await d.waitFor((m) => m.id === 'after-utf8');
+      assert.equal(next?.error?.code, -32001, 'the daemon answers on');
+      const refusal = d.messages.filter((m) => m.id === null).at(-1);
+      assert.deepEqual([refusal?.error?.code, refusal?.error?.message], [-32700, 'parse error: the body is not UTF-8']);
+      assert.ok(!d.messages.some((m) => m.id === 'bad-utf8'), 'the request never ran');
+      d.messages.splice(0, d.messages.length);
+    }
   } finally {
     d.kill();
   }
