@@ -9,7 +9,8 @@
 import type { ToolApprovalNotification } from '../protocol/methods.js';
 import { StoreConflictError, type PendingCallRow, type QuotaCounter } from '../store/store.js';
 import { giveBack } from './quotas.js';
-import { endPending, isExpired, type PendingDeps } from './pending-calls.js';
+import { endPending, isExpired } from './pending-calls.js';
+import { cancelCall, type CallServiceDeps } from './call-service.js';
 import type { CallKey } from './running-calls.js';
 import { approvalCard } from './approval-card.js';
 import type { Call } from './call.js';
@@ -23,8 +24,8 @@ import type { UiCache } from '../threads/ui-cache.js';
 import { projectionOf } from '../codec/tool-output.js';
 import type { UiSchema } from '../codec/ui-schema-types.js';
 
-/** What asking for an approval needs: the pending calls' store and waiters, the thread's subscribers. */
-export interface AskDeps extends PendingDeps {
+/** What asking for an approval needs: the pending calls' store and waiters, the running calls (a cancel), the thread's subscribers. */
+export interface AskDeps extends CallServiceDeps {
   subscriptions: SubscriptionRegistry;
   uiCache: UiCache;
   /** PostgreSQL: tells the other daemons that a call began to await approval here (approval-relay.ts). */
@@ -89,9 +90,11 @@ export async function askApproval(
   // A host that asks its own user gets its answer in a new request; the call stays pending meanwhile.
   if (row.state === 'awaiting_approval' && conn.askHost?.(notification)) throw new HostAsked(notification);
 
-  // The caller cancelling its request cancels the pending call (contract section 16).
+  // The caller cancelling its request cancels the call (contract section 16), as call/cancel does: awaiting
+  // approval, it ends CANCELLED; approved and running by then (here, or on another daemon on PostgreSQL), it is
+  // stopped — it used to be left running, its writes committed, since only the pending row was looked at.
   const cancel = () => {
-    endPending(deps, key, { decision: 'cancel', surface: 'cancel_request' }).catch((err: unknown) => log.log('warn', 'the pending call could not be cancelled', { err: (err as Error).message }));
+    cancelCall(deps, key, 'cancel_request').catch((err: unknown) => log.log('warn', 'the call could not be cancelled', { err: (err as Error).message }));
   };
   signal.addEventListener('abort', cancel, { once: true });
   if (signal.aborted) cancel();

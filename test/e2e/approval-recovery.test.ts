@@ -171,3 +171,52 @@ test('an approved call whose daemon dies mid-run is ended at the next start: don
     await next.stop();
   }
 });
+
+// The subprocess executor: its child, still starting when the call is stored running, is what approveIntoLock
+// holds at the lock (an in-process run takes the lock first). The cancel's path is the executor's either way.
+test("the caller's $/cancelRequest stops its call once approved and running, as call/cancel does", { timeout: 60_000 }, async () => {
+  // Contract section 16: the request's own cancel acts as call/cancel once the call runs. Here the call ran only
+  // after its approval: the cancel used to end nothing (it looked only for the call awaiting approval), and the
+  // delete committed once the lock came free.
+  const host = await startHost({ transport: 'ws', args: ['--executor', 'subprocess', '--config', askConfig()] });
+  let release: (() => Promise<void>) | undefined;
+  try {
+    const { session_id } = await openSession(host, await mintBearer('alice'));
+    const created = await host.request<ToolResponse>('tool/invoke', {
+      session_id,
+      thread_id: 't',
+      tool_call_id: 'create',
+      args: { module: 'calendar', method: 'create', input: { title: 'kept by a cancel', start_at: '2026-10-10T08:00:00Z', end_at: '2026-10-10T09:00:00Z' } },
+    });
+    const eventId = (JSON.parse(created.content[0]!.text) as { data: { event: { id: string } } }).data.event.id;
+    const { CancellationTokenSource } = await import('vscode-jsonrpc');
+    const cts = new CancellationTokenSource();
+    const key = { session_id, thread_id: 't', tool_call_id: 'del' };
+    const invoked = host.rpc.sendRequest<ToolResponse>('tool/invoke', { ...key, args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } }, cts.token);
+    // Awaited below; a failure before then must report itself, not this request's end at the host's stop.
+    invoked.catch(() => {});
+    const asked = await waitFor(() => host.wire.find((e) => e.method === 'tool/approval')?.payload as ToolApprovalNotification | undefined, 'tool/approval');
+    let approved: Promise<unknown> | undefined;
+    release = await approveIntoLock(host, () => {
+      approved = host.request('call/approve', { ...key, args_sha256: asked.args_sha256 });
+      approved.catch(() => {});
+      return approved;
+    });
+    assert.equal((await host.request<CallGetResult>('call/get', key)).state, 'running');
+    const before = host.stderr().length;
+    cts.cancel();
+    // The stop took effect while the lock is still held (its child gone, or its unit's wait for the lock given
+    // up): nothing of the delete can commit first.
+    await waitFor(() => host.stderr().slice(before).includes('"tool call stopped"'), () => `the call to stop\n${host.stderr().slice(-1500)}`);
+    await release();
+    release = undefined;
+    const answer = await invoked;
+    assert.equal(answer.status, 'failure');
+    assert.match(answer.content[0]!.text, /"code":"CANCELLED"/);
+    assert.deepEqual(((await approved) as CallGetResult).outcome, answer, 'the approver hears the same outcome');
+    assert.equal(await dbCount(host.dbPath, 'SELECT count(*) AS n FROM events WHERE id = ?', [eventId]), 1, 'the delete never committed');
+  } finally {
+    await release?.();
+    await host.stop();
+  }
+});
