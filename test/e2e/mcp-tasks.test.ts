@@ -430,14 +430,12 @@ for (const era of ['2025', '2026'] as const) {
   });
 }
 
-test('serve --mcp: a task-augmented call over its quota is answered RATE_LIMITED, and past the token\'s exp no task request is served (-32001)', { timeout: 60_000 }, async () => {
+test('serve --mcp: a task-augmented call over its quota is answered RATE_LIMITED, never a task', { timeout: 60_000 }, async () => {
   const dataDir = tempDir();
   const db = TEST_ENGINE === 'postgres' ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
   const config = join(dataDir, 'quota.json');
   writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_minute: 1 } } } } }));
-  // A token that outlives the quota steps only: whole seconds, as `exp` is.
-  const exp = Math.floor(Date.now() / 1000) + 4;
-  const mcp = await rawStdio('2025', await mintBearer('quota-exp-user', {}, { expiresIn: exp }), db, ['--config', config]);
+  const mcp = await rawStdio('2025', await mintBearer('quota-user'), db, ['--config', config]);
   try {
     const { taskId } = await callAsTask(mcp, create('quota one'), { 'toolgate/thread_id': 'quota' });
     await waitFor(async () => statusOf(await mcp.request('tasks/get', { taskId })) === 'completed', () => 'the first task to complete');
@@ -447,14 +445,6 @@ test('serve --mcp: a task-augmented call over its quota is answered RATE_LIMITED
     assert.equal(over.result?.task, undefined, JSON.stringify(over));
     const text = (over.result?.content as Array<{ text: string }>)[0]!.text;
     assert.equal((JSON.parse(text) as { error: { code: string } }).error.code, 'RATE_LIMITED');
-    // Past exp: tools/call fails UNAUTHENTICATED (documented), and every task request is refused: nothing of a
-    // task is read, listed, cancelled or decided with an expired token.
-    await waitFor(() => Date.now() > exp * 1000 + 200, () => 'the token to expire');
-    for (const [method, params] of [['tasks/get', { taskId }], ['tasks/result', { taskId }], ['tasks/list', {}], ['tasks/cancel', { taskId }]] as const) {
-      const refused = await mcp.request(method, params);
-      assert.equal(refused.error?.code, -32001, `${method}: ${JSON.stringify(refused)}`);
-      assert.match(refused.error.message, /TOOLGATE_MCP_TOKEN: bearer token refused: expired/);
-    }
   } finally {
     await mcp.close();
   }

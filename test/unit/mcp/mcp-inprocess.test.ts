@@ -5,6 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -161,6 +162,60 @@ test('in process: a token pasted as an unknown key of arguments, whole or split 
     }
   } finally {
     await client.close();
+    await handle.close();
+    await services.store.close();
+  }
+});
+
+test('in process: past the token\'s exp every tasks/* request is refused -32001 (an approval above all); the server stays up', async () => {
+  const token = await mintBearer('mia', {}, { expiresIn: '10m' });
+  const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
+  const services = await createDaemon({ transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env }, createLogger(() => {}));
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const handle = await serveMcpStdio(serveContext(services, { limits: { maxInFlight: 8 } }), { principal: await openMcpStdioPrincipal(services, env), stdin: toServer, stdout: fromServer });
+  // Raw lines (the SDK's client has no task API): each request's answer by its id.
+  type Answer = { id?: number; result?: Record<string, unknown>; error?: { code: number; message: string } };
+  const waiting = new Map<number, (a: Answer) => void>();
+  createInterface({ input: fromServer }).on('line', (line) => {
+    const m = JSON.parse(line) as Answer;
+    if (typeof m.id === 'number') waiting.get(m.id)?.(m);
+  });
+  let next = 0;
+  const request = (method: string, params: Record<string, unknown>) =>
+    new Promise<Answer>((resolve) => {
+      const id = ++next;
+      waiting.set(id, resolve);
+      toServer.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  const RealDate = Date;
+  try {
+    assert.ok((await request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } })).result);
+    toServer.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const created = await request('tools/call', { name: 'project_cli', arguments: { module: 'memory', method: 'read', input: {} }, task: { ttl: 60_000 } });
+    const taskId = (created.result?.task as { taskId?: string } | undefined)?.taskId;
+    assert.ok(taskId, JSON.stringify(created));
+    // jose reads the clock as `new Date()`: shift that (and Date.now) past the token's exp.
+    globalThis.Date = class extends RealDate {
+      constructor(...args: unknown[]) {
+        if (args.length === 0) super(RealDate.now() + 11 * 60_000);
+        else super(...(args as [string]));
+      }
+      static override now() {
+        return RealDate.now() + 11 * 60_000;
+      }
+    } as DateConstructor;
+    for (const [method, params] of [['tasks/get', { taskId }], ['tasks/result', { taskId }], ['tasks/list', {}], ['tasks/cancel', { taskId }]] as const) {
+      const refused = await request(method, params);
+      assert.equal(refused.error?.code, -32001, `${method}: ${JSON.stringify(refused)}`);
+      assert.match(refused.error.message, /TOOLGATE_MCP_TOKEN: bearer token refused: expired/);
+      assert.ok(!refused.error.message.includes(token.split('.')[2]!));
+    }
+    assert.ok((await request('tools/list', {})).result, 'still serving');
+    globalThis.Date = RealDate;
+    assert.ok((await request('tasks/get', { taskId })).result, 'a fresh clock: served again');
+  } finally {
+    globalThis.Date = RealDate;
     await handle.close();
     await services.store.close();
   }
