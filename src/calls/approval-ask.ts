@@ -94,7 +94,7 @@ export async function askApproval(
   // approval, it ends CANCELLED; approved and running by then (here, or on another daemon on PostgreSQL), it is
   // stopped — it used to be left running, its writes committed, since only the pending row was looked at.
   const cancel = () => {
-    cancelCall(deps, key, 'cancel_request').catch((err: unknown) => log.log('warn', 'the call could not be cancelled', { err: (err as Error).message }));
+    cancelCall(deps, key, 'cancel_request', call.argsSha256).catch((err: unknown) => log.log('warn', 'the call could not be cancelled', { err: (err as Error).message }));
   };
   signal.addEventListener('abort', cancel, { once: true });
   if (signal.aborted) cancel();

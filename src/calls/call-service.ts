@@ -101,10 +101,12 @@ export async function getCall(deps: CallServiceDeps, key: CallKey, again = true)
  * is stored — CANCELLED, or its real outcome when its writes had committed
  * first. A call already done is answered as it is: nothing changes.
  * `surface` is where the cancel came from (`stdio`, `ws`, `mcp`), audited
- * when it ends a call awaiting approval.
+ * when it ends a call awaiting approval. `argsSha256`: only the runs of
+ * these args stop (a request's own cancel: a call reusing its id with other
+ * args is another call).
  */
-export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string, again = true): Promise<CallCancelResult> {
-  const runs = deps.calls.stop(key, CallStopped.cancelled());
+export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string, argsSha256?: string, again = true): Promise<CallCancelResult> {
+  const runs = deps.calls.stop(key, CallStopped.cancelled(), argsSha256);
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands) — also when a
   // retry of it is registered here while it is counted (stopped above).
   // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).
@@ -128,7 +130,7 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: s
     // PostgreSQL: it ended on another daemon between the first read and the look at `calls` (its outcome is
     // stored before its row there goes).
     if (deps.store.sharedCalls) done = await storedCall(deps.store, key);
-    if (!done && runs.length === 0 && (await settledAgain(deps, again))) return cancelCall(deps, key, surface, false);
+    if (!done && runs.length === 0 && (await settledAgain(deps, again))) return cancelCall(deps, key, surface, argsSha256, false);
     if (!done) throw callNotFound();
   }
   return { state: done.state, ...(done.outcome ? { outcome: done.outcome } : {}) };
