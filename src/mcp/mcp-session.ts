@@ -4,6 +4,7 @@ import { ConfigError } from '../config/config-error.js';
 import type { Services } from '../rpc/services.js';
 import type { Session, SessionSlot } from '../sessions/sessions.js';
 import { profileFields } from '../sessions/session-open.js';
+import type { AuthProblem } from './mcp-tool.js';
 
 /** What MCP sessions need of the daemon: the profiles, the session registry, and token verification. */
 export type McpSessionDeps = Pick<Services, 'config' | 'sessions'> & UserAuthDeps;
@@ -59,8 +60,8 @@ function openMcpSession(deps: McpSessionDeps, slot: SessionSlot, principal: Prin
 
 export interface StdioPrincipal {
   session: Session;
-  /** Verifies TOOLGATE_MCP_TOKEN again (its `exp` above all); a message when it no longer holds. */
-  checkAuth: () => Promise<string | null>;
+  /** Verifies TOOLGATE_MCP_TOKEN again (its `exp` above all); why, when it no longer holds. */
+  checkAuth: () => Promise<AuthProblem | null>;
 }
 
 /**
@@ -94,8 +95,8 @@ export async function openMcpStdioPrincipal(deps: McpSessionDeps, env: NodeJS.Pr
         await authenticateUser(deps, { token }, { env });
         return null;
       } catch (err) {
-        if (err instanceof AuthError && err.reason === 'unavailable') return `TOOLGATE_MCP_TOKEN: ${err.message}`;
-        if (err instanceof AuthError) return `TOOLGATE_MCP_TOKEN: ${err.message}; start the server with a fresh token`;
+        if (err instanceof AuthError && err.reason === 'unavailable') return { message: `TOOLGATE_MCP_TOKEN: ${err.message}`, unavailable: true };
+        if (err instanceof AuthError) return { message: `TOOLGATE_MCP_TOKEN: ${err.message}; start the server with a fresh token`, unavailable: false };
         throw err;
       }
     },

@@ -218,7 +218,9 @@ export class McpTasks implements TaskCalls {
    */
   private async authorized(): Promise<void> {
     const problem = await this.principal.checkAuth?.();
-    if (problem) throw new ProtocolError(RpcErrorCode.Unauthorized, problem);
+    // A token that cannot be checked now (its issuer's keys out of reach) is no refused token: the host may poll again.
+    if (problem?.unavailable) throw new ProtocolError(RpcErrorCode.InternalError, problem.message);
+    if (problem) throw new ProtocolError(RpcErrorCode.Unauthorized, problem.message);
   }
 
   private keyOf(taskId: string): CallKey {

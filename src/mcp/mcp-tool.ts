@@ -44,13 +44,19 @@ export const TOOL_CALL_META_KEY = 'toolgate/tool_call_id';
 /** Set on the `tools/call` a task runs (mcp-tasks.ts): its approval is reported by the task, never asked of the host. */
 export const TASK_RUN_META_KEY = 'toolgate/task_run';
 
+/** Why a principal's token no longer holds: refused, or not checkable now (its issuer's keys out of reach: a retry may pass). */
+export interface AuthProblem {
+  message: string;
+  unavailable: boolean;
+}
+
 /** Who an MCP server instance acts for, and how its calls are limited. */
 export interface McpPrincipal {
   session: Session;
   /** Thread of calls that name none and have no MCP session: stdio's own, or the user's `mcp` (sessionless HTTP). */
   fallbackThread: string;
   /** Re-checks the credential before each call (stdio: the token's `exp`); a message when it no longer holds. */
-  checkAuth?: () => Promise<string | null>;
+  checkAuth?: () => Promise<AuthProblem | null>;
   /** Calls in flight for this principal (an MCP session, or a user's sessionless requests). */
   inFlight: { count: number; max: number };
 }
@@ -147,7 +153,7 @@ export async function callProjectCli(
 
   if (principal.checkAuth) {
     const problem = await principal.checkAuth();
-    if (problem) return toolFailureResult({ code: 'UNAUTHENTICATED', message: problem, ...names() });
+    if (problem) return toolFailureResult({ code: 'UNAUTHENTICATED', message: problem.message, ...names() });
   }
   const parsed = ToolArgs.safeParse(raw ?? {});
   if (!parsed.success) {
