@@ -33,6 +33,8 @@ const EXCEPTIONS: Readonly<Record<string, string>> = {
     "a JSON-RPC error `{code, message}` read off the MCP stdio stream, not a batch item's tool error",
   'test/e2e/mcp-tasks.test.ts:CalendarBatchItem':
     "a JSON-RPC error `{code, message}` read off a raw MCP connection, not a batch item's tool error",
+  'test/unit/mcp/mcp-inprocess.test.ts:CalendarBatchItem':
+    "a JSON-RPC error `{code, message}` read off the in-process MCP stdio stream, not a batch item's tool error",
   'src/store/store.ts:calendar':
     "the store's insert fields for an event, what its repository writes once calendar.create's input is parsed (schemas/action-inputs.json publishes the inputs under their action names, calendar.*)",
   'test/fuzz/invariants.ts:RpcError':
