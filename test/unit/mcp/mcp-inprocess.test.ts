@@ -134,13 +134,19 @@ test('in process: notifications/cancelled reaches a running call — no response
   }
 });
 
-test('in process: a token pasted as an unknown key of arguments, whole or split by a newline or tab, is never echoed', async () => {
+/** `serve --mcp` for a fresh user token, in process on the in-process executor, over two in-memory pipes. */
+async function inProcessServer() {
   const token = await mintBearer('mia', {}, { expiresIn: '10m' });
   const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
   const services = await createDaemon({ transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env }, createLogger(() => {}));
   const toServer = new PassThrough();
   const fromServer = new PassThrough();
   const handle = await serveMcpStdio(serveContext(services, { limits: { maxInFlight: 8 } }), { principal: await openMcpStdioPrincipal(services, env), stdin: toServer, stdout: fromServer });
+  return { token, services, toServer, fromServer, handle };
+}
+
+test('in process: a token pasted as an unknown key of arguments, whole or split by a newline or tab, is never echoed', async () => {
+  const { services, toServer, fromServer, handle } = await inProcessServer();
   const client = new Client({ name: 'in-process', version: '1' });
   await client.connect(new StdioServerTransport(fromServer, toServer));
   try {
@@ -168,12 +174,7 @@ test('in process: a token pasted as an unknown key of arguments, whole or split 
 });
 
 test('in process: past the token\'s exp every tasks/* request is refused -32001 (an approval above all); the server stays up', async () => {
-  const token = await mintBearer('mia', {}, { expiresIn: '10m' });
-  const env = { TOOLGATE_BEARER_SECRET: TEST_BEARER_SECRET, TOOLGATE_MCP_TOKEN: token };
-  const services = await createDaemon({ transport: 'mcp', db: join(tempDir(), 'toolgate.db'), dev: false, executor: 'inprocess', env }, createLogger(() => {}));
-  const toServer = new PassThrough();
-  const fromServer = new PassThrough();
-  const handle = await serveMcpStdio(serveContext(services, { limits: { maxInFlight: 8 } }), { principal: await openMcpStdioPrincipal(services, env), stdin: toServer, stdout: fromServer });
+  const { token, services, toServer, fromServer, handle } = await inProcessServer();
   // Raw lines (the SDK's client has no task API): each request's answer by its id.
   type Answer = { id?: number; result?: Record<string, unknown>; error?: { code: number; message: string } };
   const waiting = new Map<number, (a: Answer) => void>();
