@@ -44,14 +44,23 @@ export async function decideCall(deps: DecideDeps, key: CallKey, d: Decision, lo
     await endPending(deps, key, { decision: 'deny', surface: d.surface, reason: d.reason });
     return decided(deps, key, d.argsSha256);
   }
-  const won = await deps.store.transaction(async (tx) => {
-    const row = await tx.pendingCalls.approve(key, d.argsSha256);
-    if (row) await tx.approvalAudit.record({ ...key, argsSha256: row.argsSha256, decision: 'approve', surface: d.surface });
-    return row;
-  });
+  // Running before the approval commits: a call/cancel that comes between that commit and the run stops it
+  // (it then ends CANCELLED), and never finds the call neither pending nor running here. A cancel that ends it
+  // first (its commit wins) leaves nothing to run: the mark goes again.
+  const run = deps.calls.start({ ...key, action: pending.action, argsSha256: pending.argsSha256 }, deps.timeoutMs(pending.action));
+  let won: PendingCallRow | undefined;
+  try {
+    won = await deps.store.transaction(async (tx) => {
+      const row = await tx.pendingCalls.approve(key, d.argsSha256);
+      if (row) await tx.approvalAudit.record({ ...key, argsSha256: row.argsSha256, decision: 'approve', surface: d.surface });
+      return row;
+    });
+  } finally {
+    if (!won) run.finish();
+  }
   if (!won) return decided(deps, key, d.argsSha256);
   log.log('info', 'tool call approved', { thread_id: key.threadId, tool_call_id: key.toolCallId, action: won.action, surface: d.surface });
-  await runApproved(deps, won, log);
+  await runApproved(deps, won, run, log);
   return decided(deps, key, d.argsSha256);
 }
 
@@ -94,15 +103,12 @@ async function decided(deps: DecideDeps, key: CallKey, argsSha256: string, again
  * call/cancel and its time limit reach it) until its outcome is stored; then
  * its pending row goes and every waiter looks again.
  */
-async function runApproved(deps: DecideDeps, row: PendingCallRow, log: Logger): Promise<void> {
+async function runApproved(deps: DecideDeps, row: PendingCallRow, { running, finish }: ReturnType<RunningCalls['start']>, log: Logger): Promise<void> {
   const key = { userId: row.userId, threadId: row.threadId, toolCallId: row.toolCallId };
   const args = JSON.parse(row.args) as ToolCallArgs;
   const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: deps.maxResultBytes };
   const admission = admitCall([row.action], args, deps.secrets);
   const callLog = log.child({ thread_id: row.threadId, tool_call_id: row.toolCallId, action: row.action });
-  // Running from the approval's commit on: a call/cancel that comes while its mark is taken below stops it
-  // (it then ends CANCELLED), never finds the call neither pending nor running here.
-  const { running, finish } = deps.calls.start({ ...call, action: row.action }, deps.timeoutMs(row.action));
   // From the approval on: the wait for a person is no part of the call's time (security.md, operations.md).
   const started = performance.now();
   let release: (() => Promise<void>) | undefined;

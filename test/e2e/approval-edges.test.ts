@@ -15,7 +15,10 @@
  *   answers the outcome, and nothing about the call changed;
  * - a cancel is audited with the surface it came from, as approvals and
  *   denials are: `call/cancel` with its transport, MCP `tasks/cancel` with
- *   `mcp` — and the MCP task and the JSON-RPC call agree on the state.
+ *   `mcp` — and the MCP task and the JSON-RPC call agree on the state;
+ * - a `call/cancel` of an approved call stops it wherever it is on its way
+ *   to run: while its run takes its mark, and between the approval's commit
+ *   and the run (CANCELLED, nothing written).
  *
  * The first daemon of the second test is spawned (its project-cli child is
  * held by a write lock this process takes), the others run in this process.
@@ -266,6 +269,53 @@ test('a call/cancel right after an approval, while the approved run takes its ma
     assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
   } finally {
     store.holdCall = original;
+    await host.stop();
+  }
+});
+
+test('a call/cancel between the approval\'s commit and its run stops the call: CANCELLED, nothing written', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
+  const store = host.services.store;
+  const original = store.transaction.bind(store);
+  try {
+    const s = await openSession(host, await mintBearer('edge-commit'));
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    pending.catch(() => {});
+    const asked = await approvalOf(host, 'forget');
+
+    // The approval's transaction commits, and its caller is held before it goes on (to run the call).
+    let committed!: () => void;
+    const held = new Promise<void>((r) => (committed = r));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    store.transaction = (async (work: Parameters<typeof store.transaction>[0]) => {
+      store.transaction = original;
+      const result = await original(work);
+      committed();
+      await gate;
+      return result;
+    }) as typeof store.transaction;
+    const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    await held;
+    assert.equal((await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' })).state, 'running');
+    let answered = false;
+    const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
+    void cancelled.then(() => (answered = true), () => (answered = true));
+    // Handled: it stopped the run's mark, or (the defect) answered `running` while the call went on to run.
+    await waitFor(() => answered || host.services.calls.find({ userId: s.user_id, threadId: 'r', toolCallId: 'forget' })?.signal.aborted, 'the cancel to be handled');
+    open();
+
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/);
+    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+    assert.equal((await approved).state, 'done');
+    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
+  } finally {
+    store.transaction = original;
     await host.stop();
   }
 });
