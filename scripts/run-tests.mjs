@@ -1,10 +1,16 @@
-// `npm test` after the build: the whole suite on SQLite and, when
+// `npm test` after the build: the whole suite on SQLite and then, when
 // TOOLGATE_TEST_PG_URL names a PostgreSQL cluster (scripts/pg-test-cluster.sh,
-// which .ci/run starts), the PostgreSQL pass of the outside-in suites at the
-// same time. The engine of a pass is chosen by that ONE variable: the SQLite
-// pass runs without it, the PostgreSQL pass with it. The PostgreSQL pass's
-// output is kept apart and printed after the SQLite pass, so the two never
-// interleave. Exit code: non-zero when either pass fails.
+// which .ci/run starts), the PostgreSQL pass of the outside-in suites. The
+// engine of a pass is chosen by that ONE variable: the SQLite pass runs
+// without it, the PostgreSQL pass with it. Exit code: non-zero when either
+// pass fails.
+//
+// One pass after the other, each two files at a time, not the two side by
+// side: both take this 2-core machine's two cores, so side by side each took
+// as long as both (2026-12-07, CI: SQLite 345–399 s, PostgreSQL 356–407 s
+// beside it), and the SQLite pass's figure said more about the other pass
+// than about itself. In turn (2026-12-08): SQLite ~200 s, then PostgreSQL in
+// two lanes (~100 s of suites each, which took 201 s in one lane).
 //
 // TOOLGATE_TEST_QUICK=1 (a developer machine only; .ci/run never sets it)
 // skips the soak and fuzz suites, test/soak and test/fuzz: each case is
@@ -15,16 +21,16 @@
 // with each one's wall time (scripts/file-times-reporter.mjs) and the pass's
 // own wall time: where the suite's time goes.
 import { spawn } from 'node:child_process';
-import { chmodSync, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GROUPS, HEAVY, OWN_CLUSTER_SUITES, PG_GROUP, PG_SUITES, groupFile } from './test-files.mjs';
+import { GROUPS, HEAVY, OWN_CLUSTER_SUITES, PG_GROUPS, PG_SUITES, groupFile, pgGroupFile } from './test-files.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
 const pgUrl = process.env.TOOLGATE_TEST_PG_URL;
 
-/** Runs node's test runner with its output passed through, and remembers that output's counts. */
+/** Runs a pass's test runner with its output passed through; resolves with its exit code and its output's tail (for the counts). */
 function run(args, env) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -33,13 +39,9 @@ function run(args, env) {
       process.stdout.write(chunk);
       tail = (tail + chunk.toString('utf8')).slice(-4096);
     });
-    child.on('exit', (code, signal) => {
-      sqliteTail = tail;
-      resolve(code ?? (signal ? 1 : 0));
-    });
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), tail }));
   });
 }
-let sqliteTail = '';
 
 /** The `# pass N` / `# fail N` summary of a TAP run, or `ℹ pass N` of the spec reporter (Node 22+ uses it off a terminal too); 0 when absent. */
 function counts(text) {
@@ -74,25 +76,6 @@ if (!process.env.TMPDIR && existsSync(shmRoot)) {
   }
 }
 
-let pgPass = Promise.resolve(0);
-let pgSeconds = 0;
-let pgLog;
-if (pgUrl) {
-  pgLog = join(mkdtempSync(join(tmpdir(), 'toolgate-pg-pass-')), 'tap.log');
-  const out = createWriteStream(pgLog);
-  pgPass = new Promise((resolve) => {
-    const pgStarted = Date.now();
-    // Its shared-cluster suites in one process (scripts/pg-group.mjs), then those with clusters of their own.
-    const child = spawn(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=tap', PG_GROUP, ...OWN_CLUSTER_SUITES], { env: testEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout.pipe(out);
-    child.stderr.pipe(out);
-    child.on('exit', (code, signal) => {
-      pgSeconds = (Date.now() - pgStarted) / 1000;
-      resolve(code ?? (signal ? 1 : 0));
-    });
-  });
-}
-
 // The unit suites (test/unit) run together in one process, scripts/unit-suites.mjs, and the light
 // outside-in suites in GROUPS processes, scripts/e2e-group-N.mjs: ~0.85 s of CPU per test file is its own
 // process's start (scripts/test-files.mjs says which share and why). The unit process starts first: it is the
@@ -106,16 +89,15 @@ const SUITES = [
 ];
 
 /**
- * Test files run at once in the SQLite pass: 2, one a core on this 2-core machine. 3 was measured against
- * 2 in full runs with the PostgreSQL pass beside it (2026-12-06): 492 s against 456 s for this pass, and
- * 843 s against 718 s of CPU for both — the files wait on their daemons part of the time, but not enough
- * for a third lane to pay for its contention.
+ * Test files run at once in each pass: 2, one a core on this 2-core machine. 3 was measured against 2 in
+ * full runs (2026-12-06): 492 s against 456 s for the SQLite pass, and 843 s against 718 s of CPU — the
+ * files wait on their daemons part of the time, but not enough for a third lane to pay for its contention.
  */
 const CONCURRENCY = 2;
 const timesLog = process.env.TOOLGATE_TEST_TIMES === '1' ? join(mkdtempSync(join(tmpdir(), 'toolgate-times-')), 'files.jsonl') : undefined;
 const started = Date.now();
 // scripts/run-suites.mjs, not `node --test`: it keeps the order above (the CLI sorts by name).
-const sqliteCode = await run([join(root, 'scripts', 'run-suites.mjs'), String(CONCURRENCY), timesLog ?? '-', ...SUITES], sqliteEnv);
+const sqlite = await run([join(root, 'scripts', 'run-suites.mjs'), String(CONCURRENCY), timesLog ?? '-', ...SUITES], sqliteEnv);
 const sqliteSeconds = (Date.now() - started) / 1000;
 try {
   if (passTmp) rmSync(passTmp, { recursive: true, force: true, maxRetries: 3 });
@@ -133,18 +115,22 @@ if (timesLog) {
   process.stdout.write(`its test processes add up to ${sum.toFixed(0)} s, run ${CONCURRENCY} at a time\n`);
 }
 // Always said, in every run (CI's too): the pass's wall time is the suite's figure to keep down.
-process.stdout.write(`SQLite pass: ${sqliteSeconds.toFixed(0)} s wall${pgUrl ? ', the PostgreSQL pass running beside it' : ''}\n`);
-const pgCode = await pgPass;
-if (pgLog) {
+process.stdout.write(`SQLite pass: ${sqliteSeconds.toFixed(0)} s wall\n`);
+let pg = { code: 0, tail: '' };
+if (pgUrl) {
   process.stdout.write(`\n==== PostgreSQL pass (${PG_SUITES.length + OWN_CLUSTER_SUITES.length} suites) ====\n`);
-  process.stdout.write(readFileSync(pgLog, 'utf8'));
-  process.stdout.write(`==== PostgreSQL pass: ${pgCode === 0 ? 'passed' : `FAILED (exit ${pgCode})`} in ${pgSeconds.toFixed(0)} s wall ====\n`);
+  const pgStarted = Date.now();
+  // The shared-cluster groups at once, then the suites with clusters of their own in the lane that frees first.
+  const pgFiles = [...Array.from({ length: PG_GROUPS }, (_, i) => pgGroupFile(i + 1)), ...OWN_CLUSTER_SUITES];
+  pg = await run([join(root, 'scripts', 'run-suites.mjs'), String(CONCURRENCY), '-', ...pgFiles], testEnv);
+  const pgSeconds = (Date.now() - pgStarted) / 1000;
+  process.stdout.write(`==== PostgreSQL pass: ${pg.code === 0 ? 'passed' : `FAILED (exit ${pg.code})`} in ${pgSeconds.toFixed(0)} s wall ====\n`);
 } else {
   process.stdout.write('\n(PostgreSQL pass skipped: TOOLGATE_TEST_PG_URL is not set — scripts/pg-test-cluster.sh starts a cluster)\n');
 }
 // One closing line over both passes, so a reader (or CI) sees the whole count at once.
-const sqlite = counts(sqliteTail);
-const pg = pgLog ? counts(readFileSync(pgLog, 'utf8')) : { pass: 0, fail: 0 };
-const failed = sqlite.fail + pg.fail + (sqliteCode !== 0 && sqlite.fail === 0 ? 1 : 0) + (pgCode !== 0 && pg.fail === 0 ? 1 : 0);
-process.stdout.write(`${sqlite.pass + pg.pass} passed, ${failed} failed\n`);
-process.exit(sqliteCode !== 0 ? sqliteCode : pgCode);
+const sqliteCounts = counts(sqlite.tail);
+const pgCounts = counts(pg.tail);
+const failed = sqliteCounts.fail + pgCounts.fail + (sqlite.code !== 0 && sqliteCounts.fail === 0 ? 1 : 0) + (pg.code !== 0 && pgCounts.fail === 0 ? 1 : 0);
+process.stdout.write(`${sqliteCounts.pass + pgCounts.pass} passed, ${failed} failed\n`);
+process.exit(sqlite.code !== 0 ? sqlite.code : pg.code);
