@@ -257,7 +257,7 @@ export function limitsOf(opts: ServeOptions, config: DaemonConfig): Limits {
   return limits;
 }
 
-function liveLimits(l: Limits): LiveLimits {
+export function liveLimits(l: Limits): LiveLimits {
   return { callTimeoutMs: l.callTimeoutMs, actionTimeoutMs: l.actionTimeoutMs, cancelGraceMs: l.cancelGraceMs };
 }
 

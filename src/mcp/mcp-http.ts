@@ -110,7 +110,9 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
     idleMs: opts.idleMs ?? DEFAULT_IDLE_MS,
     maxMessageBytes: opts.maxMessageBytes,
     log,
-    build: async (session) => buildMcpServer(opts, { session, fallbackThread: 'mcp', inFlight: { count: 0, max: opts.maxInFlight } }, await catalogs.for(session.enabledSkills)),
+    // A server that lives with its session: it follows a SIGHUP's change of the session's skills and actions.
+    build: async (session) =>
+      buildMcpServer(opts, { session, fallbackThread: 'mcp', inFlight: { count: 0, max: opts.maxInFlight } }, await catalogs.live(session), { followReloads: true }),
   });
   /** Sessionless (2026-07-28) calls in flight, per user. */
   const sessionlessInFlight = new Map<string, { count: number; max: number }>();

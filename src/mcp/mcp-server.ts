@@ -14,7 +14,7 @@
  * Transports (mcp-stdio.ts, mcp-http.ts) decide who the principal is; this
  * file only describes what the principal is served.
  */
-import { CLIENT_CAPABILITIES_META_KEY, type McpServer, type ServerContext, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, type McpServer, type RegisteredPrompt, type ServerContext, type StandardSchemaV1, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { registerAppTool } from '@modelcontextprotocol/ext-apps/server';
 import type { SkillCatalog } from '@modelcontextprotocol/server/ext/skills';
 import { ToolProjection } from '../protocol/tool.js';
@@ -114,17 +114,31 @@ function hostCanElicit(server: TaskMcpServer, ctx: ServerContext): boolean {
 
 /** What one MCP server needs: the tool call's deps, the tasks', the version it names and the store its states verify against. */
 export interface McpServerDeps extends McpCallDeps {
-  services: McpCallDeps['services'] & McpTasksDeps & Pick<Services, 'version' | 'store'>;
+  services: McpCallDeps['services'] & McpTasksDeps & Pick<Services, 'version' | 'store' | 'sessions'>;
 }
 
-export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, catalog: SkillCatalog): McpServer {
+export interface McpServerOptions {
+  /**
+   * The server lives on (stdio, a 2025-11-25 HTTP session) and follows its session through configuration
+   * reloads (SIGHUP): its tool's description and hints, its prompts and — its catalog being the session's
+   * own (`SkillCatalogs.live`) — its skill resources; each list that changed is announced (`listChanged`).
+   * A server built for one request (2026-07-28 over HTTP) is built from the session as it is then.
+   */
+  followReloads?: boolean;
+}
+
+/** What a session's MCP server shows of it: its skills and its actions. */
+const shownLists = (session: McpPrincipal['session']) => JSON.stringify([session.enabledSkills, session.allowedActions]);
+
+export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, catalog: SkillCatalog, opts: McpServerOptions = {}): McpServer {
   const { session } = principal;
   const icons = toolgateIcons();
+  const listChanged = opts.followReloads === true;
   // Task-augmented tools/call and tasks/* (contract section 18) on top of the SDK's server: mcp-task-server.ts.
   const server = new TaskMcpServer(
     { name: 'toolgate', version: deps.services.version, icons: icons.server },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, logging: {} },
+      capabilities: { tools: { listChanged }, resources: { listChanged }, prompts: { listChanged }, logging: {} },
       instructions: toolDescription(session.enabledSkills),
       // The retry of a call its host asked about names the call in a state the daemon signed (mcp-approval.ts).
       requestState: { verify: (state: string) => verifyApprovalState(deps.services.store, state) },
@@ -165,16 +179,39 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
     // The SDK installs its prompt handlers with the first prompt; this one is removed at once.
     server.registerPrompt('none', { description: 'none' }, () => ({ messages: [] })).remove();
   }
-  for (const { name, description } of skills) {
-    server.registerPrompt(name, { title: `Skill: ${name}`, description }, () => ({
-      description,
-      messages: [
-        {
-          role: 'user' as const,
-          content: { type: 'resource' as const, resource: { uri: skillUri(name), mimeType: 'text/markdown', text: readSkill(session, name, undefined).content } },
-        },
-      ],
-    }));
+  const prompts = new Map<string, RegisteredPrompt>();
+  const registerSkillPrompt = ({ name, description }: { name: string; description: string }) =>
+    prompts.set(
+      name,
+      server.registerPrompt(name, { title: `Skill: ${name}`, description }, () => ({
+        description,
+        messages: [
+          {
+            role: 'user' as const,
+            content: { type: 'resource' as const, resource: { uri: skillUri(name), mimeType: 'text/markdown', text: readSkill(session, name, undefined).content } },
+          },
+        ],
+      })),
+    );
+  for (const skill of skills) registerSkillPrompt(skill);
+
+  if (opts.followReloads) {
+    let shown = shownLists(session);
+    const stop = deps.services.sessions.onReload(() => {
+      if (shownLists(session) === shown) return;
+      shown = shownLists(session);
+      // Each of these tells a connected client (tools/list_changed, prompts/list_changed, resources/list_changed).
+      tool.update({ description: toolDescription(session.enabledSkills), annotations: toolAnnotations(session.allowedActions) });
+      const enabled = listSkills(session).skills;
+      for (const [name, prompt] of prompts) {
+        if (enabled.some((s) => s.name === name)) continue;
+        prompt.remove();
+        prompts.delete(name);
+      }
+      for (const skill of enabled) if (!prompts.has(skill.name)) registerSkillPrompt(skill);
+      catalog.reload().catch((err: unknown) => deps.services.log.log('warn', 'skill catalog reload failed; it serves the skills it had', { err: (err as Error).message }));
+    });
+    deps.services.sessions.onEnd(session.id, stop);
   }
   return scrubOutgoingErrors(server, deps.services.secrets ?? []);
 }

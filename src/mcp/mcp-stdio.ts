@@ -40,7 +40,8 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
   const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const stdin = opts.stdin ?? process.stdin;
   const stdout = opts.stdout ?? process.stdout;
-  const catalog = await (opts.catalogs ?? new SkillCatalogs(services.log)).for(principal.session.enabledSkills);
+  // The session's own catalog: a SIGHUP that changes its skills changes what this server lists and serves.
+  const catalog = await (opts.catalogs ?? new SkillCatalogs(services.log)).live(principal.session);
   // One thread per server process (a stdio connection has no Mcp-Session-Id).
   const mcp = {
     session: principal.session,
@@ -110,7 +111,7 @@ export async function serveMcpStdio(ctx: ServeContext<McpStdioDeps>, extra: McpS
   // The guard is the transport's stdin for its end and errors only: it passes no line on, and hands the
   // transport each message it has parsed and checked instead (read only once data flows, after this line).
   const transport = new CountingStdioTransport(answers, guard, stdout);
-  const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog), {
+  const handle = serveStdio(() => buildMcpServer(opts, mcp, catalog, { followReloads: true }), {
     transport,
     onerror: (err) => services.log.log('warn', 'mcp stdio error', { err: err.message }),
   });

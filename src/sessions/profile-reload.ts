@@ -74,6 +74,7 @@ export function applyConfig(deps: ReloadTarget, next: DaemonConfig, live: LiveLi
     sessions++;
     if (!refresh(deps, session)) orphaned++;
   }
+  deps.sessions.reloaded();
   return { sessions, orphaned, needsRestart };
 }
 

@@ -122,6 +122,7 @@ export class SessionRegistry {
   private readonly expired = new Map<string, string>();
   private readonly expiryListeners: Array<(s: Session) => void> = [];
   private readonly idleListeners: Array<(s: Session) => void> = [];
+  private readonly reloadListeners = new Set<() => void>();
 
   constructor(
     private readonly maxPerConnection = DEFAULT_MAX_SESSIONS_PER_CONNECTION,
@@ -232,6 +233,21 @@ export class SessionRegistry {
   /** Called with every session that reaches its token's `exp` (after its own end callbacks). */
   onExpire(fn: (s: Session) => void): void {
     this.expiryListeners.push(fn);
+  }
+
+  /**
+   * Called after each configuration reload has given the open sessions of a profile their new lists
+   * (profile-reload.ts): what shows a session's lists elsewhere (an MCP server's) looks again. Returns the
+   * unsubscribe.
+   */
+  onReload(fn: () => void): () => void {
+    this.reloadListeners.add(fn);
+    return () => this.reloadListeners.delete(fn);
+  }
+
+  /** Tells the `onReload` listeners that the open sessions have their new lists. */
+  reloaded(): void {
+    for (const fn of [...this.reloadListeners]) fn();
   }
 
   /** Called with every session that ends unused for its `idleMs` (before its end callbacks); returns the unsubscribe. */
