@@ -13,8 +13,9 @@ import type { CallApprovalBody } from '../protocol/methods.js';
 import { admitCall } from '../cli-router/core.js';
 import type { CallCancelResult } from '../protocol/methods.js';
 import type { ToolCallArgs } from '../protocol/tool.js';
+import type { Call } from './call.js';
 import type { PendingCallRow } from '../store/store.js';
-import type { RunningCalls } from './running-calls.js';
+import type { RunningCalls, StartedCall } from './running-calls.js';
 import type { Logger } from '../runtime/logger.js';
 import { seedOutput } from '../threads/message-views.js';
 import { settle, type SettleDeps } from './tool-invoke.js';
@@ -47,7 +48,8 @@ export async function decideCall(deps: DecideDeps, key: CallKey, d: Decision, lo
   // Running before the approval commits: a call/cancel that comes between that commit and the run stops it
   // (it then ends CANCELLED), and never finds the call neither pending nor running here. A cancel that ends it
   // first (its commit wins) leaves nothing to run: the mark goes again.
-  const run = deps.calls.start({ ...key, action: pending.action, argsSha256: pending.argsSha256 }, deps.timeoutMs(pending.action));
+  // Its time limit counts from the commit (runApproved): a wait for the write lock here is no part of it.
+  const run = deps.calls.start({ ...key, action: pending.action, argsSha256: pending.argsSha256 }, undefined);
   let won: PendingCallRow | undefined;
   try {
     won = await deps.store.transaction(async (tx) => {
@@ -103,19 +105,23 @@ async function decided(deps: DecideDeps, key: CallKey, argsSha256: string, again
  * call/cancel and its time limit reach it) until its outcome is stored; then
  * its pending row goes and every waiter looks again.
  */
-async function runApproved(deps: DecideDeps, row: PendingCallRow, { running, finish }: ReturnType<RunningCalls['start']>, log: Logger): Promise<void> {
-  const key = { userId: row.userId, threadId: row.threadId, toolCallId: row.toolCallId };
-  const args = JSON.parse(row.args) as ToolCallArgs;
-  const call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: deps.maxResultBytes };
-  const admission = admitCall([row.action], args, deps.secrets);
-  const callLog = log.child({ thread_id: row.threadId, tool_call_id: row.toolCallId, action: row.action });
+async function runApproved(deps: DecideDeps, row: PendingCallRow, { running, finish, arm }: StartedCall, log: Logger): Promise<void> {
   // From the approval on: the wait for a person is no part of the call's time (security.md, operations.md).
+  arm(deps.timeoutMs(row.action));
   const started = performance.now();
+  const key = { userId: row.userId, threadId: row.threadId, toolCallId: row.toolCallId };
+  const callLog = log.child({ thread_id: row.threadId, tool_call_id: row.toolCallId, action: row.action });
+  let call: Call;
+  let admission: ReturnType<typeof admitCall>;
   let release: (() => Promise<void>) | undefined;
   try {
+    const args = JSON.parse(row.args) as ToolCallArgs;
+    call = { ...key, args, argsSha256: row.argsSha256, maxResultBytes: deps.maxResultBytes };
+    admission = admitCall([row.action], args, deps.secrets);
     // PostgreSQL: marked as this daemon's while it runs, so another daemon's call/get and call/cancel find it.
     release = await deps.store.holdCall?.(row.userId, row.threadId, row.toolCallId);
   } catch (err) {
+    // Never left registered: call/get would say `running`, and a cancel wait, for good.
     finish();
     throw err;
   }

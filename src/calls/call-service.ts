@@ -110,12 +110,15 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: s
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands) — also when a
   // retry of it is registered here while it is counted (stopped above).
   // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).
-  if ((await deps.store.read((tx) => tx.pendingCalls.get(key)))?.state === 'awaiting_approval') {
+  const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+  if (pending?.state === 'awaiting_approval') {
     await endPending(deps, key, { decision: 'cancel', surface });
   }
   if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));
   let done = await storedCall(deps.store, key);
-  if (!done && runs.length === 0 && deps.store.sharedCalls && (await deps.store.sharedCalls.find(key))) {
+  // PostgreSQL: shared as running on another daemon — or approved there a moment ago, its mark not taken yet (the
+  // approving daemon registered the run before the approval committed, so the request reaches it all the same).
+  if (!done && runs.length === 0 && deps.store.sharedCalls && (pending?.state === 'running' || (await deps.store.sharedCalls.find(key)))) {
     // Running on another daemon (PostgreSQL): it hears the request on its LISTEN connection and stops the call.
     const shared = deps.store.sharedCalls;
     // Sent again on every look: a daemon whose LISTEN connection was reconnecting missed the first.
@@ -209,9 +212,12 @@ export async function listCalls(deps: CallServiceDeps, userId: string, after: re
   if (!after) {
     const asked = await deps.store.read((tx) => tx.pendingCalls.awaiting(userId, new Date().toISOString(), null, LISTED_AWAITING));
     const shared = (await deps.store.sharedCalls?.ofUser(userId)) ?? [];
+    // A call awaiting approval is listed so, as call/get answers it, though a run of it may be registered here
+    // (a retry while it is counted; an approval in flight, registered before it commits).
+    const awaiting = new Set(asked.map((row) => JSON.stringify([row.threadId, row.toolCallId])));
     for (const r of [...deps.calls.ofUser(userId), ...shared]) {
       const k = JSON.stringify([r.threadId, r.toolCallId]);
-      if (seen.has(k)) continue;
+      if (seen.has(k) || awaiting.has(k)) continue;
       seen.add(k);
       running.push({
         thread_id: r.threadId,

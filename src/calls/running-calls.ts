@@ -103,6 +103,13 @@ class Entry implements RunningCall {
   }
 }
 
+/** A call `RunningCalls.start` registered: `finish` ends it; `arm` sets (or sets again) its time limit from now. */
+export interface StartedCall {
+  running: RunningCall;
+  finish: () => void;
+  arm: (timeoutMs: number) => void;
+}
+
 /** Unambiguous without serializing: each part but the last is prefixed with its length. */
 const keyOf = (k: CallKey): string => `${k.userId.length}:${k.userId}${k.threadId.length}:${k.threadId}${k.toolCallId}`;
 
@@ -112,12 +119,18 @@ export class RunningCalls {
 
   /**
    * Registers a call as running from now; `timeoutMs` is its time limit
-   * (TIMEOUT past it). `onStop` is told of its first stop, whoever stops it.
-   * The returned `finish` ends it (after its outcome is stored).
+   * (TIMEOUT past it), or undefined for one that `arm` sets later (an
+   * approved call is registered before its approval commits, and its time
+   * counts from the commit). `onStop` is told of its first stop, whoever
+   * stops it. The returned `finish` ends it (after its outcome is stored).
    */
-  start(call: CallKey & { action: string; argsSha256: string }, timeoutMs: number, onStop?: (reason: CallStopped) => void): { running: RunningCall; finish: () => void } {
+  start(call: CallKey & { action: string; argsSha256: string }, timeoutMs: number | undefined, onStop?: (reason: CallStopped) => void): StartedCall {
     const entry = new Entry(call, onStop);
-    entry.timer = setTimeout(() => entry.stop(CallStopped.timedOut(timeoutMs)), timeoutMs);
+    const arm = (ms: number) => {
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(() => entry.stop(CallStopped.timedOut(ms)), ms);
+    };
+    if (timeoutMs !== undefined) arm(timeoutMs);
     const k = keyOf(call);
     let set = this.calls.get(k);
     if (!set) this.calls.set(k, (set = new Set()));
@@ -128,7 +141,7 @@ export class RunningCalls {
       if (set.size === 0 && this.calls.get(k) === set) this.calls.delete(k);
       entry.end();
     };
-    return { running: entry, finish };
+    return { running: entry, finish, arm };
   }
 
   /** The call running now under this key, if any. */
