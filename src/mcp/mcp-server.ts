@@ -197,19 +197,25 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
 
   if (opts.followReloads) {
     let shown = shownLists(session);
+    const warn = (what: string, err: unknown) => deps.services.log.log('warn', what, { err: (err as Error).message });
     const stop = deps.services.sessions.onReload(() => {
       if (shownLists(session) === shown) return;
       shown = shownLists(session);
       // Each of these tells a connected client (tools/list_changed, prompts/list_changed, resources/list_changed).
-      tool.update({ description: toolDescription(session.enabledSkills), annotations: toolAnnotations(session.allowedActions) });
-      const enabled = listSkills(session).skills;
-      for (const [name, prompt] of prompts) {
-        if (enabled.some((s) => s.name === name)) continue;
-        prompt.remove();
-        prompts.delete(name);
+      catalog.reload().catch((err: unknown) => warn('skill catalog reload failed; it lists the skills it had', err));
+      try {
+        tool.update({ description: toolDescription(session.enabledSkills), annotations: toolAnnotations(session.allowedActions) });
+        const enabled = listSkills(session).skills;
+        for (const [name, prompt] of prompts) {
+          if (enabled.some((s) => s.name === name)) continue;
+          prompt.remove();
+          prompts.delete(name);
+        }
+        for (const skill of enabled) if (!prompts.has(skill.name)) registerSkillPrompt(skill);
+      } catch (err) {
+        // A skill folder unreadable now: what could not change stays as it was; its calls follow the reload all the same.
+        warn('mcp server could not follow the reload of its skills', err);
       }
-      for (const skill of enabled) if (!prompts.has(skill.name)) registerSkillPrompt(skill);
-      catalog.reload().catch((err: unknown) => deps.services.log.log('warn', 'skill catalog reload failed; it serves the skills it had', { err: (err as Error).message }));
     });
     deps.services.sessions.onEnd(session.id, stop);
   }

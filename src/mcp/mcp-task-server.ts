@@ -232,4 +232,21 @@ export class TaskMcpServer extends McpServer {
     super(info);
     this.server = new TaskServer(info, options);
   }
+
+  /**
+   * The SDK sends these (a tool updated, a prompt added or removed: mcp-server.ts on a config reload) without
+   * awaiting them, and a stdio write to a host that went away rejects: unhandled, it would end the daemon.
+   * The client learns nothing it would not learn by listing again, so a failed send is only dropped.
+   */
+  override sendToolListChanged(): void {
+    if (this.isConnected()) this.server.sendToolListChanged().catch(() => {});
+  }
+
+  override sendPromptListChanged(): void {
+    if (this.isConnected()) this.server.sendPromptListChanged().catch(() => {});
+  }
+
+  override sendResourceListChanged(): void {
+    if (this.isConnected()) this.server.sendResourceListChanged().catch(() => {});
+  }
 }

@@ -247,7 +247,13 @@ export class SessionRegistry {
 
   /** Tells the `onReload` listeners that the open sessions have their new lists. */
   reloaded(): void {
-    for (const fn of [...this.reloadListeners]) fn();
+    for (const fn of [...this.reloadListeners]) {
+      try {
+        fn();
+      } catch {
+        // Each listener reports its own failures; the others still hear of the reload, and the reload stands.
+      }
+    }
   }
 
   /** Called with every session that ends unused for its `idleMs` (before its end callbacks); returns the unsubscribe. */
