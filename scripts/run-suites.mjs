@@ -1,4 +1,4 @@
-// The SQLite pass's test runner (scripts/run-tests.mjs starts it): node:test's
+// Each pass's test runner (scripts/run-tests.mjs starts it, for SQLite, then PostgreSQL): node:test's
 // run() over the files in the order given, `concurrency` at a time. Not
 // `node --test FILES`: that sorts the files by name, so the slowest ones
 // (e2e/package-tarball, e2e/pg-*) started last and ran alone at the end.

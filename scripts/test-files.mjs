@@ -88,11 +88,16 @@ export const PG_SUITES = [
   'e2e/mcp-tasks',
   'e2e/load-balancer',
   'unit/calls/expiry-sweeper',
+  // Dealt to the groups in turn: approval (~52 s on PostgreSQL) and the byte budget to the lighter group 1.
+  'e2e/approval-fanout',
+  'e2e/approval',
+  'unit/store/pg-quotas',
+  'unit/store/message-byte-budget',
 ].map(compiled).filter((f) => existsSync(f));
 
 /**
  * Processes the PostgreSQL pass's shared-cluster suites share, run at once: two, one a core. Dealt round
- * robin from PG_SUITES's order: ~72 s and ~99 s of suites (alone, 2026-12-08), and the two suites with
+ * robin from PG_SUITES's order: ~125 s and ~107 s of suites (alone, 2026-12-08), and the two suites with
  * clusters of their own (~29 s) follow in the lane that frees first.
  */
 export const PG_GROUPS = 2;
