@@ -97,6 +97,12 @@ export async function getCall(deps: CallServiceDeps, key: CallKey, again = true)
 }
 
 /**
+ * How long an approved call may go without its daemon's mark (PostgreSQL): the approving daemon takes it right
+ * after the approval commits, on a pooled connection (a new one, at worst). Clocks of daemons may differ a little.
+ */
+const UNMARKED_APPROVAL_MS = 5_000;
+
+/**
  * `call/cancel`: stops the call if it runs here and answers once its outcome
  * is stored — CANCELLED, or its real outcome when its writes had committed
  * first. A call already done is answered as it is: nothing changes.
@@ -118,7 +124,9 @@ export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: s
   let done = await storedCall(deps.store, key);
   // PostgreSQL: shared as running on another daemon — or approved there a moment ago, its mark not taken yet (the
   // approving daemon registered the run before the approval committed, so the request reaches it all the same).
-  if (!done && runs.length === 0 && deps.store.sharedCalls && (pending?.state === 'running' || (await deps.store.sharedCalls.find(key)))) {
+  // An approved row older than that with no mark is a run no daemon holds (its daemon died): nothing to wait for.
+  const justApproved = pending?.state === 'running' && Date.now() - Date.parse(pending.updatedAt) < UNMARKED_APPROVAL_MS;
+  if (!done && runs.length === 0 && deps.store.sharedCalls && (justApproved || (await deps.store.sharedCalls.find(key)))) {
     // Running on another daemon (PostgreSQL): it hears the request on its LISTEN connection and stops the call.
     const shared = deps.store.sharedCalls;
     // Sent again on every look: a daemon whose LISTEN connection was reconnecting missed the first.

@@ -39,6 +39,7 @@ import { askConfig } from '../helpers/approval-config.js';
 import { openRawMcpSession } from '../helpers/mcp-raw.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
 import { rpcError } from '../helpers/host.js';
+import { holdAfterApproval, type ApprovalHold } from '../helpers/hold-approval.js';
 
 let shared: Promise<InProcessHost> | undefined;
 const daemon = () => (shared ??= startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] }));
@@ -275,37 +276,27 @@ test('a call/cancel right after an approval, while the approved run takes its ma
 
 test('a call/cancel between the approval\'s commit and its run stops the call: CANCELLED, nothing written', { timeout: 60_000 }, async () => {
   const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
-  const store = host.services.store;
-  const original = store.transaction.bind(store);
+  let hold: ApprovalHold | undefined;
   try {
     const s = await openSession(host, await mintBearer('edge-commit'));
+    const key = { userId: s.user_id, threadId: 'r', toolCallId: 'forget' };
     await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
     const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
     pending.catch(() => {});
     const asked = await approvalOf(host, 'forget');
 
     // The approval's transaction commits, and its caller is held before it goes on (to run the call).
-    let committed!: () => void;
-    const held = new Promise<void>((r) => (committed = r));
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    store.transaction = (async (work: Parameters<typeof store.transaction>[0]) => {
-      store.transaction = original;
-      const result = await original(work);
-      committed();
-      await gate;
-      return result;
-    }) as typeof store.transaction;
+    hold = holdAfterApproval(host.services.store, key);
     const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
     approved.catch(() => {});
-    await held;
+    await hold.committed;
     assert.equal((await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' })).state, 'running');
     let answered = false;
     const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
     void cancelled.then(() => (answered = true), () => (answered = true));
     // Handled: it stopped the run's mark, or (the defect) answered `running` while the call went on to run.
-    await waitFor(() => answered || host.services.calls.find({ userId: s.user_id, threadId: 'r', toolCallId: 'forget' })?.signal.aborted, 'the cancel to be handled');
-    open();
+    await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
+    hold.release();
 
     const result = await cancelled;
     assert.equal(result.state, 'done', JSON.stringify(result));
@@ -315,7 +306,7 @@ test('a call/cancel between the approval\'s commit and its run stops the call: C
     const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
     assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
   } finally {
-    store.transaction = original;
+    hold?.restore();
     await host.stop();
   }
 });

@@ -26,6 +26,7 @@ import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolRes
 import { argsSha256 } from '../../src/codec/canonical-json.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { askConfig } from '../helpers/approval-config.js';
+import { holdAfterApproval, type ApprovalHold } from '../helpers/hold-approval.js';
 import { verifySse } from '../helpers/ag-ui-client.js';
 
 type Executor = 'subprocess' | 'inprocess';
@@ -458,37 +459,27 @@ test('two daemons on PostgreSQL: a call/cancel on B between A\'s approval commit
   const { url } = await freshPgDatabase();
   const args = ['--config', askConfig()];
   const [a, b] = await Promise.all([startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args }), startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args })]);
-  const store = a.services.store;
-  const original = store.transaction.bind(store);
+  let hold: ApprovalHold | undefined;
   try {
     const onA = await openSession(a, await mintBearer('alice'));
     const onB = await openSession(b, await mintBearer('alice'));
+    const key = { userId: onA.user_id, threadId: 't', toolCallId: 'gap-del' };
     const eventId = await createEvent(a, onA.session_id, 'gap-create', 'kept');
     const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'gap-del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
     pending.catch(() => {});
     const asked = await approvalOf(a, 'gap-del');
 
     // A's approval commits, and A is held before it goes on to run the call (so its mark is not taken yet).
-    let committed!: () => void;
-    const held = new Promise<void>((r) => (committed = r));
-    let open!: () => void;
-    const gate = new Promise<void>((r) => (open = r));
-    store.transaction = (async (work: Parameters<typeof store.transaction>[0]) => {
-      store.transaction = original;
-      const result = await original(work);
-      committed();
-      await gate;
-      return result;
-    }) as typeof store.transaction;
+    hold = holdAfterApproval(a.services.store, key);
     const approved = a.request<CallCancelResult>('call/approve', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'gap-del', args_sha256: asked.args_sha256 });
     approved.catch(() => {});
-    await held;
+    await hold.committed;
     let answered = false;
     const cancelled = b.request<CallCancelResult>('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'gap-del' });
     void cancelled.then(() => (answered = true), () => (answered = true));
     // B's cancel reaches A (its run stopped), or (the defect) B answers `running` while the call goes on.
-    await waitFor(() => answered || a.services.calls.find({ userId: onA.user_id, threadId: 't', toolCallId: 'gap-del' })?.signal.aborted, 'the cancel to reach A');
-    open();
+    await waitFor(() => answered || a.services.calls.find(key)?.signal.aborted, 'the cancel to reach A');
+    hold.release();
 
     const result = await cancelled;
     assert.equal(result.state, 'done', JSON.stringify(result));
@@ -498,7 +489,7 @@ test('two daemons on PostgreSQL: a call/cancel on B between A\'s approval commit
     const read = await b.request<ToolResponse>('tool/invoke', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'gap-read', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
     assert.match(read.content[0]!.text, new RegExp(eventId), 'the event was deleted by a cancelled call');
   } finally {
-    store.transaction = original;
+    hold?.restore();
     await Promise.all([a.stop(), b.stop()]);
   }
 });
