@@ -199,8 +199,8 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
     let shown = shownLists(session);
     const warn = (what: string, err: unknown) => deps.services.log.log('warn', what, { err: (err as Error).message });
     const stop = deps.services.sessions.onReload(() => {
-      if (shownLists(session) === shown) return;
-      shown = shownLists(session);
+      const next = shownLists(session);
+      if (next === shown) return;
       // Each of these tells a connected client (tools/list_changed, prompts/list_changed, resources/list_changed).
       catalog.reload().catch((err: unknown) => warn('skill catalog reload failed; it lists the skills it had', err));
       try {
@@ -212,6 +212,8 @@ export function buildMcpServer(deps: McpServerDeps, principal: McpPrincipal, cat
           prompts.delete(name);
         }
         for (const skill of enabled) if (!prompts.has(skill.name)) registerSkillPrompt(skill);
+        // Only once applied: a reload that could not be is tried again by the next one, even with the same lists.
+        shown = next;
       } catch (err) {
         // A skill folder unreadable now: what could not change stays as it was; its calls follow the reload all the same.
         warn('mcp server could not follow the reload of its skills', err);
