@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from '../../helpers/repo.js';
 
 /** An import of `needsPg` from the PostgreSQL test helper (test/helpers/pg.ts). */
-const USES_NEEDS_PG = /import\s*\{[^}]*\bneedsPg\b[^}]*\}\s*from\s*'[^']*helpers\/pg\.js'/;
+const USES_NEEDS_PG = /import\s*\{[^}]*\bneedsPg\b[^}]*\}\s*from\s*['"][^'"]*helpers\/pg\.js['"]/;
 
 test('every test file with PostgreSQL-only tests is in the PostgreSQL pass', async () => {
   const lists = (await import(pathToFileURL(join(REPO_ROOT, 'scripts', 'test-files.mjs')).href)) as { PG_SUITES: string[]; OWN_CLUSTER_SUITES: string[] };
