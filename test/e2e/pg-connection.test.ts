@@ -114,3 +114,27 @@ async function retryOnce<T>(f: () => Promise<T>): Promise<T> {
     return f();
   }
 }
+
+describe('PostgreSQL pool metrics', needsPg, () => {
+  test('/metrics reports the pool of a daemon on PostgreSQL (connections idle and busy, waiting), labels bounded', async () => {
+    const { url } = await freshPgDatabase();
+    const host = await startHost({ transport: 'ws', db: url });
+    try {
+      assert.equal((await call(host, 'metrics-1')).status, 'success');
+      const text = await (await fetch(`http://127.0.0.1:${host.port}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+      const series = text.split('\n').filter((l) => l.startsWith('toolgate_pg_pool'));
+      const value = (name: string) => series.find((l) => l.startsWith(`${name} `))?.split(' ')[1];
+      // The labels are exactly the two states: nothing of a call, a user or the database URL.
+      assert.deepEqual(series.filter((l) => l.startsWith('toolgate_pg_pool_connections')).map((l) => l.split(' ')[0]).sort(), [
+        'toolgate_pg_pool_connections{state="busy"}',
+        'toolgate_pg_pool_connections{state="idle"}',
+      ]);
+      const idle = Number(value('toolgate_pg_pool_connections{state="idle"}'));
+      assert.ok(idle >= 1, `idle connections after a call: ${idle}`);
+      assert.equal(value('toolgate_pg_pool_waiting'), '0');
+      assert.ok(!text.includes(new URL(url).password), 'the database password is in /metrics');
+    } finally {
+      await host.stop();
+    }
+  });
+});
