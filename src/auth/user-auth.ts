@@ -93,9 +93,9 @@ const MAX_REMEMBERED_USERS = 10_000;
 
 /**
  * Tokens verified with the daemon's own keys (the secret or the JWKS file, read once at start and never
- * changed while it runs), by the SHA-256 of the token and the issuer/audience checked; each until its
- * `exp`. With fixed keys and policy a token's verdict changes only at `exp`, so memory answers exactly
- * as verification would. An `auth.issuer` token is verified every time: its keys rotate, and a retired
+ * changed while it runs), by the SHA-256 of the token, the issuer/audience checked and the lifetime limit
+ * (a reload may change it); each until its `exp`. With fixed keys a token's verdict under one limit changes
+ * only at `exp`, so memory answers exactly as verification would. An `auth.issuer` token is verified every time: its keys rotate, and a retired
  * key must stop working as soon as the JWKS no longer holds it.
  */
 const verifiedTokens = new WeakMap<UserAuthDeps, Map<string, BearerIdentity>>();
@@ -132,7 +132,9 @@ async function verifiedIdentity(deps: UserAuthDeps, token: string, env: NodeJS.P
     if (!deps.bearerKeys) throw new Unauthorized(`invalid bearer token: only access tokens of ${deps.oauth?.issuer ?? 'the configured issuer'} are accepted`);
     let remembered = verifiedTokens.get(deps);
     if (!remembered) verifiedTokens.set(deps, (remembered = new Map()));
-    const key = createHash('sha256').update(`${env.TOOLGATE_BEARER_ISSUER ?? ''}\n${env.TOOLGATE_BEARER_AUDIENCE ?? ''}\n${token}`).digest('base64url');
+    // The lifetime limit is part of the key: a reload that lowers `auth.max_token_lifetime_s` must refuse a token
+    // remembered under the old one (and one that raises it, accept a token refused before).
+    const key = createHash('sha256').update(`${env.TOOLGATE_BEARER_ISSUER ?? ''}\n${env.TOOLGATE_BEARER_AUDIENCE ?? ''}\n${policy.maxLifetimeS ?? ''}\n${token}`).digest('base64url');
     const hit = remembered.get(key);
     // jose's `exp` check: expired once the current second reaches `exp`.
     if (hit && Date.now() < hit.expiresAt) return hit;
