@@ -56,7 +56,8 @@ interface CachedSession {
 export interface McpHttpSessionsDeps {
   /** The session registry and the store here; also what registering a session needs (mcp-session.ts). */
   services: McpSessionDeps & Pick<Services, 'store'>;
-  agent: string;
+  /** The agent profile a session opened now uses (`mcp.agent`, read at each open: a reload may change it). */
+  agent: () => string;
   idleMs: number;
   maxMessageBytes: number;
   log: Logger;
@@ -91,7 +92,8 @@ export class McpHttpSessions {
    * reached. An initialize the SDK refuses leaves nothing behind.
    */
   async open(req: IncomingMessage, res: ServerResponse, principal: Principal, body: { params?: unknown }): Promise<boolean> {
-    const { services, agent, idleMs } = this.deps;
+    const { services, idleMs } = this.deps;
+    const agent = this.deps.agent();
     const id = `ses_${randomUUID()}`;
     const now = Date.now();
     const row: McpSessionRow = {

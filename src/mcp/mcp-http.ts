@@ -102,7 +102,9 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
   const opts = { ...ctx, ...extra, maxMessageBytes: ctx.limits.maxMessageBytes, maxInFlight: ctx.limits.maxInFlight };
   const log = services.log.child({ transport: 'mcp-http' });
   const catalogs = opts.catalogs ?? new SkillCatalogs(services.log);
-  const agent = mcpAgentName(services);
+  // Read at each session's open and each sessionless request: a configuration reload changes `mcp.agent` for
+  // the MCP sessions opened from then on (configuration.md).
+  const agent = () => mcpAgentName(services);
   /** Sessionful (2025-11-25) sessions: stored in the database, served by whichever daemon a request reaches. */
   const sessions = new McpHttpSessions({
     services,
@@ -128,7 +130,7 @@ export function createMcpHttp(ctx: ServeContext<McpHttpDeps>, extra: McpHttpOpti
     async (ctx: McpRequestContext) => {
       const verified = (ctx.authInfo?.extra as { principal?: Principal } | undefined)?.principal;
       if (!verified) throw new Error('mcp request without a verified user');
-      const session = mcpRequestSession(services, verified, agent);
+      const session = mcpRequestSession(services, verified, agent());
       const principal: McpPrincipal = { session, fallbackThread: 'mcp', inFlight: inFlightOf(verified.userId) };
       return buildMcpServer(opts, principal, await catalogs.for(session.enabledSkills));
     },
