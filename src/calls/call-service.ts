@@ -112,13 +112,17 @@ const UNMARKED_APPROVAL_MS = 5_000;
  * args is another call).
  */
 export async function cancelCall(deps: CallServiceDeps, key: CallKey, surface: string, argsSha256?: string, again = true): Promise<CallCancelResult> {
-  const runs = deps.calls.stop(key, CallStopped.cancelled(), argsSha256);
+  const stop = () => deps.calls.stop(key, CallStopped.cancelled(), argsSha256);
+  let runs = stop();
   // Awaiting approval: it ends CANCELLED without running (a decision that came first stands) — also when a
   // retry of it is registered here while it is counted (stopped above).
   // Read first: a cancel of a call that is not pending writes nothing (and never waits for a write lock).
-  const pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
-  if (pending?.state === 'awaiting_approval') {
-    await endPending(deps, key, { decision: 'cancel', surface });
+  let pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
+  if (pending?.state === 'awaiting_approval' && !(await endPending(deps, key, { decision: 'cancel', surface }))) {
+    // An approval came first, after the reads above: its run is registered by now if this daemon approved it
+    // (stopped here), and on PostgreSQL the row says `running` for another daemon's (asked to stop below).
+    runs = [...new Set([...runs, ...stop()])];
+    pending = await deps.store.read((tx) => tx.pendingCalls.get(key));
   }
   if (runs.length > 0) await Promise.all(runs.map((r) => r.ended));
   let done = await storedCall(deps.store, key);

@@ -39,7 +39,7 @@ import { askConfig } from '../helpers/approval-config.js';
 import { openRawMcpSession } from '../helpers/mcp-raw.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
 import { rpcError } from '../helpers/host.js';
-import { holdAfterApproval, type ApprovalHold } from '../helpers/hold-approval.js';
+import { gateNextTransaction, holdAfterApproval, type ApprovalHold } from '../helpers/hold-approval.js';
 
 let shared: Promise<InProcessHost> | undefined;
 const daemon = () => (shared ??= startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] }));
@@ -295,6 +295,46 @@ test('a call/cancel between the approval\'s commit and its run stops the call: C
     const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
     void cancelled.then(() => (answered = true), () => (answered = true));
     // Handled: it stopped the run's mark, or (the defect) answered `running` while the call went on to run.
+    await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
+    hold.release();
+
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/);
+    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+    assert.equal((await approved).state, 'done');
+    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
+  } finally {
+    hold?.restore();
+    await host.stop();
+  }
+});
+
+test('a call/cancel that read the call awaiting approval, then lost to an approval on the same daemon, still stops it', { timeout: 60_000 }, async () => {
+  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
+  let hold: ApprovalHold | undefined;
+  try {
+    const s = await openSession(host, await mintBearer('edge-lost'));
+    const key = { userId: s.user_id, threadId: 'r', toolCallId: 'forget' };
+    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
+    const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
+    pending.catch(() => {});
+    const asked = await approvalOf(host, 'forget');
+
+    // The cancel reads the call awaiting approval and is held before it ends it, while the approval commits.
+    const gate = gateNextTransaction(host.services.store);
+    const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
+    cancelled.catch(() => {});
+    await gate.entered;
+    hold = holdAfterApproval(host.services.store, key);
+    const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    await hold.committed;
+    let answered = false;
+    void cancelled.then(() => (answered = true), () => (answered = true));
+    gate.release();
+    // Handled: it stopped the approved run, or (the defect) answered `running` while the call went on to run.
     await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
     hold.release();
 

@@ -26,7 +26,7 @@ import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolRes
 import { argsSha256 } from '../../src/codec/canonical-json.js';
 import { freshPgDatabase, needsPg } from '../helpers/pg.js';
 import { askConfig } from '../helpers/approval-config.js';
-import { holdAfterApproval, type ApprovalHold } from '../helpers/hold-approval.js';
+import { gateNextTransaction, holdAfterApproval, type ApprovalHold } from '../helpers/hold-approval.js';
 import { verifySse } from '../helpers/ag-ui-client.js';
 
 type Executor = 'subprocess' | 'inprocess';
@@ -487,6 +487,50 @@ test('two daemons on PostgreSQL: a call/cancel on B between A\'s approval commit
     assert.equal(failure(await pending)?.code, 'CANCELLED');
     assert.equal((await approved).state, 'done');
     const read = await b.request<ToolResponse>('tool/invoke', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'gap-read', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
+    assert.match(read.content[0]!.text, new RegExp(eventId), 'the event was deleted by a cancelled call');
+  } finally {
+    hold?.restore();
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
+test('two daemons on PostgreSQL: a call/cancel on B that read the call awaiting approval, then lost to A\'s approval, still stops it', { ...needsPg, timeout: 90_000 }, async () => {
+  const { url } = await freshPgDatabase();
+  const args = ['--config', askConfig()];
+  const [a, b] = await Promise.all([startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args }), startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args })]);
+  let hold: ApprovalHold | undefined;
+  try {
+    const onA = await openSession(a, await mintBearer('alice'));
+    const onB = await openSession(b, await mintBearer('alice'));
+    const key = { userId: onA.user_id, threadId: 't', toolCallId: 'lost-del' };
+    const eventId = await createEvent(a, onA.session_id, 'lost-create', 'kept');
+    const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'lost-del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
+    pending.catch(() => {});
+    const asked = await approvalOf(a, 'lost-del');
+
+    // B's cancel reads the call awaiting approval, and is held before it ends it...
+    const gate = gateNextTransaction(b.services.store);
+    const cancelled = b.request<CallCancelResult>('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'lost-del' });
+    cancelled.catch(() => {});
+    await gate.entered;
+    // ...while A's approval commits (A held right after it, its mark not taken).
+    hold = holdAfterApproval(a.services.store, key);
+    const approved = a.request<CallCancelResult>('call/approve', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'lost-del', args_sha256: asked.args_sha256 });
+    approved.catch(() => {});
+    await hold.committed;
+    let answered = false;
+    void cancelled.then(() => (answered = true), () => (answered = true));
+    gate.release();
+    // B's cancel reaches A (its run stopped), or (the defect) B answers `running` while the call goes on.
+    await waitFor(() => answered || a.services.calls.find(key)?.signal.aborted, 'the cancel to reach A');
+    hold.release();
+
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.equal(failure(result.outcome!)?.code, 'CANCELLED');
+    assert.equal(failure(await pending)?.code, 'CANCELLED');
+    assert.equal((await approved).state, 'done');
+    const read = await b.request<ToolResponse>('tool/invoke', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'lost-read', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
     assert.match(read.content[0]!.text, new RegExp(eventId), 'the event was deleted by a cancelled call');
   } finally {
     hold?.restore();
