@@ -34,7 +34,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { dbCount, dbRows } from '../helpers/db.js';
 import { TEST_ENGINE } from '../helpers/pg.js';
 import type { Client } from '../helpers/host.js';
-import type { CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
+import type { CallCancelResult, CallGetResult, ToolApprovalNotification, ToolResponse } from '../../src/protocol/index.js';
 import { askConfig } from '../helpers/approval-config.js';
 import { openRawMcpSession } from '../helpers/mcp-raw.js';
 import { holdWriteLock } from '../helpers/write-lock.js';
@@ -274,82 +274,90 @@ test('a call/cancel right after an approval, while the approved run takes its ma
   }
 });
 
-test('a call/cancel between the approval\'s commit and its run stops the call: CANCELLED, nothing written', { timeout: 60_000 }, async () => {
+interface RaceStart {
+  host: InProcessHost;
+  session: { session_id: string };
+  key: { userId: string; threadId: string; toolCallId: string };
+  argsSha256: string;
+  /** The holds the race puts in: each restored whatever happens. */
+  holds: ApprovalHold[];
+}
+
+/**
+ * A `memory.forget` awaiting approval on a daemon of its own, approved and cancelled by `race` in the order it
+ * forces (holding the daemon where it says): the cancel stops the call whatever the order — it ends CANCELLED,
+ * the pending `tool/invoke` and the approval say so, and nothing was forgotten.
+ */
+async function cancelRacingApproval(user: string, race: (r: RaceStart) => Promise<{ cancelled: Promise<CallCancelResult>; approved: Promise<CallCancelResult> }>): Promise<void> {
   const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
-  let hold: ApprovalHold | undefined;
+  const holds: ApprovalHold[] = [];
   try {
-    const s = await openSession(host, await mintBearer('edge-commit'));
+    const s = await openSession(host, await mintBearer(user));
     const key = { userId: s.user_id, threadId: 'r', toolCallId: 'forget' };
     await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
     const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
     pending.catch(() => {});
     const asked = await approvalOf(host, 'forget');
+    const { cancelled, approved } = await race({ host, session: s, key, argsSha256: asked.args_sha256, holds });
 
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/);
+    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
+    assert.equal((await approved).state, 'done');
+    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
+    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
+  } finally {
+    for (const hold of holds) hold.restore();
+    await host.stop();
+  }
+}
+
+/** Sends `method` for the race's call; its failure is the test's, read when it is awaited. */
+function decide(r: RaceStart, method: 'call/approve' | 'call/cancel'): Promise<CallCancelResult> {
+  const params = { session_id: r.session.session_id, thread_id: 'r', tool_call_id: 'forget', ...(method === 'call/approve' ? { args_sha256: r.argsSha256 } : {}) };
+  const answer = r.host.request<CallCancelResult>(method, params);
+  answer.catch(() => {});
+  return answer;
+}
+
+/** Settles once the cancel is answered, or has stopped the approved run (the fix) — whichever comes first. */
+async function cancelHandled(r: RaceStart, cancelled: Promise<CallCancelResult>): Promise<void> {
+  let answered = false;
+  void cancelled.then(() => (answered = true), () => (answered = true));
+  await waitFor(() => answered || r.host.services.calls.find(r.key)?.signal.aborted, 'the cancel to be handled');
+}
+
+test('a call/cancel between the approval\'s commit and its run stops the call: CANCELLED, nothing written', { timeout: 60_000 }, () =>
+  cancelRacingApproval('edge-commit', async (r) => {
     // The approval's transaction commits, and its caller is held before it goes on (to run the call).
-    hold = holdAfterApproval(host.services.store, key);
-    const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
-    approved.catch(() => {});
+    const hold = holdAfterApproval(r.host.services.store, r.key);
+    r.holds.push(hold);
+    const approved = decide(r, 'call/approve');
     await hold.committed;
-    assert.equal((await host.request<CallGetResult>('call/get', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' })).state, 'running');
-    let answered = false;
-    const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
-    void cancelled.then(() => (answered = true), () => (answered = true));
-    // Handled: it stopped the run's mark, or (the defect) answered `running` while the call went on to run.
-    await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
+    assert.equal((await r.host.request<CallGetResult>('call/get', { session_id: r.session.session_id, thread_id: 'r', tool_call_id: 'forget' })).state, 'running');
+    const cancelled = decide(r, 'call/cancel');
+    // Without the fix the cancel answers `running` here while the call goes on to run.
+    await cancelHandled(r, cancelled);
     hold.release();
+    return { cancelled, approved };
+  }));
 
-    const result = await cancelled;
-    assert.equal(result.state, 'done', JSON.stringify(result));
-    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/);
-    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
-    assert.equal((await approved).state, 'done');
-    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
-    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
-  } finally {
-    hold?.restore();
-    await host.stop();
-  }
-});
-
-test('a call/cancel that read the call awaiting approval, then lost to an approval on the same daemon, still stops it', { timeout: 60_000 }, async () => {
-  const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig()] });
-  let hold: ApprovalHold | undefined;
-  try {
-    const s = await openSession(host, await mintBearer('edge-lost'));
-    const key = { userId: s.user_id, threadId: 'r', toolCallId: 'forget' };
-    await host.request('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'save', args: { module: 'memory', method: 'update', input: { key: 'k', content: 'keep me' } } });
-    const pending = host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args: { module: 'memory', method: 'forget', input: { key: 'k' } } });
-    pending.catch(() => {});
-    const asked = await approvalOf(host, 'forget');
-
+test('a call/cancel that read the call awaiting approval, then lost to an approval on the same daemon, still stops it', { timeout: 60_000 }, () =>
+  cancelRacingApproval('edge-lost', async (r) => {
     // The cancel reads the call awaiting approval and is held before it ends it, while the approval commits.
-    const gate = gateNextTransaction(host.services.store);
-    const cancelled = host.request<{ state: string; outcome?: ToolResponse }>('call/cancel', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget' });
-    cancelled.catch(() => {});
+    const gate = gateNextTransaction(r.host.services.store);
+    const cancelled = decide(r, 'call/cancel');
     await gate.entered;
-    hold = holdAfterApproval(host.services.store, key);
-    const approved = host.request<{ state: string }>('call/approve', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'forget', args_sha256: asked.args_sha256 });
-    approved.catch(() => {});
+    const hold = holdAfterApproval(r.host.services.store, r.key);
+    r.holds.push(hold);
+    const approved = decide(r, 'call/approve');
     await hold.committed;
-    let answered = false;
-    void cancelled.then(() => (answered = true), () => (answered = true));
     gate.release();
-    // Handled: it stopped the approved run, or (the defect) answered `running` while the call went on to run.
-    await waitFor(() => answered || host.services.calls.find(key)?.signal.aborted, 'the cancel to be handled');
+    await cancelHandled(r, cancelled);
     hold.release();
-
-    const result = await cancelled;
-    assert.equal(result.state, 'done', JSON.stringify(result));
-    assert.match(result.outcome!.content[0]!.text, /"code":"CANCELLED"/);
-    assert.match((await pending).content[0]!.text, /"code":"CANCELLED"/);
-    assert.equal((await approved).state, 'done');
-    const read = await host.request<ToolResponse>('tool/invoke', { session_id: s.session_id, thread_id: 'r', tool_call_id: 'read', args: { module: 'memory', method: 'read', input: {} } });
-    assert.equal((JSON.parse(read.content[0]!.text) as { data: { items: unknown[] } }).data.items.length, 1, 'nothing was forgotten');
-  } finally {
-    hold?.restore();
-    await host.stop();
-  }
-});
+    return { cancelled, approved };
+  }));
 
 test('an MCP task awaiting approval holds none of its session\'s in-flight places: the client\'s next call runs', { timeout: 60_000 }, async () => {
   const host = await startInProcess({ transport: 'ws', executor: 'inprocess', args: ['--config', askConfig(), '--max-in-flight', '1'] });

@@ -455,85 +455,94 @@ test('AG-UI: a call awaiting approval is a CUSTOM toolgate.approval event in a r
   }
 });
 
-test('two daemons on PostgreSQL: a call/cancel on B between A\'s approval commit and A\'s run stops the call (CANCELLED, nothing written)', { ...needsPg, timeout: 90_000 }, async () => {
+interface TwoDaemonRace {
+  a: InProcessHost;
+  b: InProcessHost;
+  onA: { session_id: string };
+  onB: { session_id: string };
+  key: { userId: string; threadId: string; toolCallId: string };
+  argsSha256: string;
+  /** The holds the race puts in: each restored whatever happens. */
+  holds: ApprovalHold[];
+}
+
+/**
+ * Two daemons on one PostgreSQL database: a `calendar.delete` asked on A, approved on A and cancelled on B in
+ * the order `race` forces. B's cancel stops it whatever the order: CANCELLED everywhere, the event still there.
+ */
+async function cancelOnBRacingApproval(id: string, race: (r: TwoDaemonRace) => Promise<{ cancelled: Promise<CallCancelResult>; approved: Promise<CallCancelResult> }>): Promise<void> {
   const { url } = await freshPgDatabase();
   const args = ['--config', askConfig()];
   const [a, b] = await Promise.all([startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args }), startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args })]);
-  let hold: ApprovalHold | undefined;
+  const holds: ApprovalHold[] = [];
   try {
     const onA = await openSession(a, await mintBearer('alice'));
     const onB = await openSession(b, await mintBearer('alice'));
-    const key = { userId: onA.user_id, threadId: 't', toolCallId: 'gap-del' };
-    const eventId = await createEvent(a, onA.session_id, 'gap-create', 'kept');
-    const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'gap-del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
+    const key = { userId: onA.user_id, threadId: 't', toolCallId: id };
+    const eventId = await createEvent(a, onA.session_id, `${id}-create`, 'kept');
+    const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: id, args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
     pending.catch(() => {});
-    const asked = await approvalOf(a, 'gap-del');
+    const asked = await approvalOf(a, id);
+    const { cancelled, approved } = await race({ a, b, onA, onB, key, argsSha256: asked.args_sha256, holds });
 
+    const result = await cancelled;
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.equal(failure(result.outcome!)?.code, 'CANCELLED');
+    assert.equal(failure(await pending)?.code, 'CANCELLED');
+    assert.equal((await approved).state, 'done');
+    const read = await b.request<ToolResponse>('tool/invoke', { session_id: onB.session_id, thread_id: 't', tool_call_id: `${id}-read`, args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
+    assert.match(read.content[0]!.text, new RegExp(eventId), 'the event was deleted by a cancelled call');
+  } finally {
+    for (const hold of holds) hold.restore();
+    await Promise.all([a.stop(), b.stop()]);
+  }
+}
+
+/** A's approval and B's cancel of the race's call; a failure is the test's, read when it is awaited. */
+function approveOnA(r: TwoDaemonRace): Promise<CallCancelResult> {
+  const answer = r.a.request<CallCancelResult>('call/approve', { session_id: r.onA.session_id, thread_id: 't', tool_call_id: r.key.toolCallId, args_sha256: r.argsSha256 });
+  answer.catch(() => {});
+  return answer;
+}
+function cancelOnB(r: TwoDaemonRace): Promise<CallCancelResult> {
+  const answer = r.b.request<CallCancelResult>('call/cancel', { session_id: r.onB.session_id, thread_id: 't', tool_call_id: r.key.toolCallId });
+  answer.catch(() => {});
+  return answer;
+}
+
+/** Settles once B's cancel is answered or has reached A (A's run stopped), whichever comes first. */
+async function cancelReachedA(r: TwoDaemonRace, cancelled: Promise<CallCancelResult>): Promise<void> {
+  let answered = false;
+  void cancelled.then(() => (answered = true), () => (answered = true));
+  await waitFor(() => answered || r.a.services.calls.find(r.key)?.signal.aborted, 'the cancel to reach A');
+}
+
+test('two daemons on PostgreSQL: a call/cancel on B between A\'s approval commit and A\'s run stops the call (CANCELLED, nothing written)', { ...needsPg, timeout: 90_000 }, () =>
+  cancelOnBRacingApproval('gap-del', async (r) => {
     // A's approval commits, and A is held before it goes on to run the call (so its mark is not taken yet).
-    hold = holdAfterApproval(a.services.store, key);
-    const approved = a.request<CallCancelResult>('call/approve', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'gap-del', args_sha256: asked.args_sha256 });
-    approved.catch(() => {});
+    const hold = holdAfterApproval(r.a.services.store, r.key);
+    r.holds.push(hold);
+    const approved = approveOnA(r);
     await hold.committed;
-    let answered = false;
-    const cancelled = b.request<CallCancelResult>('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'gap-del' });
-    void cancelled.then(() => (answered = true), () => (answered = true));
-    // B's cancel reaches A (its run stopped), or (the defect) B answers `running` while the call goes on.
-    await waitFor(() => answered || a.services.calls.find(key)?.signal.aborted, 'the cancel to reach A');
+    const cancelled = cancelOnB(r);
+    // Without the fix B answers `running` here while the call goes on.
+    await cancelReachedA(r, cancelled);
     hold.release();
+    return { cancelled, approved };
+  }));
 
-    const result = await cancelled;
-    assert.equal(result.state, 'done', JSON.stringify(result));
-    assert.equal(failure(result.outcome!)?.code, 'CANCELLED');
-    assert.equal(failure(await pending)?.code, 'CANCELLED');
-    assert.equal((await approved).state, 'done');
-    const read = await b.request<ToolResponse>('tool/invoke', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'gap-read', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
-    assert.match(read.content[0]!.text, new RegExp(eventId), 'the event was deleted by a cancelled call');
-  } finally {
-    hold?.restore();
-    await Promise.all([a.stop(), b.stop()]);
-  }
-});
-
-test('two daemons on PostgreSQL: a call/cancel on B that read the call awaiting approval, then lost to A\'s approval, still stops it', { ...needsPg, timeout: 90_000 }, async () => {
-  const { url } = await freshPgDatabase();
-  const args = ['--config', askConfig()];
-  const [a, b] = await Promise.all([startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args }), startInProcess({ transport: 'ws', executor: 'inprocess', db: url, args })]);
-  let hold: ApprovalHold | undefined;
-  try {
-    const onA = await openSession(a, await mintBearer('alice'));
-    const onB = await openSession(b, await mintBearer('alice'));
-    const key = { userId: onA.user_id, threadId: 't', toolCallId: 'lost-del' };
-    const eventId = await createEvent(a, onA.session_id, 'lost-create', 'kept');
-    const pending = a.request<ToolResponse>('tool/invoke', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'lost-del', args: { module: 'calendar', method: 'delete', input: { event_id: eventId } } });
-    pending.catch(() => {});
-    const asked = await approvalOf(a, 'lost-del');
-
-    // B's cancel reads the call awaiting approval, and is held before it ends it...
-    const gate = gateNextTransaction(b.services.store);
-    const cancelled = b.request<CallCancelResult>('call/cancel', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'lost-del' });
-    cancelled.catch(() => {});
+test('two daemons on PostgreSQL: a call/cancel on B that read the call awaiting approval, then lost to A\'s approval, still stops it', { ...needsPg, timeout: 90_000 }, () =>
+  cancelOnBRacingApproval('lost-del', async (r) => {
+    // B's cancel reads the call awaiting approval, and is held before it ends it, while A's approval commits.
+    const gate = gateNextTransaction(r.b.services.store);
+    const cancelled = cancelOnB(r);
     await gate.entered;
-    // ...while A's approval commits (A held right after it, its mark not taken).
-    hold = holdAfterApproval(a.services.store, key);
-    const approved = a.request<CallCancelResult>('call/approve', { session_id: onA.session_id, thread_id: 't', tool_call_id: 'lost-del', args_sha256: asked.args_sha256 });
-    approved.catch(() => {});
+    const hold = holdAfterApproval(r.a.services.store, r.key);
+    r.holds.push(hold);
+    const approved = approveOnA(r);
     await hold.committed;
-    let answered = false;
-    void cancelled.then(() => (answered = true), () => (answered = true));
     gate.release();
-    // B's cancel reaches A (its run stopped), or (the defect) B answers `running` while the call goes on.
-    await waitFor(() => answered || a.services.calls.find(key)?.signal.aborted, 'the cancel to reach A');
+    await cancelReachedA(r, cancelled);
     hold.release();
-
-    const result = await cancelled;
-    assert.equal(result.state, 'done', JSON.stringify(result));
-    assert.equal(failure(result.outcome!)?.code, 'CANCELLED');
-    assert.equal(failure(await pending)?.code, 'CANCELLED');
-    assert.equal((await approved).state, 'done');
-    const read = await b.request<ToolResponse>('tool/invoke', { session_id: onB.session_id, thread_id: 't', tool_call_id: 'lost-read', args: { module: 'calendar', method: 'read', input: { mode: 'day', date: '2026-10-10' } } });
-    assert.match(read.content[0]!.text, new RegExp(eventId), 'the event was deleted by a cancelled call');
-  } finally {
-    hold?.restore();
-    await Promise.all([a.stop(), b.stop()]);
-  }
-});
+    return { cancelled, approved };
+  }));
