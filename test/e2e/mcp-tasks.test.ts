@@ -434,7 +434,9 @@ test('serve --mcp: a task-augmented call over its quota is answered RATE_LIMITED
   const dataDir = tempDir();
   const db = TEST_ENGINE === 'postgres' ? await pgDatabaseFor(dataDir) : join(dataDir, 'toolgate.db');
   const config = join(dataDir, 'quota.json');
-  writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_minute: 1 } } } } }));
+  // per_day, as quotas.test.ts counts: windows are fixed UTC periods, and with per_minute two calls a second apart
+  // straddled a minute's end now and then (CI, 2026-12-08: the second call ran, as a task).
+  writeFileSync(config, JSON.stringify({ agents: { default: { enabled_skills: ['calendar'], allowed_actions: ['calendar.*'], quotas: { 'calendar.create': { per_day: 1 } } } } }));
   const mcp = await rawStdio('2025', await mintBearer('quota-user'), db, ['--config', config]);
   try {
     const { taskId } = await callAsTask(mcp, create('quota one'), { 'toolgate/thread_id': 'quota' });
